@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# Creates the project environment from nothing, or returns in well under a second when it is
+# already up to date: .venv (pinned Python dependencies), .ws (colcon workspace holding the
+# generated interface packages PyPI lacks, and grade itself, installed with --symlink-install so
+# source edits need no rebuild). A stamp of every input decides whether anything is redone.
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+venv="$root/.venv"
+ws="$root/.ws"
+python="${GRADE_PYTHON:-python3}"
+
+system_ros=0
+if [ -n "${ROS_DISTRO:-}" ] && "$python" -c 'import rclpy' >/dev/null 2>&1; then
+  system_ros=1
+fi
+
+# Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
+# also covers the names of installed files, so a new module, launch or config file is picked up.
+dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt scripts/setup_env.sh
+  tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
+  tools/interfaces/tf2_msgs/msg/TFMessage.msg)
+deps_want="$( (cat "${dep_inputs[@]}"; echo "system_ros=$system_ros ${ROS_DISTRO:-}") | sha256sum | cut -d' ' -f1)"
+build_want="$( (cat setup.py setup.cfg package.xml; echo "$deps_want"
+  find src launch config scripts resource -type f ! -name '*.pyc' | LC_ALL=C sort) | sha256sum | cut -d' ' -f1)"
+deps_stamp="$venv/.grade-deps-stamp"
+build_stamp="$ws/.grade-build-stamp"
+stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
+if stamp_is "$deps_stamp" "$deps_want" && stamp_is "$build_stamp" "$build_want" && [ -d "$ws/install/grade" ]; then
+  exit 0
+fi
+
+log() { printf '[setup] %s\n' "$*"; }
+
+if [ ! -x "$venv/bin/python" ]; then
+  if [ "$system_ros" = 1 ]; then
+    log "system ROS 2 '$ROS_DISTRO' found: venv shares its site-packages"
+    "$python" -m venv --system-site-packages "$venv"
+  else
+    log "creating virtual environment .venv"
+    "$python" -m venv "$venv"
+  fi
+fi
+# colcon must never crawl into the venv or the workspace when building from the repo root.
+touch "$venv/COLCON_IGNORE"
+mkdir -p "$ws/src" && touch "$ws/COLCON_IGNORE"
+
+# shellcheck disable=SC1091
+source "$venv/bin/activate"
+colcon_args=(--log-base "$ws/log" build --build-base "$ws/build" --install-base "$ws/install"
+  --event-handlers console_direct- summary-)
+
+if ! stamp_is "$deps_stamp" "$deps_want"; then
+pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+reqs=(-r requirements/base.txt -r requirements/dev.txt)
+[ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
+log "installing pinned dependencies"
+"${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
+"$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
+  || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
+
+if [ "$system_ros" = 0 ]; then
+  # The ament_cmake wheels export CMake targets naming the wheel builder's Python paths; point
+  # those paths at this machine's Python and numpy headers so rosidl can generate C extensions.
+  pyinc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+  npinc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
+  builder=/opt/python/cp311-cp311
+  if ! mkdir -p "$builder/include" "$builder/lib/python3.11/site-packages/numpy/_core" 2>/dev/null; then
+    echo "[setup] error: cannot create $builder (needed by the ROS 2 wheels' CMake files); run as root or create it" >&2
+    exit 1
+  fi
+  ln -sfn "$pyinc" "$builder/include/python3.11"
+  ln -sfn "$npinc" "$builder/lib/python3.11/site-packages/numpy/_core/include"
+  rm -rf "$ws/src/tf2_msgs"
+  cp -r tools/interfaces/tf2_msgs "$ws/src/tf2_msgs"
+  log "generating tf2_msgs (not on PyPI)"
+  AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" \
+    colcon "${colcon_args[@]}" --base-paths "$ws/src" --packages-select tf2_msgs >"$ws/tf2_msgs_build.log" 2>&1 \
+    || { cat "$ws/tf2_msgs_build.log" >&2; echo "[setup] error: tf2_msgs generation failed" >&2; exit 1; }
+fi
+
+echo "$deps_want" >"$deps_stamp"
+fi
+
+log "building grade with colcon (--symlink-install)"
+colcon "${colcon_args[@]}" --base-paths "$root" --packages-select grade --symlink-install >"$ws/grade_build.log" 2>&1 \
+  || { cat "$ws/grade_build.log" >&2; echo "[setup] error: colcon build of grade failed" >&2; exit 1; }
+
+echo "$build_want" >"$build_stamp"
+log "done"

@@ -1,0 +1,1 @@
+"""grade_control: 6-DOF PID joint control from NMPC/active-SLAM setpoints."""

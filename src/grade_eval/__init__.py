@@ -1,0 +1,1 @@
+"""grade_eval: trajectory (ATE/RPE, tracking time) and map (AME) evaluation."""

@@ -1,0 +1,1 @@
+"""grade_replay: exact experiment replay, clock re-indexing and bag tools."""

@@ -1,0 +1,1 @@
+"""grade_sim: engine backends, worlds, actors, sensors, the simulator node and recording."""

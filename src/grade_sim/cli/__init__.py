@@ -1,0 +1,1 @@
+"""The `grade` command line."""

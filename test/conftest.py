@@ -1,0 +1,23 @@
+"""Session-wide test settings: every ROS 2 process stays on this machine, in this run's domain."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+
+# Keep DDS discovery on loopback and give this test run its own domain (101..200; the demo uses
+# 1..100), so parallel runs never hear each other. Set at import so every child process inherits.
+os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))
+os.environ.setdefault("MUJOCO_GL", "egl")
+os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+@pytest.fixture(scope="session")
+def repo_root() -> Path:
+    """The repository root (launch/, config/ and src/ live there)."""
+    return REPO_ROOT

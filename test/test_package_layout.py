@@ -1,0 +1,38 @@
+"""The package builds with colcon into a standard ROS 2 install layout."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+
+@pytest.mark.slow
+def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) -> None:
+    if shutil.which("colcon") is None:
+        pytest.skip("colcon is not installed")
+    install = tmp_path / "install"
+    result = subprocess.run(
+        ["colcon", "--log-base", str(tmp_path / "log"), "build", "--base-paths", str(repo_root),
+         "--packages-select", "grade", "--build-base", str(tmp_path / "build"),
+         "--install-base", str(install), "--event-handlers", "console_direct-"],
+        capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=False,
+    )
+    assert result.returncode == 0, result.stdout + result.stderr
+    prefix = install / "grade"
+    assert (prefix / "share/ament_index/resource_index/packages/grade").is_file()
+    assert (prefix / "share/grade/package.xml").is_file()
+    assert (prefix / "bin/grade").is_file()
+    assert (prefix / "lib/grade/grade").is_file()
+    site = next((prefix / "lib").glob("python3*/site-packages"))
+    for package in ("grade_sim", "grade_control", "grade_noise", "grade_replay", "grade_eval"):
+        assert (site / package / "__init__.py").is_file(), package
+        assert (site / package / "py.typed").is_file(), package
+    shipped_launch = sorted(p.name for p in (repo_root / "launch").glob("*.launch.yaml"))
+    installed_launch = sorted(p.name for p in (prefix / "share/grade/launch").glob("*.launch.yaml"))
+    assert installed_launch == shipped_launch
+    shipped_config = sorted(p.name for p in (repo_root / "config").glob("*.yaml"))
+    assert sorted(p.name for p in (prefix / "share/grade/config").glob("*.yaml")) == shipped_config
