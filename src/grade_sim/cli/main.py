@@ -14,7 +14,9 @@ from grade_sim.errors import GradeError
 
 # name -> ("module:function", one-line help). The function takes argv (list[str]) and returns
 # an exit code.
-SUBCOMMANDS: dict[str, tuple[str, str]] = {}
+SUBCOMMANDS: dict[str, tuple[str, str]] = {
+    "bench": ("grade_sim.cli.bench:main", "run the benchmarks (speed, memory, accuracy)"),
+}
 
 
 def _usage() -> str:
