@@ -23,6 +23,6 @@ def test_core_module_does_not_import_rclpy(path: Path) -> None:
             names = [node.module]
         for name in names:
             root = name.split(".")[0]
-            assert root not in {"rclpy", "launch", "launch_ros"} and not name.endswith(".msg"), (
-                f"{path}: core module imports {name}; move ROS code into a node module"
-            )
+            reason = f"{path}: core module imports {name}; move ROS code into a node module"
+            assert root not in {"rclpy", "launch", "launch_ros"}, reason
+            assert not name.endswith(".msg"), reason
