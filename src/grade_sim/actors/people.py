@@ -1,0 +1,299 @@
+"""Walking people: articulated figures moved kinematically along collision-free paths.
+
+A person is 12 rigid parts (torso, head, upper/lower arms and legs, feet). Their poses are a
+function of a small state per physics step: ground position, heading, gait phase and gait
+amplitude. The timeline of those states is drawn once from the seeded generator (walk to a random
+reachable goal, stand, turn on the spot) and sampled at the physics rate, so the experiment
+record can store it exactly and replay can restore it bit for bit.
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
+from grade_sim.config.scenario import PeopleConfig, PersonMotion
+from grade_sim.world.model import FloatArray, OccupancyGrid
+
+PERSON_RADIUS_M = 0.35
+HEADING_RATE_RPS = 3.0
+TURN_RATE_RPS = 1.0
+AMPLITUDE_RATE = 2.5  # 1/s: how fast the gait starts and stops
+
+
+class PartShape(enum.Enum):
+    CAPSULE = "capsule"
+    SPHERE = "sphere"
+    BOX = "box"
+
+
+@dataclass(frozen=True)
+class PartSpec:
+    name: str
+    shape: PartShape
+    size: tuple[
+        float, float, float
+    ]  # capsule: (radius, half-length, 0); sphere: (r, 0, 0); box: half sizes
+    color: str  # "skin", "shirt", "pants", "shoes"
+
+
+# Segment lengths and radii for a 1.75 m person; scaled by height / 1.75.
+_PARTS = (
+    PartSpec("torso", PartShape.CAPSULE, (0.15, 0.17, 0.0), "shirt"),
+    PartSpec("head", PartShape.SPHERE, (0.11, 0.0, 0.0), "skin"),
+    PartSpec("upper_arm_l", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
+    PartSpec("lower_arm_l", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
+    PartSpec("upper_arm_r", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
+    PartSpec("lower_arm_r", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
+    PartSpec("upper_leg_l", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
+    PartSpec("lower_leg_l", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
+    PartSpec("foot_l", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+    PartSpec("upper_leg_r", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
+    PartSpec("lower_leg_r", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
+    PartSpec("foot_r", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+)
+PART_NAMES = tuple(p.name for p in _PARTS)
+HIP_Z, SHOULDER_Z, HIP_Y, SHOULDER_Y = 0.93, 1.43, 0.1, 0.21
+UPPER_LEG, LOWER_LEG, UPPER_ARM, LOWER_ARM = 0.44, 0.43, 0.29, 0.27
+
+
+@dataclass(frozen=True)
+class PersonSpec:
+    """What a person looks like (fixed for a run)."""
+
+    name: str
+    instance_id: int
+    height_m: float
+    colors: dict[str, tuple[float, float, float, float]]
+
+    @property
+    def scale(self) -> float:
+        return self.height_m / 1.75
+
+    def parts(self) -> tuple[PartSpec, ...]:
+        s = self.scale
+        return tuple(
+            PartSpec(p.name, p.shape, (p.size[0] * s, p.size[1] * s, p.size[2] * s), p.color)
+            for p in _PARTS
+        )
+
+
+@dataclass(frozen=True)
+class PersonTimeline:
+    """The state of one person at every physics step (k = 0 .. n-1)."""
+
+    position_xy: FloatArray  # (n, 2)
+    heading_rad: FloatArray  # (n,)
+    phase_rad: FloatArray  # (n,)
+    amplitude: FloatArray  # (n,) 0 standing .. 1 walking
+    motion: NDArray[np.int8]  # (n,) index into PersonMotion order: walk, stand, turn
+
+
+MOTION_CODES = {PersonMotion.WALK: 0, PersonMotion.STAND: 1, PersonMotion.TURN: 2}
+
+
+def random_person(
+    name: str, instance_id: int, config: PeopleConfig, rng: np.random.Generator
+) -> PersonSpec:
+    skin = np.array([0.98, 0.8, 0.65]) * rng.uniform(0.35, 1.0)
+    colors = {
+        "skin": (*np.clip(skin, 0, 1), 1.0),
+        "shirt": (*rng.uniform(0.05, 0.95, 3), 1.0),
+        "pants": (*rng.uniform(0.05, 0.6, 3), 1.0),
+        "shoes": (*rng.uniform(0.02, 0.3, 3), 1.0),
+    }
+    clean = {k: tuple(float(c) for c in v) for k, v in colors.items()}
+    return PersonSpec(name, instance_id, float(rng.uniform(*config.height_m)), clean)  # type: ignore[arg-type]
+
+
+def plan_timeline(
+    grid: OccupancyGrid,
+    config: PeopleConfig,
+    n_steps: int,
+    dt_s: float,
+    rng: np.random.Generator,
+    height_m: float,
+) -> PersonTimeline:
+    """Draw a person's motion for n_steps physics steps of dt_s in free space of `grid`."""
+    free = grid.inflated(PERSON_RADIUS_M)
+    planning = coarsen(free, 2)
+    speed = float(rng.uniform(*config.speed_mps))
+    stride = 0.75 * height_m
+    pos = sample_free_point(planning, rng)
+    heading = float(rng.uniform(-math.pi, math.pi))
+    phase = 0.0
+    amp = 0.0
+    out_pos = np.empty((n_steps, 2))
+    out_heading = np.empty(n_steps)
+    out_phase = np.empty(n_steps)
+    out_amp = np.empty(n_steps)
+    out_motion = np.empty(n_steps, dtype=np.int8)
+    others = [m for m in config.motions if m is not PersonMotion.WALK]
+    k = 0
+    while k < n_steps:
+        choose_walk = not others or rng.random() < config.walk_fraction
+        if choose_walk:
+            path = None
+            for _ in range(20):
+                goal = sample_free_point(planning, rng)
+                if np.linalg.norm(goal - pos) < 1.5:
+                    continue
+                path = plan_path(planning, pos, goal)
+                if path is not None:
+                    break
+            if path is None:  # boxed in: stand instead of walking through walls
+                motion, target_heading, waypoints = PersonMotion.STAND, heading, [pos]
+            else:
+                motion, target_heading, waypoints = PersonMotion.WALK, heading, path[1:]
+            duration_steps = n_steps  # until the path ends
+        else:
+            motion = others[int(rng.integers(len(others)))]
+            waypoints = [pos]
+            if motion is PersonMotion.TURN:
+                target_heading = heading + float(
+                    rng.choice([-1, 1]) * rng.uniform(math.pi / 3, math.pi)
+                )
+                duration_steps = int(abs(target_heading - heading) / TURN_RATE_RPS / dt_s) + 1
+            else:
+                target_heading = heading
+                duration_steps = int(rng.uniform(1.5, 5.0) / dt_s)
+        wp = 0
+        start_k = k
+        while k < n_steps and k - start_k < duration_steps:
+            if motion is PersonMotion.WALK:
+                target = waypoints[wp]
+                delta = target - pos
+                dist = float(np.linalg.norm(delta))
+                want = math.atan2(delta[1], delta[0]) if dist > 1e-6 else heading
+                err = math.remainder(want - heading, 2 * math.pi)
+                heading += float(np.clip(err, -HEADING_RATE_RPS * dt_s, HEADING_RATE_RPS * dt_s))
+                # Slow down while the body still faces away from the path.
+                step = min(dist, speed * dt_s * max(0.2, math.cos(err)))
+                if dist > 1e-9:
+                    pos = pos + delta / dist * step
+                if dist - step < 1e-6:
+                    wp += 1
+                    if wp >= len(waypoints):
+                        duration_steps = 0
+                amp = min(1.0, amp + AMPLITUDE_RATE * dt_s)
+                phase += 2 * math.pi * step / stride
+            elif motion is PersonMotion.TURN:
+                err = target_heading - heading
+                heading += float(np.clip(err, -TURN_RATE_RPS * dt_s, TURN_RATE_RPS * dt_s))
+                amp = amp + float(np.clip(0.3 - amp, -AMPLITUDE_RATE * dt_s, AMPLITUDE_RATE * dt_s))
+                phase += 2 * math.pi * 1.2 * dt_s  # stepping on the spot
+            else:
+                amp = max(0.0, amp - AMPLITUDE_RATE * dt_s)
+                # Let the legs come together at the nearest neutral phase.
+                phase += math.remainder(-phase, math.pi) * min(1.0, 4 * dt_s)
+            out_pos[k] = pos
+            out_heading[k] = heading
+            out_phase[k] = phase
+            out_amp[k] = amp
+            out_motion[k] = MOTION_CODES[motion]
+            k += 1
+    return PersonTimeline(out_pos, out_heading, out_phase, out_amp, out_motion)
+
+
+def _quat_about_y(angle: FloatArray) -> FloatArray:
+    """wxyz quaternions of rotations by `angle` about y (any shape -> shape + (4,))."""
+    h = 0.5 * angle
+    z = np.zeros_like(h)
+    return np.stack([np.cos(h), z, np.sin(h), z], axis=-1)
+
+
+def _quat_about_z(angle: FloatArray) -> FloatArray:
+    h = 0.5 * angle
+    z = np.zeros_like(h)
+    return np.stack([np.cos(h), z, z, np.sin(h)], axis=-1)
+
+
+def _quat_mul(a: FloatArray, b: FloatArray) -> FloatArray:
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
+        [
+            aw * bw - ax * bx - ay * by - az * bz,
+            aw * bx + ax * bw + ay * bz - az * by,
+            aw * by - ax * bz + ay * bw + az * bx,
+            aw * bz + ax * by - ay * bx + az * bw,
+        ],
+        axis=-1,
+    )
+
+
+def part_poses(
+    scale: FloatArray,
+    position_xy: FloatArray,
+    heading_rad: FloatArray,
+    phase_rad: FloatArray,
+    amplitude: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """World poses of every part of P people: positions (P, 12, 3) and wxyz quaternions (P, 12, 4).
+
+    Args are arrays of shape (P,) (position_xy (P, 2)). Part order is PART_NAMES.
+    """
+    s = scale[:, None]
+    sin_p = np.sin(phase_rad)[:, None]
+    amp = amplitude[:, None]
+    # Sagittal-plane joint angles (positive = limb swings forward).
+    hip = 0.42 * amp * np.concatenate([sin_p, -sin_p], axis=1)  # (P, 2): left, right
+    knee = amp * (
+        0.15
+        + 0.55
+        * np.clip(
+            np.concatenate([np.cos(phase_rad)[:, None], -np.cos(phase_rad)[:, None]], axis=1), 0, 1
+        )
+    )
+    shoulder = -0.35 * amp * np.concatenate([sin_p, -sin_p], axis=1)
+    elbow = 0.25 + 0.2 * amplitude
+    bob = 0.015 * amp[:, 0] * np.cos(2 * phase_rad)
+
+    p = len(scale)
+    pos_local = np.zeros((p, 12, 3))
+    angle = np.zeros((p, 12))  # rotation about the body's y axis of each part's long axis
+    z0 = bob[:, None]
+    pos_local[:, 0] = np.stack([np.zeros(p), np.zeros(p), (1.18 * s[:, 0] + z0[:, 0])], axis=1)
+    pos_local[:, 1] = np.stack([np.zeros(p), np.zeros(p), (1.62 * s[:, 0] + z0[:, 0])], axis=1)
+    for side, sign in ((0, 1.0), (1, -1.0)):
+        # Arms: shoulder -> elbow -> wrist, hanging down and swinging in the sagittal plane.
+        sh = np.stack(
+            [np.zeros(p), sign * SHOULDER_Y * s[:, 0], SHOULDER_Z * s[:, 0] + z0[:, 0]], axis=1
+        )
+        a1 = shoulder[:, side]
+        d1 = np.stack([np.sin(a1), np.zeros(p), -np.cos(a1)], axis=1)
+        el = sh + d1 * (UPPER_ARM * s)
+        a2 = a1 + elbow
+        d2 = np.stack([np.sin(a2), np.zeros(p), -np.cos(a2)], axis=1)
+        base = 2 + 2 * side
+        pos_local[:, base] = (sh + el) / 2
+        pos_local[:, base + 1] = el + d2 * (LOWER_ARM * s / 2)
+        angle[:, base], angle[:, base + 1] = -a1, -a2
+        # Legs: hip -> knee -> ankle -> foot.
+        hp = np.stack([np.zeros(p), sign * HIP_Y * s[:, 0], HIP_Z * s[:, 0] + z0[:, 0]], axis=1)
+        b1 = hip[:, side]
+        e1 = np.stack([np.sin(b1), np.zeros(p), -np.cos(b1)], axis=1)
+        kn = hp + e1 * (UPPER_LEG * s)
+        b2 = b1 - knee[:, side]
+        e2 = np.stack([np.sin(b2), np.zeros(p), -np.cos(b2)], axis=1)
+        an = kn + e2 * (LOWER_LEG * s)
+        leg = 6 + 3 * side
+        pos_local[:, leg] = (hp + kn) / 2
+        pos_local[:, leg + 1] = (kn + an) / 2
+        pos_local[:, leg + 2] = an + np.array([0.06, 0.0, -0.02]) * s
+        angle[:, leg], angle[:, leg + 1] = -b1, -b2
+        angle[:, leg + 2] = 0.0
+    c, sn = np.cos(heading_rad)[:, None], np.sin(heading_rad)[:, None]
+    world = np.empty_like(pos_local)
+    world[..., 0] = position_xy[:, 0:1] + c * pos_local[..., 0] - sn * pos_local[..., 1]
+    world[..., 1] = position_xy[:, 1:2] + sn * pos_local[..., 0] + c * pos_local[..., 1]
+    world[..., 2] = pos_local[..., 2]
+    quat = _quat_mul(
+        _quat_about_z(np.repeat(heading_rad[:, None], 12, axis=1)), _quat_about_y(angle)
+    )
+    return world, quat

@@ -1,0 +1,325 @@
+"""The scenario file: one YAML document describing the world, robots, sensors, actors and rates.
+
+Loaded once and validated completely at start-up; every error names the key path, the value and
+what is allowed. All randomness downstream is drawn from one generator seeded by `seed`.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grade_sim.config.schema import bounds, from_mapping, to_mapping
+from grade_sim.errors import ConfigError
+
+Vec3 = tuple[float, float, float]
+Range = tuple[float, float]
+
+
+def _check_range_pair(value: Range, path: str) -> None:
+    if value[0] > value[1]:
+        raise ConfigError(f"{path}: range {list(value)} has min > max; write [min, max]")
+
+
+class EnvironmentKind(enum.Enum):
+    PROCEDURAL = "procedural"
+    MESH = "mesh"
+
+
+class RobotKind(enum.Enum):
+    UAV = "uav"
+    OMNI = "omni"
+
+
+class MotionMode(enum.Enum):
+    PATH = "path"  # follow waypoints through the physics with a built-in tracker (data generation)
+    COMMANDS = "commands"  # joint velocity commands from /<robot>/joint_commands (closed loop)
+
+
+class Stream(enum.Enum):
+    RGB = "rgb"
+    DEPTH = "depth"
+    INSTANCE = "instance"
+
+
+class PersonMotion(enum.Enum):
+    WALK = "walk"
+    STAND = "stand"
+    TURN = "turn"
+
+
+@dataclass(frozen=True)
+class ProceduralConfig:
+    rooms_x: int = field(default=2, metadata=bounds(1, 6))
+    rooms_y: int = field(default=2, metadata=bounds(1, 6))
+    room_size_m: Range = field(default=(5.0, 7.0), metadata=bounds(2.5, 30.0))
+    wall_height_m: float = field(default=2.7, metadata=bounds(2.0, 10.0))
+    wall_thickness_m: float = field(default=0.15, metadata=bounds(0.05, 1.0))
+    door_width_m: float = field(default=1.2, metadata=bounds(0.7, 3.0))
+    furniture_per_room: tuple[int, int] = field(default=(1, 3), metadata=bounds(0, 12))
+
+    def validate(self, path: str) -> None:
+        _check_range_pair(self.room_size_m, f"{path}.room_size_m")
+        _check_range_pair(
+            (float(self.furniture_per_room[0]), float(self.furniture_per_room[1])),
+            f"{path}.furniture_per_room",
+        )
+        if self.door_width_m > self.room_size_m[0] - 0.5:
+            raise ConfigError(
+                f"{path}.door_width_m: {self.door_width_m} does not fit rooms of "
+                f"{self.room_size_m[0]} m; allowed up to {self.room_size_m[0] - 0.5}"
+            )
+
+
+@dataclass(frozen=True)
+class MeshEnvironmentConfig:
+    path: str | None = None
+    scale: float = field(default=1.0, metadata=bounds(1e-4, 1e4, exclusive_min=True))
+    up_axis: str = "z"
+    free_space_height_m: float = field(default=1.0, metadata=bounds(0.1, 10.0))
+
+    def validate(self, path: str) -> None:
+        if self.up_axis not in ("y", "z"):
+            raise ConfigError(f"{path}.up_axis: {self.up_axis!r} is not allowed; use 'y' or 'z'")
+
+
+@dataclass(frozen=True)
+class EnvironmentConfig:
+    type: EnvironmentKind = EnvironmentKind.PROCEDURAL
+    procedural: ProceduralConfig = field(default_factory=ProceduralConfig)
+    mesh: MeshEnvironmentConfig = field(default_factory=MeshEnvironmentConfig)
+
+    def validate(self, path: str) -> None:
+        if self.type is EnvironmentKind.MESH and not self.mesh.path:
+            raise ConfigError(f"{path}.mesh.path: required when {path}.type is 'mesh'")
+
+
+@dataclass(frozen=True)
+class PeopleConfig:
+    count: int = field(default=8, metadata=bounds(0, 64))
+    speed_mps: Range = field(default=(0.8, 1.4), metadata=bounds(0.1, 3.0))
+    height_m: Range = field(default=(1.55, 1.90), metadata=bounds(1.0, 2.3))
+    motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
+    walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
+
+    def validate(self, path: str) -> None:
+        _check_range_pair(self.speed_mps, f"{path}.speed_mps")
+        _check_range_pair(self.height_m, f"{path}.height_m")
+        if PersonMotion.WALK not in self.motions and self.count:
+            raise ConfigError(
+                f"{path}.motions: must include 'walk' (people walk between "
+                f"stops); got {[m.value for m in self.motions]}"
+            )
+
+
+@dataclass(frozen=True)
+class FlyingObjectsConfig:
+    count: int = field(default=3, metadata=bounds(0, 64))
+    size_m: Range = field(default=(0.15, 0.45), metadata=bounds(0.02, 2.0))
+    speed_mps: Range = field(default=(0.3, 1.0), metadata=bounds(0.0, 10.0))
+    height_m: Range = field(default=(0.5, 2.2), metadata=bounds(0.05, 10.0))
+    keyframes: int = field(default=6, metadata=bounds(2, 100))
+
+    def validate(self, path: str) -> None:
+        for name in ("size_m", "speed_mps", "height_m"):
+            _check_range_pair(getattr(self, name), f"{path}.{name}")
+
+
+@dataclass(frozen=True)
+class LightsConfig:
+    count: int = field(default=2, metadata=bounds(1, 8))
+    intensity: Range = field(default=(0.45, 0.8), metadata=bounds(0.0, 2.0))
+    color_jitter: float = field(default=0.1, metadata=bounds(0.0, 0.5))
+    shadows: bool = False
+
+    def validate(self, path: str) -> None:
+        _check_range_pair(self.intensity, f"{path}.intensity")
+
+
+@dataclass(frozen=True)
+class RatesConfig:
+    physics_hz: float = field(default=240.0, metadata=bounds(30.0, 2000.0))
+    clock_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    imu_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    tf_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    joint_states_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    odom_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
+    camera_pose_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
+
+    def validate(self, path: str) -> None:
+        for name in ("clock_hz", "imu_hz", "tf_hz", "joint_states_hz", "odom_hz", "camera_pose_hz"):
+            rate = getattr(self, name)
+            if rate > self.physics_hz:
+                raise ConfigError(
+                    f"{path}.{name}: {rate} Hz exceeds physics_hz {self.physics_hz}; "
+                    f"allowed (0, {self.physics_hz}]"
+                )
+
+
+@dataclass(frozen=True)
+class MountConfig:
+    xyz: Vec3 = (0.0, 0.0, 0.0)
+    rpy: Vec3 = field(default=(0.0, 0.0, 0.0), metadata=bounds(-6.2832, 6.2832))
+    parent: str = "base_link"
+
+
+@dataclass(frozen=True)
+class CameraConfig:
+    name: str = "camera"
+    width: int = field(default=640, metadata=bounds(16, 4096))
+    height: int = field(default=480, metadata=bounds(16, 4096))
+    hfov_deg: float = field(default=88.95, metadata=bounds(10.0, 170.0))
+    rate_hz: float = field(default=30.0, metadata=bounds(0.1, 240.0))
+    near_m: float = field(default=0.05, metadata=bounds(0.001, 10.0))
+    far_m: float = field(default=20.0, metadata=bounds(0.1, 1000.0))
+    streams: tuple[Stream, ...] = (Stream.RGB, Stream.DEPTH, Stream.INSTANCE)
+    mount: MountConfig = field(default_factory=lambda: MountConfig(xyz=(0.12, 0.0, 0.0)))
+
+    def validate(self, path: str) -> None:
+        if self.near_m >= self.far_m:
+            raise ConfigError(f"{path}.near_m: {self.near_m} must be below far_m {self.far_m}")
+        if not self.streams:
+            raise ConfigError(f"{path}.streams: empty; allowed any of rgb, depth, instance")
+
+
+@dataclass(frozen=True)
+class ImuConfig:
+    enabled: bool = True
+    mount: MountConfig = field(default_factory=MountConfig)
+
+
+@dataclass(frozen=True)
+class MotionConfig:
+    mode: MotionMode = MotionMode.PATH
+    # Empty: a loop through the room centres of the procedural environment.
+    waypoints: tuple[Vec3, ...] = ()
+    speed_mps: float = field(default=0.8, metadata=bounds(0.05, 5.0))
+    yaw_rate_rps: float = field(default=0.6, metadata=bounds(0.05, 5.0))
+    loop: bool = True
+    altitude_m: float = field(default=1.4, metadata=bounds(0.0, 50.0))
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    name: str = "robot"
+    type: RobotKind = RobotKind.UAV
+    start_xyz: Vec3 | None = None  # None: placed collision-free by the seeded generator
+    start_yaw: float = field(default=0.0, metadata=bounds(-6.2832, 6.2832))
+    motion: MotionConfig = field(default_factory=MotionConfig)
+    cameras: tuple[CameraConfig, ...] = field(default_factory=lambda: (CameraConfig(),))
+    imu: ImuConfig = field(default_factory=ImuConfig)
+    body_size_m: Vec3 = field(default=(0.35, 0.35, 0.12), metadata=bounds(0.02, 5.0))
+    mass_kg: float = field(default=1.5, metadata=bounds(0.01, 1000.0))
+    max_velocity_mps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
+    max_angular_velocity_rps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
+
+    def validate(self, path: str) -> None:
+        if not self.name.replace("_", "").isalnum() or not self.name[0].isalpha():
+            raise ConfigError(
+                f"{path}.name: {self.name!r} is not a valid ROS name; use letters, "
+                "digits and '_', starting with a letter"
+            )
+        names = [c.name for c in self.cameras]
+        if len(set(names)) != len(names):
+            raise ConfigError(f"{path}.cameras: duplicate camera names {names}")
+
+
+@dataclass(frozen=True)
+class RecordConfig:
+    bag: bool = True
+    ground_truth: bool = True
+    experiment_record: bool = True
+    png_compression: int = field(default=1, metadata=bounds(0, 9))
+
+
+@dataclass(frozen=True)
+class Scenario:
+    """A validated scenario; `load_scenario` builds it from a YAML file."""
+
+    backend: str = "mujoco"
+    seed: int = field(default=0, metadata=bounds(0, 2**63 - 1))
+    duration_s: float = field(default=20.0, metadata=bounds(0.0, 86400.0, exclusive_min=True))
+    bootstrap_s: float = field(default=1.0, metadata=bounds(0.0, 60.0))
+    realtime: bool = False
+    environment: EnvironmentConfig = field(default_factory=EnvironmentConfig)
+    people: PeopleConfig = field(default_factory=PeopleConfig)
+    flying_objects: FlyingObjectsConfig = field(default_factory=FlyingObjectsConfig)
+    lights: LightsConfig = field(default_factory=LightsConfig)
+    rates: RatesConfig = field(default_factory=RatesConfig)
+    robots: tuple[RobotConfig, ...] = field(default_factory=lambda: (RobotConfig(name="uav1"),))
+    record: RecordConfig = field(default_factory=RecordConfig)
+
+    def validate(self, path: str) -> None:
+        names = [r.name for r in self.robots]
+        if not names:
+            raise ConfigError("robots: at least one robot is required")
+        if len(set(names)) != len(names):
+            raise ConfigError(
+                f"robots: duplicate robot names {names}; each needs its own namespace"
+            )
+
+    @property
+    def physics_dt_s(self) -> float:
+        return 1.0 / self.rates.physics_hz
+
+
+def scenario_from_mapping(data: Any, source: str = "scenario") -> Scenario:
+    """Validate plain data (a parsed YAML document) into a Scenario."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(
+            f"{source}: expected a mapping at the top level, got {type(data).__name__}"
+        )
+    try:
+        return from_mapping(Scenario, data)
+    except ConfigError as err:
+        raise ConfigError(f"{source}: {err}") from None
+
+
+def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> Scenario:
+    """Load and validate a scenario YAML file; `overrides` replaces top-level keys first.
+
+    Raises:
+        ConfigError: the file is missing, not YAML, or a value is invalid (message names the key).
+    """
+    file = Path(path)
+    if not file.is_file():
+        raise ConfigError(f"scenario file {str(file)!r} does not exist")
+    try:
+        data = yaml.safe_load(file.read_text())
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{file}: not valid YAML: {err}") from err
+    if data is None:
+        data = {}
+    if overrides:
+        if not isinstance(data, dict):
+            raise ConfigError(f"{file}: expected a mapping at the top level")
+        data = {**data, **overrides}
+    scenario = scenario_from_mapping(data, str(file))
+    mesh = scenario.environment.mesh
+    if scenario.environment.type is EnvironmentKind.MESH:
+        mesh_path = Path(mesh.path or "")
+        if not mesh_path.is_absolute():
+            mesh_path = (file.parent / mesh_path).resolve()
+        if not mesh_path.is_file():
+            raise ConfigError(
+                f"{file}: environment.mesh.path: mesh file {str(mesh_path)!r} does not exist"
+            )
+        from dataclasses import replace
+
+        scenario = replace(
+            scenario,
+            environment=replace(scenario.environment, mesh=replace(mesh, path=str(mesh_path))),
+        )
+    return scenario
+
+
+def scenario_to_mapping(scenario: Scenario) -> dict[str, Any]:
+    """Plain data of a scenario (the run snapshot); load(dump(s)) == s."""
+    data: dict[str, Any] = to_mapping(scenario)
+    return data

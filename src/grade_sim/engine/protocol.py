@@ -1,0 +1,83 @@
+"""The engine backend interface: what the orchestrator needs from a physics + rendering engine.
+
+The orchestrator owns time and calls a backend in a fixed order every step; backends never call
+each other or the ROS layer. Poses are (position xyz, quaternion wxyz) in the world frame.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_sim.scene import Scene
+from grade_sim.world.model import FloatArray
+
+
+@dataclass(frozen=True)
+class RobotState:
+    """Exact state of one robot after a physics step."""
+
+    joint_positions: FloatArray  # chain order (RobotModel.joints)
+    joint_velocities: FloatArray
+    position_world_base: FloatArray  # (3,)
+    quat_world_base: FloatArray  # (4,) wxyz
+    linear_velocity_base: FloatArray  # (3,) in the base frame
+    angular_velocity_base: FloatArray  # (3,) in the base frame
+    imu_angular_velocity: FloatArray  # (3,) rad/s in the IMU frame
+    imu_specific_force: FloatArray  # (3,) m/s^2 in the IMU frame, gravity included
+
+
+@dataclass(frozen=True)
+class CameraFrame:
+    """One rendered frame; arrays are None for streams not asked for."""
+
+    rgb: NDArray[np.uint8] | None  # (h, w, 3)
+    depth_m: NDArray[np.float32] | None  # (h, w), planar depth, 0 = no return
+    instance: NDArray[np.uint16] | None  # (h, w), 0 = background
+
+
+class EngineBackend(Protocol):
+    """A physics + rendering engine for one scene."""
+
+    name: str
+
+    def step(self) -> None:
+        """Advance the physics by one step of the scenario's physics period."""
+
+    def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
+        """Velocity targets for a robot's joints, in chain order; held until changed."""
+
+    def set_robot_joint_state(
+        self, robot: str, positions: FloatArray, velocities: FloatArray
+    ) -> None:
+        """Teleport a robot's joints (replay)."""
+
+    def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
+        """Kinematic poses of every actor body (Scene.actor_body_poses order)."""
+
+    def robot_state(self, robot: str) -> RobotState:
+        """The exact state of a robot."""
+
+    def camera_pose(self, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:
+        """World pose of a camera's optical frame (z forward, x right, y down)."""
+
+    def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
+        """World pose of a robot link (base_link, <camera>_link, imu_link, camera_mount)."""
+
+    def render(
+        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
+    ) -> CameraFrame:
+        """Render the streams of a camera at the current state."""
+
+    def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
+        """Make these instances invisible to every camera (replay with changed surroundings)."""
+
+    def close(self) -> None:
+        """Release rendering contexts and native resources."""
+
+
+class BackendFactory(Protocol):
+    def __call__(self, scene: Scene) -> EngineBackend: ...

@@ -1,0 +1,239 @@
+"""Ground truth per camera in the TUM RGB-D layout, plus instance masks and boxes.
+
+Image files are encoded and written by one background thread (OpenCV releases the GIL), so PNG
+compression overlaps rendering on a 2-core machine. Only frames from the experiment start on are
+written; the bag keeps the bootstrap too.
+"""
+
+from __future__ import annotations
+
+import json
+import queue
+import threading
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import yaml
+
+from grade_sim.engine.protocol import RobotState
+from grade_sim.io.messages import TopicSpec
+from grade_sim.rotations import quat_to_matrix
+from grade_sim.scene import Scene
+from grade_sim.sensors.camera import vertical_fov_deg
+from grade_sim.sensors.schedule import RateSchedule
+from grade_sim.sim.boxes import loose_box_2d, tight_boxes_2d
+from grade_sim.sim.orchestrator import CameraSample
+
+DEPTH_SCALE = 5000.0  # TUM: uint16 = metres x 5000
+MAX_DEPTH_M = 65535 / DEPTH_SCALE
+QUEUE_FRAMES = 16
+
+
+def tum_stamp(stamp_ns: int) -> str:
+    return f"{stamp_ns // 1_000_000_000}.{(stamp_ns % 1_000_000_000) // 1000:06d}"
+
+
+def tum_pose_line(stamp_ns: int, position: np.ndarray, quat_wxyz: np.ndarray) -> str:
+    p, q = position, quat_wxyz
+    return (
+        f"{tum_stamp(stamp_ns)} {p[0]:.9f} {p[1]:.9f} {p[2]:.9f} "
+        f"{q[1]:.9f} {q[2]:.9f} {q[3]:.9f} {q[0]:.9f}\n"
+    )
+
+
+def depth_to_png_u16(depth_m: np.ndarray) -> np.ndarray:
+    """TUM depth encoding; no return and depths beyond 13.1 m (not representable) become 0."""
+    scaled = np.rint(depth_m.astype(np.float64) * DEPTH_SCALE)
+    scaled[(depth_m <= 0) | (depth_m > MAX_DEPTH_M) | ~np.isfinite(depth_m)] = 0
+    return scaled.astype(np.uint16)
+
+
+class _CameraFiles:
+    def __init__(
+        self,
+        root: Path,
+        width: int,
+        height: int,
+        k: np.ndarray,
+        frame_id: str,
+        hfov: float,
+        vfov: float,
+    ) -> None:
+        self.root = root
+        for sub in ("rgb", "depth", "instance"):
+            (root / sub).mkdir(parents=True, exist_ok=True)
+        (root / "camera_info.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    "frame_id": frame_id,
+                    "width": width,
+                    "height": height,
+                    "K": [float(v) for v in k.reshape(-1)],
+                    "D": [0.0] * 5,
+                    "distortion_model": "plumb_bob",
+                    "hfov_deg": hfov,
+                    "vfov_deg": vfov,
+                    "depth_scale": DEPTH_SCALE,
+                },
+                sort_keys=False,
+            )
+        )
+        # These files stay open for the whole run (one line per frame) and close in close().
+        self.lists = {
+            name: open(root / f"{name}.txt", "w")
+            for name in ("rgb", "depth", "instance")
+        }
+        for name, f in self.lists.items():
+            f.write(f"# {name} images\n# timestamp filename\n")
+        self.groundtruth = open(root / "groundtruth.txt", "w")
+        self.groundtruth.write("# optical frame in world\n# timestamp tx ty tz qx qy qz qw\n")
+        self.boxes2d = open(root / "boxes2d.jsonl", "w")
+        self.boxes3d = open(root / "boxes3d.jsonl", "w")
+
+    def close(self) -> None:
+        for f in (*self.lists.values(), self.groundtruth, self.boxes2d, self.boxes3d):
+            f.close()
+
+
+class GroundTruthWriter:
+    """SimObserver writing `gt/` of a run directory."""
+
+    def __init__(
+        self, gt_root: Path, scene: Scene, start_step: int, png_compression: int = 1
+    ) -> None:
+        self.root = gt_root
+        self.scene = scene
+        self.start_step = start_step
+        self._png = [cv2.IMWRITE_PNG_COMPRESSION, int(png_compression)]
+        gt_root.mkdir(parents=True, exist_ok=True)
+        (gt_root / "instances.yaml").write_text(
+            yaml.safe_dump(
+                {
+                    int(i): {"name": info.name, "class": info.label}
+                    for i, info in sorted(scene.instances.items())
+                }
+            )
+        )
+        self._actor_ids = {p.instance_id for p in scene.people} | {
+            o.instance_id for o in scene.objects
+        }
+        self._cameras: dict[tuple[str, str], _CameraFiles] = {}
+        from grade_sim.sensors.camera import intrinsics
+
+        for r in scene.robots:
+            for cam in r.model.config.cameras:
+                self._cameras[(r.model.name, cam.name)] = _CameraFiles(
+                    gt_root / r.model.name / cam.name,
+                    cam.width,
+                    cam.height,
+                    intrinsics(cam),
+                    f"{r.model.name}/{cam.name}_optical_frame",
+                    cam.hfov_deg,
+                    vertical_fov_deg(cam),
+                )
+        self._traj = {
+            r.model.name: open(gt_root / r.model.name / "trajectory.txt", "w")
+            for r in scene.robots
+        }
+        for f in self._traj.values():
+            f.write("# base_link in world\n# timestamp tx ty tz qx qy qz qw\n")
+        self._traj_sched = RateSchedule(
+            scene.scenario.rates.odom_hz, scene.scenario.rates.physics_hz
+        )
+        self._queue: queue.Queue[tuple[Path, np.ndarray] | None] = queue.Queue(
+            maxsize=QUEUE_FRAMES * 3
+        )
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write_loop, name="gt-writer", daemon=True)
+        self._thread.start()
+        self.frames_written = 0
+
+    def _write_loop(self) -> None:
+        while True:
+            item = self._queue.get()
+            if item is None:
+                return
+            path, array = item
+            try:
+                tmp = path.with_name(f".{path.name}.tmp.png")
+                if not cv2.imwrite(str(tmp), array, self._png):
+                    raise OSError(f"cannot write {path}")
+                tmp.replace(path)
+            except BaseException as err:  # reported in close(); never lose it silently
+                self._error = err
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        return None
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
+        if step < self.start_step or not self._traj_sched.due(step):
+            return
+        for name, st in robot_states.items():
+            self._traj[name].write(
+                tum_pose_line(stamp_ns, st.position_world_base, st.quat_world_base)
+            )
+
+    def on_camera(self, sample: CameraSample) -> None:
+        if sample.step < self.start_step:
+            return
+        files = self._cameras[(sample.robot, sample.camera)]
+        t = tum_stamp(sample.stamp_ns)
+        frame = sample.frame
+        if frame.rgb is not None:
+            self._queue.put(
+                (files.root / "rgb" / f"{t}.png", cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
+            )
+            files.lists["rgb"].write(f"{t} rgb/{t}.png\n")
+        if frame.depth_m is not None:
+            self._queue.put((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
+            files.lists["depth"].write(f"{t} depth/{t}.png\n")
+        if frame.instance is not None:
+            self._queue.put((files.root / "instance" / f"{t}.png", frame.instance))
+            files.lists["instance"].write(f"{t} instance/{t}.png\n")
+            self._write_boxes(files, sample, t, frame.instance)
+        files.groundtruth.write(
+            tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)
+        )
+        self.frames_written += 1
+
+    def _write_boxes(
+        self, files: _CameraFiles, sample: CameraSample, t: str, instance: np.ndarray
+    ) -> None:
+        tight = tight_boxes_2d(instance, self._actor_ids)
+        r_wo = quat_to_matrix(sample.quat_world_optical)
+        h, w = instance.shape
+        by_id = {b.instance_id: b for b in sample.boxes}
+        boxes2d: list[dict[str, Any]] = []
+        boxes3d: list[dict[str, Any]] = []
+        for iid, (x0, y0, x1, y1) in sorted(tight.items()):
+            entry: dict[str, Any] = {"id": iid, "x_min": x0, "y_min": y0, "x_max": x1, "y_max": y1}
+            box = by_id.get(iid)
+            if box is not None:
+                loose = loose_box_2d(box, sample.k, sample.position_world_optical, r_wo, w, h)
+                if loose is not None:
+                    entry["loose"] = list(loose)
+                boxes3d.append(
+                    {
+                        "id": iid,
+                        "center": [round(float(v), 6) for v in box.center_xyz],
+                        "size": [round(float(v), 6) for v in box.size_xyz],
+                        "transform_world_box": [
+                            [round(float(v), 9) for v in row] for row in box.transform_world_box()
+                        ],
+                    }
+                )
+            boxes2d.append(entry)
+        files.boxes2d.write(json.dumps({"t": float(t), "boxes": boxes2d}) + "\n")
+        files.boxes3d.write(json.dumps({"t": float(t), "boxes": boxes3d}) + "\n")
+
+    def close(self, status: str) -> None:
+        self._queue.put(None)
+        self._thread.join()
+        for files in self._cameras.values():
+            files.close()
+        for f in self._traj.values():
+            f.close()
+        if self._error is not None:
+            raise OSError(f"ground truth writing failed: {self._error}") from self._error

@@ -1,0 +1,197 @@
+"""Everything a run is made of, drawn once from the scenario's seed: world, actors, robots.
+
+Each part draws from its own child generator of one SeedSequence, so e.g. changing the number of
+people leaves the room layout untouched, and the same scenario + seed gives the same scene.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from grade_sim.actors.flying import (
+    FlyingObjectSpec,
+    FlyingTimeline,
+    plan_object_timeline,
+    random_object,
+)
+from grade_sim.actors.paths import NoFreeSpaceError, sample_free_point
+from grade_sim.actors.people import (
+    PART_NAMES,
+    PersonSpec,
+    PersonTimeline,
+    part_poses,
+    plan_timeline,
+    random_person,
+)
+from grade_sim.config.scenario import EnvironmentKind, RobotKind, Scenario
+from grade_sim.robots.model import RobotModel, robot_model
+from grade_sim.robots.path_follower import PathFollower
+from grade_sim.world.meshes import load_mesh_world
+from grade_sim.world.model import FloatArray, World
+from grade_sim.world.procedural import generate_rooms
+
+ROBOT_CLEARANCE_M = 0.5
+
+
+@dataclass(frozen=True)
+class InstanceInfo:
+    instance_id: int
+    name: str
+    label: str
+
+
+@dataclass(frozen=True)
+class RobotSetup:
+    model: RobotModel
+    instance_id: int
+    start_xyz: FloatArray
+    start_yaw: float
+    follower: PathFollower | None
+
+
+@dataclass(frozen=True)
+class Scene:
+    scenario: Scenario
+    world: World
+    people: tuple[PersonSpec, ...]
+    person_timelines: tuple[PersonTimeline, ...]
+    objects: tuple[FlyingObjectSpec, ...]
+    object_timelines: tuple[FlyingTimeline, ...]
+    robots: tuple[RobotSetup, ...]
+    instances: dict[int, InstanceInfo]
+    n_steps: int
+
+    @property
+    def n_actor_bodies(self) -> int:
+        return len(self.people) * len(PART_NAMES) + len(self.objects)
+
+    def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
+        """Poses of every actor body at physics step `step`: people's parts, then objects."""
+        k = min(step, self.n_steps - 1)
+        positions = []
+        quats = []
+        if self.people:
+            tl = self.person_timelines
+            pos, quat = part_poses(
+                np.array([p.scale for p in self.people]),
+                np.array([t.position_xy[k] for t in tl]),
+                np.array([t.heading_rad[k] for t in tl]),
+                np.array([t.phase_rad[k] for t in tl]),
+                np.array([t.amplitude[k] for t in tl]),
+            )
+            positions.append(pos.reshape(-1, 3))
+            quats.append(quat.reshape(-1, 4))
+        if self.objects:
+            positions.append(np.array([t.position_xyz[k] for t in self.object_timelines]))
+            quats.append(np.array([t.quat_wxyz[k] for t in self.object_timelines]))
+        if not positions:
+            return np.zeros((0, 3)), np.zeros((0, 4))
+        return np.concatenate(positions), np.concatenate(quats)
+
+
+def build_scene(scenario: Scenario) -> Scene:
+    """Draw the world, people, objects and robot placements of a scenario from its seed."""
+    world_ss, people_ss, objects_ss, robots_ss = np.random.SeedSequence(scenario.seed).spawn(4)
+    world_rng = np.random.default_rng(world_ss)
+    env = scenario.environment
+    if env.type is EnvironmentKind.PROCEDURAL:
+        world = generate_rooms(env.procedural, scenario.lights, world_rng)
+    else:
+        world = load_mesh_world(env.mesh, scenario.lights, world_rng)
+    instances: dict[int, InstanceInfo] = {}
+    for box in world.boxes:
+        instances[box.instance_id] = InstanceInfo(box.instance_id, box.name, box.label)
+    for mesh in world.meshes:
+        instances[mesh.instance_id] = InstanceInfo(mesh.instance_id, mesh.name, mesh.label)
+    next_id = max(instances, default=0) + 1
+
+    dt = scenario.physics_dt_s
+    n_steps = round((scenario.bootstrap_s + scenario.duration_s) * scenario.rates.physics_hz) + 1
+    people_rng = np.random.default_rng(people_ss)
+    people = []
+    timelines = []
+    for i in range(scenario.people.count):
+        spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
+        instances[next_id] = InstanceInfo(next_id, spec.name, "person")
+        next_id += 1
+        people.append(spec)
+        timelines.append(
+            plan_timeline(world.free_space, scenario.people, n_steps, dt, people_rng, spec.height_m)
+        )
+    objects_rng = np.random.default_rng(objects_ss)
+    objects = []
+    object_timelines = []
+    for i in range(scenario.flying_objects.count):
+        obj = random_object(f"object_{i}", next_id, scenario.flying_objects, objects_rng)
+        instances[next_id] = InstanceInfo(next_id, obj.name, f"flying_{obj.shape.value}")
+        next_id += 1
+        objects.append(obj)
+        object_timelines.append(
+            plan_object_timeline(
+                world.free_space, scenario.flying_objects, obj, n_steps, dt, objects_rng
+            )
+        )
+    robots_rng = np.random.default_rng(robots_ss)
+    robots = []
+    free = world.free_space.inflated(ROBOT_CLEARANCE_M)
+    taken: list[FloatArray] = []
+    for i, rc in enumerate(scenario.robots):
+        model = robot_model(rc)
+        instances[next_id] = InstanceInfo(next_id, rc.name, f"robot_{rc.type.value}")
+        z = rc.motion.altitude_m if rc.type is RobotKind.UAV else rc.body_size_m[2] / 2
+        tour = [np.array([x, y, z]) for x, y in world.tour_xy]
+        if rc.start_xyz is not None:
+            start = np.array(rc.start_xyz, dtype=np.float64)
+        elif tour and i < len(tour):
+            start = tour[i].copy()
+        else:
+            start = _free_start(free, robots_rng, taken, z)
+        taken.append(start)
+        if rc.motion.waypoints:
+            waypoints = [np.array(w, dtype=np.float64) for w in rc.motion.waypoints]
+        else:
+            k = i % len(tour) if tour else 0
+            waypoints = (tour[k + 1 :] + tour[:k]) if tour else []
+        if rc.type is RobotKind.OMNI:
+            for w in waypoints:
+                w[2] = start[2]
+        follower = PathFollower(
+            model,
+            start,
+            rc.start_yaw,
+            waypoints,
+            rc.motion.speed_mps,
+            rc.motion.yaw_rate_rps,
+            rc.motion.loop,
+        )
+        robots.append(RobotSetup(model, next_id, start, rc.start_yaw, follower))
+        next_id += 1
+    return Scene(
+        scenario,
+        world,
+        tuple(people),
+        tuple(timelines),
+        tuple(objects),
+        tuple(object_timelines),
+        tuple(robots),
+        instances,
+        n_steps,
+    )
+
+
+def _free_start(
+    free: object, rng: np.random.Generator, taken: list[FloatArray], z: float
+) -> FloatArray:
+    from grade_sim.world.model import OccupancyGrid
+
+    assert isinstance(free, OccupancyGrid)
+    for _ in range(99):
+        xy = sample_free_point(free, rng)
+        if all(np.linalg.norm(xy - t[:2]) > 2 * ROBOT_CLEARANCE_M for t in taken):
+            return np.array([xy[0], xy[1], z])
+    raise NoFreeSpaceError(
+        "could not place robots collision-free after 99 tries; "
+        "use a larger environment or fewer robots"
+    )

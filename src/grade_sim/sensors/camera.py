@@ -1,0 +1,29 @@
+"""Pinhole camera model of the rendered cameras (no distortion)."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grade_sim.config.scenario import CameraConfig
+from grade_sim.world.model import FloatArray
+
+
+def intrinsics(config: CameraConfig) -> FloatArray:
+    """K (3x3) of a rendered camera.
+
+    Square pixels, focal length from the horizontal field of view, principal point at the image
+    centre in the ROS convention where pixel (0, 0)'s centre is at coordinate (0, 0).
+    """
+    f = 0.5 * config.width / math.tan(math.radians(config.hfov_deg) / 2)
+    return np.array(
+        [[f, 0.0, (config.width - 1) / 2], [0.0, f, (config.height - 1) / 2], [0.0, 0.0, 1.0]]
+    )
+
+
+def vertical_fov_deg(config: CameraConfig) -> float:
+    """The true vertical field of view (GRADE stored the aperture here by mistake)."""
+    return math.degrees(
+        2 * math.atan(math.tan(math.radians(config.hfov_deg) / 2) * config.height / config.width)
+    )

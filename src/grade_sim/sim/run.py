@@ -1,0 +1,124 @@
+"""One complete run: a run directory with bag, ground truth, experiment record and summary."""
+
+from __future__ import annotations
+
+import json
+import resource
+import signal
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grade_sim.config.scenario import Scenario, scenario_to_mapping
+from grade_sim.io.bag_writer import BagWriter
+from grade_sim.io.ground_truth import GroundTruthWriter
+from grade_sim.io.record import ExperimentRecorder
+from grade_sim.io.run_dir import RunDirectory
+from grade_sim.sim.orchestrator import CommandSource, RunStats, SimObserver, Simulator
+
+
+@dataclass(frozen=True)
+class RunResult:
+    path: Path
+    stats: RunStats
+    summary: dict[str, Any]
+
+
+def peak_memory_mb() -> float:
+    """Peak resident memory of this process (Linux reports KiB)."""
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
+
+
+def summarize(sim: Simulator, stats: RunStats, frames_written: int) -> dict[str, Any]:
+    duration = max(stats.sim_time_s, 1e-9)
+    topics = {
+        name: {"count": count, "rate_hz": round(count / duration, 3)}
+        for name, count in sorted(stats.message_counts.items())
+    }
+    return {
+        "status": stats.status,
+        "steps": stats.steps,
+        "sim_time_s": round(stats.sim_time_s, 6),
+        "wall_time_s": round(stats.wall_time_s, 3),
+        "real_time_factor": round(stats.real_time_factor, 3),
+        "camera_frames_rendered": stats.camera_frames,
+        "ground_truth_frames_written": frames_written,
+        "stage_s": {k: round(v, 3) for k, v in sorted(stats.stage_s.items())},
+        "peak_memory_mb": round(peak_memory_mb(), 1),
+        "topics": topics,
+        "backend": sim.scenario.backend,
+        "seed": sim.scenario.seed,
+    }
+
+
+@contextmanager
+def stop_on_signals(stop: threading.Event) -> Iterator[None]:
+    """SIGINT/SIGTERM ask the loop to stop after the current step (then files are closed)."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+
+    def handler(signum: int, frame: object) -> None:
+        stop.set()
+
+    for s in previous:
+        signal.signal(s, handler)
+    try:
+        yield
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def run_scenario(
+    scenario: Scenario,
+    out: Path,
+    *,
+    overwrite: bool = False,
+    observers: Sequence[SimObserver] = (),
+    command_source: CommandSource | None = None,
+    progress: Callable[[int, int], None] | None = None,
+    simulator_hook: Callable[[Simulator], None] | None = None,
+) -> RunResult:
+    """Simulate a scenario into a new run directory `out` (see docs/conventions.md)."""
+    run_dir = RunDirectory(out, overwrite=overwrite)
+    root = run_dir.path
+    (root / "run.yaml").write_text(
+        yaml.safe_dump(
+            {"status": "running", "scenario": scenario_to_mapping(scenario)}, sort_keys=False
+        )
+    )
+    sim = Simulator(scenario, command_source=command_source)
+    own: list[SimObserver] = []
+    rec = scenario.record
+    if rec.bag:
+        own.append(BagWriter(root / "bag", sim.topics()))
+    gt = None
+    if rec.ground_truth:
+        gt = GroundTruthWriter(root / "gt", sim.scene, sim.start_step, rec.png_compression)
+        own.append(gt)
+    if rec.experiment_record:
+        own.append(ExperimentRecorder(root / "record.npz", sim.scene, sim.start_step))
+    sim.observers = own + list(observers)
+    if simulator_hook is not None:
+        simulator_hook(sim)
+    try:
+        with stop_on_signals(sim.stop_event):
+            stats = sim.run(progress=progress)
+    finally:
+        sim.finish()
+    summary = summarize(sim, stats, gt.frames_written if gt else 0)
+    (root / "summary.json").write_text(json.dumps(summary, indent=2))
+    (root / "run.yaml").write_text(
+        yaml.safe_dump(
+            {"status": stats.status, "scenario": scenario_to_mapping(scenario)}, sort_keys=False
+        )
+    )
+    path = run_dir.commit()
+    return RunResult(path, stats, summary)

@@ -1,0 +1,118 @@
+"""Backend-neutral description of a world: static geometry, lights, free space.
+
+Engines (MuJoCo today, Isaac Sim later) build their scene from this; generators (procedural
+rooms, mesh files) produce it. Poses are in the `world` frame, z up, metres.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+import numpy as np
+from numpy.typing import NDArray
+
+FloatArray = NDArray[np.float64]
+
+
+class TextureKind(enum.Enum):
+    NONE = "none"
+    CHECKER = "checker"
+    GRADIENT = "gradient"
+    NOISE = "noise"
+
+
+@dataclass(frozen=True)
+class Material:
+    rgba: tuple[float, float, float, float]
+    texture: TextureKind = TextureKind.NONE
+    rgb2: tuple[float, float, float] = (0.0, 0.0, 0.0)  # second texture colour
+    texrepeat_m: float = 1.0  # texture tile size
+
+
+@dataclass(frozen=True)
+class StaticBox:
+    """An axis-aligned (then yawed) box of the environment."""
+
+    name: str
+    label: str  # class label: floor, wall, ceiling, furniture
+    instance_id: int
+    center_xyz: tuple[float, float, float]
+    half_size_xyz: tuple[float, float, float]
+    yaw_rad: float
+    material: Material
+
+
+@dataclass(frozen=True)
+class StaticMesh:
+    """A triangle mesh of the environment (loaded from a file)."""
+
+    name: str
+    label: str
+    instance_id: int
+    vertices_xyz: FloatArray  # (n, 3), world frame
+    faces: NDArray[np.int32]  # (m, 3)
+    material: Material
+
+
+@dataclass(frozen=True)
+class Light:
+    position_xyz: tuple[float, float, float]
+    diffuse_rgb: tuple[float, float, float]
+    directional: bool = False
+
+
+@dataclass(frozen=True)
+class OccupancyGrid:
+    """2D free-space map of the ground plane: True = blocked (walls, furniture)."""
+
+    origin_xy: tuple[float, float]  # world coordinates of cell (0, 0)'s lower corner
+    resolution_m: float
+    blocked: NDArray[np.bool_]  # (nx, ny)
+
+    def cell_of(self, xy: FloatArray) -> NDArray[np.int64]:
+        idx = np.floor((np.asarray(xy) - np.asarray(self.origin_xy)) / self.resolution_m)
+        out: NDArray[np.int64] = idx.astype(np.int64)
+        return out
+
+    def center_of(self, ij: NDArray[np.int64]) -> FloatArray:
+        return (
+            np.asarray(self.origin_xy)
+            + (np.asarray(ij, dtype=np.float64) + 0.5) * self.resolution_m
+        )
+
+    def is_free(self, xy: FloatArray) -> bool:
+        i, j = (int(v) for v in self.cell_of(xy))
+        nx, ny = self.blocked.shape
+        return 0 <= i < nx and 0 <= j < ny and not bool(self.blocked[i, j])
+
+    def inflated(self, radius_m: float) -> OccupancyGrid:
+        """A copy with obstacles grown by radius_m (so a disc of that radius fits in free cells)."""
+        from scipy.ndimage import binary_dilation
+
+        r = int(np.ceil(radius_m / self.resolution_m))
+        yy, xx = np.mgrid[-r : r + 1, -r : r + 1]
+        disc = (xx**2 + yy**2) <= r * r
+        grown = binary_dilation(self.blocked, structure=disc) if r > 0 else self.blocked.copy()
+        return OccupancyGrid(self.origin_xy, self.resolution_m, grown)
+
+    def segment_is_free(self, a_xy: FloatArray, b_xy: FloatArray) -> bool:
+        length = float(np.linalg.norm(np.asarray(b_xy) - np.asarray(a_xy)))
+        n = max(2, int(np.ceil(length / (0.5 * self.resolution_m))) + 1)
+        pts = np.linspace(a_xy, b_xy, n)
+        return all(self.is_free(p) for p in pts)
+
+
+@dataclass(frozen=True)
+class World:
+    """Everything static about a scene."""
+
+    boxes: tuple[StaticBox, ...]
+    meshes: tuple[StaticMesh, ...]
+    lights: tuple[Light, ...]
+    free_space: OccupancyGrid
+    bounds_min_xyz: tuple[float, float, float]
+    bounds_max_xyz: tuple[float, float, float]
+    # Where robots fly through: a loop of points in free space (room centres for procedural).
+    tour_xy: tuple[tuple[float, float], ...] = field(default=())
+    ceiling_height_m: float = 2.7

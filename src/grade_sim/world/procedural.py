@@ -1,0 +1,328 @@
+"""Procedural indoor worlds: a grid of rooms joined by doorways, furniture, random materials.
+
+Rooms are laid on a rooms_x x rooms_y grid with per-column widths and per-row depths, so the
+centres of neighbouring rooms and the doorway between them are collinear: a robot flying from
+centre to centre always passes through the door. Furniture stays out of a cross-shaped corridor
+through each room centre, keeping those flights and most walking paths clear.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from grade_sim.config.scenario import LightsConfig, ProceduralConfig
+from grade_sim.world.model import (
+    Light,
+    Material,
+    OccupancyGrid,
+    StaticBox,
+    TextureKind,
+    World,
+)
+
+# name, size (x, y, z) in metres: common indoor furniture.
+FURNITURE = (
+    ("table", (1.2, 0.8, 0.75)),
+    ("desk", (1.4, 0.7, 0.75)),
+    ("shelf", (0.4, 1.2, 1.9)),
+    ("cabinet", (0.5, 0.9, 1.1)),
+    ("sofa", (0.9, 2.0, 0.8)),
+    ("bed", (2.0, 1.5, 0.55)),
+    ("crate", (0.6, 0.6, 0.6)),
+)
+CORRIDOR_HALF_WIDTH_M = 0.9
+GRID_RESOLUTION_M = 0.1
+
+
+def _palette_color(
+    rng: np.random.Generator, base: tuple[float, float, float], jitter: float
+) -> tuple[float, float, float, float]:
+    c = np.clip(np.asarray(base) + rng.uniform(-jitter, jitter, 3), 0.0, 1.0)
+    return (float(c[0]), float(c[1]), float(c[2]), 1.0)
+
+
+def _random_material(
+    rng: np.random.Generator,
+    base: tuple[float, float, float],
+    jitter: float,
+    textures: tuple[TextureKind, ...],
+) -> Material:
+    rgba = _palette_color(rng, base, jitter)
+    texture = textures[int(rng.integers(len(textures)))]
+    rgb2 = tuple(float(v) for v in np.clip(np.asarray(rgba[:3]) * rng.uniform(0.5, 0.85), 0, 1))
+    return Material(
+        rgba=rgba,
+        texture=texture,
+        rgb2=(rgb2[0], rgb2[1], rgb2[2]),
+        texrepeat_m=float(rng.uniform(0.4, 1.2)),
+    )
+
+
+class _Builder:
+    def __init__(self, first_instance_id: int) -> None:
+        self.boxes: list[StaticBox] = []
+        self.next_id = first_instance_id
+
+    def add(
+        self,
+        name: str,
+        label: str,
+        lo: tuple[float, float, float],
+        hi: tuple[float, float, float],
+        material: Material,
+        yaw: float = 0.0,
+    ) -> StaticBox:
+        center = tuple((a + b) / 2 for a, b in zip(lo, hi, strict=True))
+        half = tuple((b - a) / 2 for a, b in zip(lo, hi, strict=True))
+        box = StaticBox(
+            name,
+            label,
+            self.next_id,
+            (center[0], center[1], center[2]),
+            (half[0], half[1], half[2]),
+            yaw,
+            material,
+        )
+        self.next_id += 1
+        self.boxes.append(box)
+        return box
+
+
+def generate_rooms(
+    config: ProceduralConfig,
+    lights: LightsConfig,
+    rng: np.random.Generator,
+    first_instance_id: int = 1,
+) -> World:
+    """Generate a room-grid world; the same config and generator state give the same world."""
+    widths = rng.uniform(*config.room_size_m, size=config.rooms_x)
+    depths = rng.uniform(*config.room_size_m, size=config.rooms_y)
+    xs = np.concatenate([[0.0], np.cumsum(widths)])
+    ys = np.concatenate([[0.0], np.cumsum(depths)])
+    height = config.wall_height_m
+    t = config.wall_thickness_m
+    door_w = config.door_width_m
+    door_h = min(2.1, height - 0.2)
+    b = _Builder(first_instance_id)
+
+    floor_mat = _random_material(
+        rng, (0.55, 0.45, 0.35), 0.15, (TextureKind.CHECKER, TextureKind.NOISE)
+    )
+    wall_base = tuple(float(v) for v in rng.uniform(0.6, 0.9, 3))
+    b.add("floor", "floor", (xs[0] - t, ys[0] - t, -0.1), (xs[-1] + t, ys[-1] + t, 0.0), floor_mat)
+    b.add(
+        "ceiling",
+        "ceiling",
+        (xs[0] - t, ys[0] - t, height),
+        (xs[-1] + t, ys[-1] + t, height + 0.1),
+        Material(rgba=(0.92, 0.92, 0.9, 1.0)),
+    )
+
+    def wall_material() -> Material:
+        return _random_material(
+            rng,
+            (wall_base[0], wall_base[1], wall_base[2]),
+            0.12,
+            (TextureKind.NONE, TextureKind.GRADIENT, TextureKind.NOISE),
+        )
+
+    # Walls along x (constant y), split at doorways in the interior ones.
+    for j, y in enumerate(ys):
+        interior = 0 < j < len(ys) - 1
+        for i in range(config.rooms_x):
+            x0, x1 = xs[i], xs[i + 1]
+            mat = wall_material()
+            name = f"wall_x{i}_y{j}"
+            if interior:
+                xc = (x0 + x1) / 2
+                b.add(
+                    f"{name}_a",
+                    "wall",
+                    (x0 - t / 2, y - t / 2, 0.0),
+                    (xc - door_w / 2, y + t / 2, height),
+                    mat,
+                )
+                b.add(
+                    f"{name}_b",
+                    "wall",
+                    (xc + door_w / 2, y - t / 2, 0.0),
+                    (x1 + t / 2, y + t / 2, height),
+                    mat,
+                )
+                b.add(
+                    f"{name}_lintel",
+                    "wall",
+                    (xc - door_w / 2, y - t / 2, door_h),
+                    (xc + door_w / 2, y + t / 2, height),
+                    mat,
+                )
+            else:
+                b.add(
+                    name, "wall", (x0 - t / 2, y - t / 2, 0.0), (x1 + t / 2, y + t / 2, height), mat
+                )
+    # Walls along y (constant x).
+    for i, x in enumerate(xs):
+        interior = 0 < i < len(xs) - 1
+        for j in range(config.rooms_y):
+            y0, y1 = ys[j], ys[j + 1]
+            mat = wall_material()
+            name = f"wall_y{j}_x{i}"
+            if interior:
+                yc = (y0 + y1) / 2
+                b.add(
+                    f"{name}_a",
+                    "wall",
+                    (x - t / 2, y0 - t / 2, 0.0),
+                    (x + t / 2, yc - door_w / 2, height),
+                    mat,
+                )
+                b.add(
+                    f"{name}_b",
+                    "wall",
+                    (x - t / 2, yc + door_w / 2, 0.0),
+                    (x + t / 2, y1 + t / 2, height),
+                    mat,
+                )
+                b.add(
+                    f"{name}_lintel",
+                    "wall",
+                    (x - t / 2, yc - door_w / 2, door_h),
+                    (x + t / 2, yc + door_w / 2, height),
+                    mat,
+                )
+            else:
+                b.add(
+                    name, "wall", (x - t / 2, y0 - t / 2, 0.0), (x + t / 2, y1 + t / 2, height), mat
+                )
+
+    centres = [
+        ((xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2)
+        for j in range(config.rooms_y)
+        for i in range(config.rooms_x)
+    ]
+    for i in range(config.rooms_x):
+        for j in range(config.rooms_y):
+            _furnish(b, rng, config, i, j, (xs[i], ys[j], xs[i + 1], ys[j + 1]))
+
+    grid = _occupancy(b.boxes, (xs[0] - t, ys[0] - t), (xs[-1] + t, ys[-1] + t))
+    world_lights = _lights(lights, rng, xs, ys, height)
+    return World(
+        boxes=tuple(b.boxes),
+        meshes=(),
+        lights=world_lights,
+        free_space=grid,
+        bounds_min_xyz=(float(xs[0] - t), float(ys[0] - t), 0.0),
+        bounds_max_xyz=(float(xs[-1] + t), float(ys[-1] + t), float(height)),
+        tour_xy=tuple(
+            (float(x), float(y)) for x, y in _tour(centres, config.rooms_x, config.rooms_y)
+        ),
+        ceiling_height_m=float(height),
+    )
+
+
+def _tour(centres: list[tuple[float, float]], nx: int, ny: int) -> list[tuple[float, float]]:
+    """A closed loop of room centres where consecutive rooms share a doorway."""
+    if nx >= 2 and ny >= 2:
+        ring = (
+            [(i, 0) for i in range(nx)]
+            + [(nx - 1, j) for j in range(1, ny)]
+            + [(i, ny - 1) for i in range(nx - 2, -1, -1)]
+            + [(0, j) for j in range(ny - 2, 0, -1)]
+        )
+    else:
+        line = [(i, j) for j in range(ny) for i in range(nx)]
+        ring = line + line[-2:0:-1]
+    return [centres[j * nx + i] for i, j in ring]
+
+
+def _furnish(
+    b: _Builder,
+    rng: np.random.Generator,
+    config: ProceduralConfig,
+    i: int,
+    j: int,
+    rect: tuple[float, float, float, float],
+) -> None:
+    x0, y0, x1, y1 = rect
+    xc, yc = (x0 + x1) / 2, (y0 + y1) / 2
+    margin = config.wall_thickness_m / 2 + 0.05
+    count = int(rng.integers(config.furniture_per_room[0], config.furniture_per_room[1] + 1))
+    placed: list[tuple[float, float, float, float]] = []
+    for k in range(count):
+        kind, size = FURNITURE[int(rng.integers(len(FURNITURE)))]
+        sx, sy, sz = size
+        if rng.random() < 0.5:
+            sx, sy = sy, sx
+        for _ in range(40):
+            # Corners and walls of the room's four quadrants, outside the central corridors.
+            px = rng.uniform(x0 + margin + sx / 2, x1 - margin - sx / 2)
+            py = rng.uniform(y0 + margin + sy / 2, y1 - margin - sy / 2)
+            lo = (px - sx / 2, py - sy / 2)
+            hi = (px + sx / 2, py + sy / 2)
+            in_corridor_x = (
+                lo[0] < xc + CORRIDOR_HALF_WIDTH_M and hi[0] > xc - CORRIDOR_HALF_WIDTH_M
+            )
+            in_corridor_y = (
+                lo[1] < yc + CORRIDOR_HALF_WIDTH_M and hi[1] > yc - CORRIDOR_HALF_WIDTH_M
+            )
+            overlaps = any(
+                lo[0] < q[2] + 0.3
+                and hi[0] > q[0] - 0.3
+                and lo[1] < q[3] + 0.3
+                and hi[1] > q[1] - 0.3
+                for q in placed
+            )
+            if not (in_corridor_x or in_corridor_y or overlaps):
+                break
+        else:
+            continue
+        placed.append((lo[0], lo[1], hi[0], hi[1]))
+        base = tuple(float(v) for v in rng.uniform(0.15, 0.85, 3))
+        mat = _random_material(
+            rng,
+            (base[0], base[1], base[2]),
+            0.05,
+            (TextureKind.NONE, TextureKind.NOISE, TextureKind.GRADIENT),
+        )
+        b.add(f"{kind}_r{i}{j}_{k}", "furniture", (lo[0], lo[1], 0.0), (hi[0], hi[1], sz), mat)
+
+
+def _occupancy(
+    boxes: list[StaticBox], lo_xy: tuple[float, float], hi_xy: tuple[float, float]
+) -> OccupancyGrid:
+    res = GRID_RESOLUTION_M
+    nx = math.ceil((hi_xy[0] - lo_xy[0]) / res)
+    ny = math.ceil((hi_xy[1] - lo_xy[1]) / res)
+    blocked = np.zeros((nx, ny), dtype=bool)
+    grid = OccupancyGrid(lo_xy, res, blocked)
+    for box in boxes:
+        if box.label in ("floor", "ceiling"):
+            continue
+        # Lintels over doorways leave the doorway walkable.
+        if box.center_xyz[2] - box.half_size_xyz[2] > 1.0:
+            continue
+        lo = grid.cell_of(np.array(box.center_xyz[:2]) - np.array(box.half_size_xyz[:2]))
+        hi = grid.cell_of(np.array(box.center_xyz[:2]) + np.array(box.half_size_xyz[:2]))
+        blocked[max(lo[0], 0) : hi[0] + 1, max(lo[1], 0) : hi[1] + 1] = True
+    return grid
+
+
+def _lights(
+    config: LightsConfig, rng: np.random.Generator, xs: np.ndarray, ys: np.ndarray, height: float
+) -> tuple[Light, ...]:
+    lights = []
+    for _ in range(config.count):
+        x = rng.uniform(xs[0], xs[-1])
+        y = rng.uniform(ys[0], ys[-1])
+        intensity = rng.uniform(*config.intensity)
+        tint = 1.0 + rng.uniform(-config.color_jitter, config.color_jitter, 3)
+        rgb = np.clip(intensity * tint, 0.0, 2.0)
+        lights.append(
+            Light(
+                (float(x), float(y), float(height - 0.2)),
+                (float(rgb[0]), float(rgb[1]), float(rgb[2])),
+            )
+        )
+    return tuple(lights)
