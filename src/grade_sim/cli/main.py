@@ -17,7 +17,8 @@ from grade_sim.errors import GradeError
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bag": ("grade_replay.bag_cli:main", "bag tools: info, clip, reindex, export (new bags only)"),
     "bench": ("grade_sim.cli.bench:main", "run the benchmarks (speed, memory, accuracy)"),
-    "run": ("grade_sim.cli.run:main", "simulate a scenario into a new run directory (no ROS needed)"),
+    "report": ("grade_sim.cli.report:main", "summary, contact sheet and top view of a run"),
+    "run": ("grade_sim.cli.run:main", "simulate a scenario into a new run directory (no ROS)"),
     "launch": ("grade_sim.launcher.cli:main", "run a ROS 2 YAML launch file like `ros2 launch`"),
     "noise": ("grade_noise.cli:main", "sensor noise offline: grade noise apply BAG|TUM_FOLDER"),
     "eval": ("grade_eval.cli:main", "SLAM evaluation: ATE/RPE, tracking time, map error (AME)"),

@@ -261,6 +261,14 @@ class Scenario:
             raise ConfigError(
                 f"robots: duplicate robot names {names}; each needs its own namespace"
             )
+        # Cameras are sampled on physics steps: a faster rate would silently come out slower.
+        for i, r in enumerate(self.robots):
+            for j, cam in enumerate(r.cameras):
+                if cam.rate_hz > self.rates.physics_hz:
+                    raise ConfigError(
+                        f"robots[{i}].cameras[{j}].rate_hz: {cam.rate_hz} Hz exceeds physics_hz "
+                        f"{self.rates.physics_hz}; allowed (0, {self.rates.physics_hz}]"
+                    )
 
     @property
     def physics_dt_s(self) -> float:

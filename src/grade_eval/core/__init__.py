@@ -1,0 +1,1 @@
+"""Pure numpy/scipy evaluation core: trajectories, association, alignment, metrics, maps."""

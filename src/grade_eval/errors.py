@@ -1,0 +1,44 @@
+"""Errors of grade_eval; all derive from grade_sim's GradeError so the CLI prints them cleanly."""
+
+from __future__ import annotations
+
+from grade_sim.errors import GradeError, OutputExistsError
+
+__all__ = [
+    "AlignmentError",
+    "AssociationError",
+    "EvalConfigError",
+    "EvalError",
+    "FormatError",
+    "MapError",
+    "OutputExistsError",
+    "TrajectoryError",
+]
+
+
+class EvalError(GradeError):
+    """Base of every error grade_eval raises on purpose."""
+
+
+class FormatError(EvalError):
+    """An input file (TUM, YAML, PNG, bag) is malformed; the message names file and line."""
+
+
+class TrajectoryError(EvalError):
+    """A trajectory is inconsistent: shapes, non-finite values, non-monotonic stamps, too short."""
+
+
+class AssociationError(EvalError):
+    """Two trajectories share no stamps within the allowed difference."""
+
+
+class AlignmentError(EvalError):
+    """Alignment is impossible (too few or degenerate poses)."""
+
+
+class MapError(EvalError):
+    """A point map is empty, non-finite, or two maps cannot be compared."""
+
+
+class EvalConfigError(EvalError):
+    """A configuration value is out of range; the message names field, value and allowed range."""

@@ -1,0 +1,36 @@
+"""`grade report RUN_DIR`: print a run's summary and draw its contact sheet and top-view plot."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from grade_sim.cli.run import print_summary
+from grade_sim.errors import GradeError
+from grade_sim.report.contact_sheet import contact_sheet
+from grade_sim.report.trajectory_plot import trajectory_plot
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="grade report", description=__doc__)
+    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("--no-images", action="store_true", help="only print the summary")
+    args = parser.parse_args(argv)
+    summary_file = args.run_dir / "summary.json"
+    if not summary_file.is_file():
+        raise GradeError(
+            f"{summary_file} does not exist: {args.run_dir} is not a finished run directory"
+        )
+    summary = json.loads(summary_file.read_text())
+    print_summary(summary, args.run_dir)
+    if args.no_images:
+        return 0
+    gt = args.run_dir / "gt"
+    for camera_dir in sorted(p.parent for p in gt.glob("*/*/rgb.txt")):
+        name = f"contact_sheet_{camera_dir.parent.name}_{camera_dir.name}.png"
+        out = contact_sheet(camera_dir, args.run_dir / name)
+        print(f"  contact sheet: {out}")
+    if (args.run_dir / "record.npz").is_file():
+        print(f"  top view: {trajectory_plot(args.run_dir, args.run_dir / 'trajectory.png')}")
+    return 0

@@ -1,0 +1,243 @@
+"""`sim_node`: the simulator as a ROS 2 node.
+
+Runs a scenario (parameters below), publishes /clock and every sensor in simulated time under each
+robot's namespace, subscribes to /<robot>/joint_commands, and records the run directory (bag,
+ground truth, experiment record) exactly as `grade run` does. Messages are encoded once by the
+core; the same CDR bytes are published and recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import importlib
+import sys
+import threading
+import time
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import (
+    DurabilityPolicy,
+    HistoryPolicy,
+    QoSProfile,
+    ReliabilityPolicy,
+    qos_profile_sensor_data,
+)
+from rclpy.signals import SignalHandlerOptions
+from sensor_msgs.msg import JointState
+
+from grade_sim.config.scenario import MotionMode, load_scenario
+from grade_sim.errors import GradeError
+from grade_sim.io.messages import QosProfile, TopicSpec
+from grade_sim.robots.model import robot_model
+from grade_sim.sim.commands import CommandStore
+from grade_sim.sim.orchestrator import Simulator
+from grade_sim.sim.run import run_scenario, stop_on_signals
+
+QOS = {
+    QosProfile.SENSOR: qos_profile_sensor_data,
+    QosProfile.RELIABLE: QoSProfile(
+        depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST
+    ),
+    QosProfile.LATCHED: QoSProfile(
+        depth=1,
+        reliability=ReliabilityPolicy.RELIABLE,
+        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        history=HistoryPolicy.KEEP_LAST,
+    ),
+}
+
+PARAMETERS: dict[str, tuple[Any, str]] = {
+    "scenario": ("", "scenario YAML file (required)"),
+    "output_dir": ("", "new run directory for bag + ground truth; empty: publish only"),
+    "overwrite": (False, "replace an existing output_dir once the new run is complete"),
+    "duration_s": (-1.0, "override the scenario's duration (> 0), -1: keep"),
+    "seed": (-1, "override the scenario's seed (>= 0), -1: keep"),
+    "realtime": (False, "pace the simulation to wall-clock time"),
+    "command_timeout_s": (0.5, "hold still when the last joint command is older (sim time)"),
+    "lockstep": (False, "wait at each odometry sample for the controller's command (reproducible)"),
+    "lockstep_timeout_s": (10.0, "wall-clock seconds to wait for a lockstep command"),
+    "start_delay_s": (1.0, "wall-clock seconds to let subscribers connect before stepping"),
+}
+
+
+def _msg_class(msgtype: str) -> Any:
+    pkg, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{pkg}.msg"), name)
+
+
+class _Publisher:
+    """SimObserver publishing the core's CDR bytes on ROS topics."""
+
+    def __init__(
+        self,
+        node: Node,
+        topics: list[TopicSpec],
+        commands: CommandStore,
+        odom_topics: dict[str, str],
+    ) -> None:
+        self._pubs = {
+            t.name: node.create_publisher(_msg_class(t.msgtype), t.name, QOS[t.qos]) for t in topics
+        }
+        self._commands = commands
+        self._odom_robot = {topic: robot for robot, topic in odom_topics.items()}
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        self._pubs[topic.name].publish(cdr)
+        robot = self._odom_robot.get(topic.name)
+        if robot is not None:
+            self._commands.require(robot, stamp_ns)
+
+    def on_camera(self, sample: object) -> None:
+        return None
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: object) -> None:
+        return None
+
+    def close(self, status: str) -> None:
+        return None
+
+
+class SimNode(Node):
+    def __init__(self) -> None:
+        super().__init__("sim")
+        for name, (default, doc) in PARAMETERS.items():
+            # Numbers accept ints and floats alike (`duration_s:=3` from a launch file is an int).
+            numeric = isinstance(default, float)
+            self.declare_parameter(
+                name, default, ParameterDescriptor(description=doc, dynamic_typing=numeric)
+            )
+        p = {name: self.get_parameter(name).value for name in PARAMETERS}
+        for name, (default, _) in PARAMETERS.items():
+            if isinstance(default, float):
+                if not isinstance(p[name], int | float) or isinstance(p[name], bool):
+                    raise GradeError(f"parameter {name!r}: {p[name]!r} is not a number")
+                p[name] = float(p[name])
+        if not p["scenario"]:
+            raise GradeError("parameter 'scenario' is required: the path of a scenario YAML file")
+        overrides: dict[str, Any] = {"realtime": bool(p["realtime"])}
+        if p["duration_s"] != -1.0:
+            if p["duration_s"] <= 0:
+                raise GradeError(
+                    f"parameter 'duration_s': {p['duration_s']} must be > 0 (or -1 to keep)"
+                )
+            overrides["duration_s"] = float(p["duration_s"])
+        if p["seed"] != -1:
+            if p["seed"] < 0:
+                raise GradeError(f"parameter 'seed': {p['seed']} must be >= 0 (or -1 to keep)")
+            overrides["seed"] = int(p["seed"])
+        for name in ("command_timeout_s", "lockstep_timeout_s", "start_delay_s"):
+            if p[name] < 0:
+                raise GradeError(f"parameter {name!r}: {p[name]} must be >= 0")
+        self.scenario = load_scenario(p["scenario"], overrides)
+        self.params = p
+        self.commands = CommandStore(
+            p["command_timeout_s"], bool(p["lockstep"]), p["lockstep_timeout_s"]
+        )
+        self._joints: dict[str, tuple[str, ...]] = {}
+        for robot in self.scenario.robots:
+            self._joints[robot.name] = robot_model(robot).joint_names
+            if robot.motion.mode is MotionMode.COMMANDS:
+                self.create_subscription(
+                    JointState,
+                    f"/{robot.name}/joint_commands",
+                    lambda msg, r=robot.name: self._on_command(r, msg),
+                    10,
+                )
+        self.get_logger().info(
+            f"scenario {p['scenario']} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
+            f"{len(self.scenario.robots)} robot(s)), lockstep={bool(p['lockstep'])}"
+        )
+
+    def _on_command(self, robot: str, msg: JointState) -> None:
+        stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
+        reason = self.commands.update(
+            robot, stamp_ns, list(msg.name), list(msg.velocity), self._joints[robot]
+        )
+        if reason is not None:
+            self.get_logger().warning(
+                f"/{robot}/joint_commands rejected: {reason}", throttle_duration_sec=1.0
+            )
+
+
+def _attach(node: SimNode, sim: Simulator, odom_topics: dict[str, str]) -> None:
+    """Publish everything the simulator produces and feed it the received commands."""
+    sim.observers.append(_Publisher(node, sim.topics(), node.commands, odom_topics))
+    sim.command_source = node.commands
+    # Give subscribers (recorders, controllers started alongside) time to match publishers.
+    time.sleep(float(node.params["start_delay_s"]))
+
+
+def _run(node: SimNode) -> int:
+    scenario = node.scenario
+    odom_topics = {
+        r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
+    }
+    out = node.params["output_dir"]
+    if out:
+        result = run_scenario(
+            scenario,
+            Path(out),
+            overwrite=bool(node.params["overwrite"]),
+            simulator_hook=lambda sim: _attach(node, sim, odom_topics),
+        )
+        summary = result.summary
+        node.get_logger().info(
+            f"run {summary['status']}: {result.path} "
+            f"(real-time factor {summary['real_time_factor']})"
+        )
+        return 0
+    publish_only = replace(
+        scenario,
+        record=replace(scenario.record, bag=False, ground_truth=False, experiment_record=False),
+    )
+    sim = Simulator(publish_only)
+    _attach(node, sim, odom_topics)
+    try:
+        with stop_on_signals(sim.stop_event):
+            stats = sim.run()
+    finally:
+        sim.finish()
+    node.get_logger().info(f"run {stats.status} (real-time factor {stats.real_time_factor:.2f})")
+    return 0
+
+
+def main(args: list[str] | None = None) -> int:
+    # The simulation loop handles SIGINT/SIGTERM itself so the bag is always closed cleanly.
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    node: SimNode | None = None
+    executor = SingleThreadedExecutor()
+    spin_thread: threading.Thread | None = None
+    try:
+        node = SimNode()
+        executor.add_node(node)
+        spin_thread = threading.Thread(target=_spin, args=(executor,), daemon=True)
+        spin_thread.start()
+        return _run(node)
+    except GradeError as err:
+        print(f"sim_node: error: {err}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        return 130
+    finally:
+        executor.shutdown(timeout_sec=1.0)
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+        if spin_thread is not None:
+            spin_thread.join(timeout=2.0)
+
+
+def _spin(executor: SingleThreadedExecutor) -> None:
+    with contextlib.suppress(ExternalShutdownException):
+        executor.spin()
+
+
+if __name__ == "__main__":
+    sys.exit(main())
