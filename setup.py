@@ -7,7 +7,14 @@ from setuptools import find_packages, setup
 PACKAGE = "grade"
 
 # Each ROS 2 executable is installed to lib/grade (ros2 run grade NAME); `grade` also goes to bin.
-NODE_EXECUTABLES: dict[str, str] = {}
+NODE_EXECUTABLES: dict[str, str] = {
+    "sim_node": "grade_sim.node.sim_node:main",
+    "joint_controller": "grade_control.node.joint_controller:main",
+    "waypoint_mission": "grade_control.node.waypoint_mission:main",
+    "explorer": "grade_control.node.explorer:main",
+    "noise_node": "grade_noise.node.noise_node:main",
+    "recorder": "grade_replay.node.recorder:main",
+}
 
 setup(
     name=PACKAGE,

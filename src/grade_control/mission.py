@@ -1,0 +1,247 @@
+"""Scripted waypoint missions: a YAML file of waypoints -> a pose setpoint per update.
+
+File format (see config/mission_uav.yaml)::
+
+    robot: uav
+    frame_id: world
+    rate_hz: 10.0
+    yaw_policy: face_travel        # fixed (each waypoint's yaw_deg) | face_travel
+    acceptance_radius_m: 0.15
+    acceptance_yaw_deg: 5.0
+    ignore_z: false                # ground robots: accept on x, y only
+    loop: false
+    waypoints:
+      - {position: [0.0, 0.0, 1.0], yaw_deg: 0.0, hover_s: 2.0}
+
+The robot goes to each waypoint in turn; once within the acceptance radius (and yaw tolerance)
+it hovers there for `hover_s`, then the next waypoint becomes the goal. After the last one the
+mission is done and keeps asking for the last pose (or starts over with `loop: true`).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from grade_control.errors import ControlConfigError
+from grade_control.geometry import wrap_angle
+
+FloatArray = NDArray[np.float64]
+
+
+class YawPolicy(Enum):
+    """How the yaw goal of a waypoint is chosen."""
+
+    FIXED = "fixed"
+    FACE_TRAVEL = "face_travel"
+
+
+class MissionPhase(Enum):
+    """Where the mission is."""
+
+    GOING = "going"
+    HOVERING = "hovering"
+    DONE = "done"
+
+
+@dataclass(frozen=True)
+class Waypoint:
+    """A goal position (m, in the mission frame), yaw (rad, for the fixed policy), hover time."""
+
+    position_m: tuple[float, float, float]
+    yaw_rad: float = 0.0
+    hover_s: float = 0.0
+
+
+@dataclass(frozen=True)
+class MissionConfig:
+    """A validated mission."""
+
+    waypoints: tuple[Waypoint, ...]
+    robot: str = "uav"
+    frame_id: str = "world"
+    rate_hz: float = 10.0
+    yaw_policy: YawPolicy = YawPolicy.FIXED
+    acceptance_radius_m: float = 0.15
+    acceptance_yaw_rad: float = math.radians(5.0)
+    ignore_z: bool = False
+    loop: bool = False
+
+    def __post_init__(self) -> None:
+        if not self.waypoints:
+            raise ControlConfigError("waypoints = [] is invalid: at least one waypoint needed")
+        for name in ("rate_hz", "acceptance_radius_m", "acceptance_yaw_rad"):
+            value = getattr(self, name)
+            if not (isinstance(value, float) and math.isfinite(value) and value > 0):
+                raise ControlConfigError(f"{name} = {value!r} is invalid: must be a number > 0")
+        if not self.robot or not self.frame_id:
+            raise ControlConfigError("robot and frame_id must be non-empty")
+
+
+def _number(where: str, value: Any, *, minimum: float | None = None) -> float:
+    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
+        raise ControlConfigError(f"{where} = {value!r} is invalid: must be a finite number")
+    if minimum is not None and value < minimum:
+        raise ControlConfigError(f"{where} = {value!r} is invalid: must be >= {minimum:g}")
+    return float(value)
+
+
+def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
+    """Validate a mission mapping (as loaded from YAML).
+
+    Raises:
+        ControlConfigError: naming the source, the field and the offending value.
+    """
+    if not isinstance(data, dict):
+        raise ControlConfigError(
+            f"{source}: a mission must be a mapping, got {type(data).__name__}")
+    known = {"robot", "frame_id", "rate_hz", "yaw_policy", "acceptance_radius_m",
+             "acceptance_yaw_deg", "ignore_z", "loop", "waypoints"}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ControlConfigError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
+    raw_waypoints = data.get("waypoints")
+    if not isinstance(raw_waypoints, list) or not raw_waypoints:
+        raise ControlConfigError(f"{source}: waypoints = {raw_waypoints!r} is invalid: must be a "
+                                 "non-empty list")
+    waypoints = []
+    for k, raw in enumerate(raw_waypoints):
+        where = f"{source}: waypoints[{k}]"
+        if not isinstance(raw, dict) or set(raw) - {"position", "yaw_deg", "hover_s"}:
+            raise ControlConfigError(f"{where} = {raw!r} is invalid: expected a mapping with "
+                                     "position [x, y, z], optional yaw_deg and hover_s")
+        position = raw.get("position")
+        if not isinstance(position, list) or len(position) != 3:
+            raise ControlConfigError(f"{where}.position = {position!r} is invalid: must be "
+                                     "[x, y, z] in metres")
+        xyz = tuple(_number(f"{where}.position[{i}]", v) for i, v in enumerate(position))
+        waypoints.append(Waypoint(
+            position_m=(xyz[0], xyz[1], xyz[2]),
+            yaw_rad=math.radians(_number(f"{where}.yaw_deg", raw.get("yaw_deg", 0.0))),
+            hover_s=_number(f"{where}.hover_s", raw.get("hover_s", 0.0), minimum=0.0)))
+    policy_raw = data.get("yaw_policy", "fixed")
+    try:
+        policy = YawPolicy(policy_raw)
+    except ValueError as err:
+        raise ControlConfigError(
+            f"{source}: yaw_policy = {policy_raw!r} is invalid: allowed "
+            f"{[p.value for p in YawPolicy]}") from err
+    for flag in ("ignore_z", "loop"):
+        if not isinstance(data.get(flag, False), bool):
+            raise ControlConfigError(f"{source}: {flag} = {data[flag]!r} must be true or false")
+    for text in ("robot", "frame_id"):
+        if not isinstance(data.get(text, "x"), str):
+            raise ControlConfigError(f"{source}: {text} = {data[text]!r} must be a string")
+    try:
+        return MissionConfig(
+            waypoints=tuple(waypoints),
+            robot=data.get("robot", "uav"),
+            frame_id=data.get("frame_id", "world"),
+            rate_hz=_number(f"{source}: rate_hz", data.get("rate_hz", 10.0)),
+            yaw_policy=policy,
+            acceptance_radius_m=_number(f"{source}: acceptance_radius_m",
+                                        data.get("acceptance_radius_m", 0.15)),
+            acceptance_yaw_rad=math.radians(_number(f"{source}: acceptance_yaw_deg",
+                                                    data.get("acceptance_yaw_deg", 5.0))),
+            ignore_z=data.get("ignore_z", False),
+            loop=data.get("loop", False))
+    except ControlConfigError as err:
+        raise ControlConfigError(f"{source}: {err}") from err
+
+
+def load_mission(path: Path) -> MissionConfig:
+    """Read and validate a mission YAML file."""
+    try:
+        text = Path(path).read_text()
+    except OSError as err:
+        raise ControlConfigError(f"cannot read mission file {path}: {err}") from err
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as err:
+        raise ControlConfigError(f"mission file {path} is not valid YAML: {err}") from err
+    return parse_mission(data, str(path))
+
+
+@dataclass(frozen=True)
+class MissionTarget:
+    """The goal for this update."""
+
+    position_m: FloatArray
+    yaw_rad: float
+    index: int
+    phase: MissionPhase
+
+
+class Mission:
+    """Runs a mission against the measured pose of the robot."""
+
+    def __init__(self, config: MissionConfig) -> None:
+        self.config = config
+        self.index = 0
+        self.phase = MissionPhase.GOING
+        self._hover_since_s: float | None = None
+        self._previous_m: FloatArray | None = None  # where the current leg started
+        self._travel_yaw_rad: float | None = None
+
+    def _goal_yaw(self, measured_yaw_rad: float) -> float:
+        waypoint = self.config.waypoints[self.index]
+        if self.config.yaw_policy is YawPolicy.FIXED:
+            return waypoint.yaw_rad
+        if self._travel_yaw_rad is None:
+            assert self._previous_m is not None
+            leg = np.asarray(waypoint.position_m) - self._previous_m
+            if math.hypot(leg[0], leg[1]) > 1e-3:
+                self._travel_yaw_rad = math.atan2(leg[1], leg[0])
+            else:  # a vertical leg has no direction of travel: keep the heading
+                self._travel_yaw_rad = measured_yaw_rad
+        return self._travel_yaw_rad
+
+    def _advance(self, start_m: FloatArray) -> None:
+        self._previous_m = start_m
+        self._hover_since_s = None
+        keep_yaw = self._travel_yaw_rad
+        self._travel_yaw_rad = None
+        if self.index + 1 < len(self.config.waypoints):
+            self.index += 1
+            self.phase = MissionPhase.GOING
+        elif self.config.loop:
+            self.index = 0
+            self.phase = MissionPhase.GOING
+        else:
+            self.phase = MissionPhase.DONE
+            self._travel_yaw_rad = keep_yaw
+
+    def update(self, now_s: float, position_m: FloatArray, yaw_rad: float) -> MissionTarget:
+        """The goal for this update, given the measured position and yaw."""
+        position = np.asarray(position_m, dtype=np.float64)
+        if self._previous_m is None:
+            self._previous_m = position.copy()
+        waypoint = self.config.waypoints[self.index]
+        goal = np.asarray(waypoint.position_m, dtype=np.float64)
+        goal_yaw = self._goal_yaw(yaw_rad)
+        if self.phase is MissionPhase.DONE:
+            return MissionTarget(goal, goal_yaw, self.index, self.phase)
+        error = goal - position
+        distance = math.hypot(error[0], error[1]) if self.config.ignore_z else float(
+            np.linalg.norm(error))
+        yaw_error = abs(float(wrap_angle(goal_yaw - yaw_rad)))
+        arrived = (distance <= self.config.acceptance_radius_m
+                   and yaw_error <= self.config.acceptance_yaw_rad)
+        if self.phase is MissionPhase.GOING and arrived:
+            self.phase = MissionPhase.HOVERING
+            self._hover_since_s = now_s
+        if self.phase is MissionPhase.HOVERING:
+            assert self._hover_since_s is not None
+            if now_s - self._hover_since_s >= waypoint.hover_s:
+                self._advance(goal)
+                waypoint = self.config.waypoints[self.index]
+                goal = np.asarray(waypoint.position_m, dtype=np.float64)
+                goal_yaw = self._goal_yaw(yaw_rad)
+        return MissionTarget(goal, goal_yaw, self.index, self.phase)

@@ -1,0 +1,231 @@
+"""ROS 2 node `explorer`: drives a robot to frontiers it has seen with its depth camera.
+
+Reads /<robot>/<camera>/depth/image_raw (32FC1 metres, or 16UC1 millimetres), camera_info and
+pose (the optical frame in the world), and /<robot>/odom; keeps the 2D occupancy grid of
+`grade_control.explorer` (see its docstring for what this simple explorer can and cannot do);
+publishes the path to the next frontier as nav_msgs/Path on /<robot>/setpoint/path (for
+joint_controller's path mode, at `altitude_m`, facing the direction of travel) and the map as
+nav_msgs/OccupancyGrid on /<robot>/explorer/map.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from typing import Any
+
+import numpy as np
+import rclpy
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import OccupancyGrid, Odometry, Path
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
+from sensor_msgs.msg import CameraInfo, Image
+
+from grade_control.errors import ControlConfigError
+from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExplorer
+from grade_control.geometry import rpy_to_quaternion
+
+_NODE_DEFAULTS: dict[str, Any] = {
+    "robot": "uav", "camera": "camera", "altitude_m": 1.2, "map_rate_hz": 5.0,
+    "replan_period_s": 1.0, "goal_tolerance_m": 0.3,
+    "origin_x_m": -10.0, "origin_y_m": -10.0, "size_x_m": 20.0, "size_y_m": 20.0,
+    "resolution_m": 0.1, "min_obstacle_height_m": 0.15, "max_obstacle_height_m": 2.0,
+    "max_range_m": 4.0, "pixel_stride": 8, "robot_radius_m": 0.3, "min_frontier_cells": 5,
+    "path_step_m": 0.5,
+}
+
+
+def depth_image_to_array(msg: Image) -> np.ndarray:
+    """sensor_msgs/Image (32FC1 metres or 16UC1 millimetres) -> float metres (H, W)."""
+    order = ">" if msg.is_bigendian else "<"
+    if msg.encoding == "32FC1":
+        dtype, scale = np.dtype(f"{order}f4"), 1.0
+    elif msg.encoding == "16UC1":
+        dtype, scale = np.dtype(f"{order}u2"), 1e-3
+    else:
+        raise ValueError(f"depth encoding {msg.encoding!r} is not supported (32FC1, 16UC1)")
+    row = np.frombuffer(bytes(msg.data), dtype=dtype).reshape(msg.height, -1)
+    return row[:, :msg.width].astype(np.float64) * scale
+
+
+def pose_matrix(pose: Any) -> np.ndarray:
+    """geometry_msgs/Pose -> 4x4 transform."""
+    q = np.array([pose.orientation.x, pose.orientation.y, pose.orientation.z,
+                  pose.orientation.w])
+    x, y, z, w = q / np.linalg.norm(q)
+    matrix = np.eye(4)
+    matrix[:3, :3] = np.array([
+        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+    ])
+    matrix[:3, 3] = (pose.position.x, pose.position.y, pose.position.z)
+    return matrix
+
+
+class ExplorerNode(Node):
+    """Maps with the depth camera and sends paths to frontiers."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("explorer", **kwargs)
+        for name, value in _NODE_DEFAULTS.items():
+            self.declare_parameter(name, value, ParameterDescriptor(dynamic_typing=True,
+                                                                    read_only=True))
+        p = {name: self.get_parameter(name).value for name in _NODE_DEFAULTS}
+        for name in ("altitude_m", "map_rate_hz", "replan_period_s", "goal_tolerance_m"):
+            if not (isinstance(p[name], int | float) and math.isfinite(p[name]) and p[name] > 0):
+                raise ControlConfigError(f"{name} = {p[name]!r} is invalid: must be > 0")
+        self.explorer = FrontierExplorer(ExplorerConfig(
+            origin_xy_m=(float(p["origin_x_m"]), float(p["origin_y_m"])),
+            size_xy_m=(float(p["size_x_m"]), float(p["size_y_m"])),
+            resolution_m=float(p["resolution_m"]),
+            min_obstacle_height_m=float(p["min_obstacle_height_m"]),
+            max_obstacle_height_m=float(p["max_obstacle_height_m"]),
+            max_range_m=float(p["max_range_m"]), pixel_stride=p["pixel_stride"],
+            robot_radius_m=float(p["robot_radius_m"]),
+            min_frontier_cells=p["min_frontier_cells"], path_step_m=float(p["path_step_m"])))
+        self.params = p
+        robot, camera = p["robot"], p["camera"]
+        self._depth: Image | None = None
+        self._camera_matrix: np.ndarray | None = None
+        self._poses: dict[int, np.ndarray] = {}
+        self._position: np.ndarray | None = None
+        self._goal: ExplorationGoal | None = None
+        self._finished = False
+        self.create_subscription(Image, f"/{robot}/{camera}/depth/image_raw", self._on_depth,
+                                 qos_profile_sensor_data)
+        self.create_subscription(CameraInfo, f"/{robot}/{camera}/camera_info", self._on_info,
+                                 qos_profile_sensor_data)
+        self.create_subscription(PoseStamped, f"/{robot}/{camera}/pose", self._on_pose,
+                                 qos_profile_sensor_data)
+        self.create_subscription(Odometry, f"/{robot}/odom", self._on_odom,
+                                 qos_profile_sensor_data)
+        self._path_pub = self.create_publisher(Path, f"/{robot}/setpoint/path", QoSProfile(depth=5))
+        self._map_pub = self.create_publisher(OccupancyGrid, f"/{robot}/explorer/map", QoSProfile(
+            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self.create_timer(1.0 / float(p["map_rate_hz"]), self._integrate)
+        self.create_timer(float(p["replan_period_s"]), self._replan)
+
+    @staticmethod
+    def _stamp_ns(stamp: Any) -> int:
+        return int(stamp.sec) * 10**9 + int(stamp.nanosec)
+
+    def _on_depth(self, msg: Image) -> None:
+        self._depth = msg
+
+    def _on_info(self, msg: CameraInfo) -> None:
+        self._camera_matrix = np.array(msg.k, dtype=np.float64).reshape(3, 3)
+
+    def _on_pose(self, msg: PoseStamped) -> None:
+        self._poses[self._stamp_ns(msg.header.stamp)] = pose_matrix(msg.pose)
+        while len(self._poses) > 120:
+            self._poses.pop(next(iter(self._poses)))
+
+    def _on_odom(self, msg: Odometry) -> None:
+        self._position = np.array([msg.pose.pose.position.x, msg.pose.pose.position.y])
+
+    def _integrate(self) -> None:
+        if self._depth is None or self._camera_matrix is None or not self._poses:
+            return
+        depth_msg, self._depth = self._depth, None
+        stamp = self._stamp_ns(depth_msg.header.stamp)
+        nearest = min(self._poses, key=lambda s: abs(s - stamp))
+        if abs(nearest - stamp) > 20_000_000:  # no camera pose within 20 ms of the image
+            self.get_logger().warning("depth image without a matching camera pose: skipped",
+                                      throttle_duration_sec=2.0)
+            return
+        try:
+            depth = depth_image_to_array(depth_msg)
+        except ValueError as err:
+            self.get_logger().warning(str(err), throttle_duration_sec=5.0)
+            return
+        self.explorer.integrate_depth(depth, self._camera_matrix, self._poses[nearest])
+
+    def _replan(self) -> None:
+        self._publish_map()
+        if self._position is None or self._finished:
+            return
+        if self._goal is not None:
+            labels, _ = self.explorer.frontiers()
+            row, col = self.explorer.cell_of(self._goal.goal_xy_m)
+            still_frontier = labels[row, col] > 0
+            near = np.linalg.norm(self._position - self._goal.goal_xy_m) <= float(
+                self.params["goal_tolerance_m"])
+            if still_frontier and not near:
+                return
+        self._goal = self.explorer.next_goal(self._position)
+        if self._goal is None:
+            if self.explorer.observed.any():
+                self.get_logger().info("no reachable frontier left: exploration finished")
+                self._finished = True
+            return
+        self.get_logger().info(f"next frontier at {self._goal.goal_xy_m.round(2).tolist()} "
+                               f"({self._goal.frontier_cells} cells)")
+        self._path_pub.publish(self._path_message(self._goal))
+
+    def _path_message(self, goal: ExplorationGoal) -> Path:
+        msg = Path()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = "world"
+        previous = self._position if self._position is not None else goal.path_xy_m[0]
+        yaw = 0.0
+        for xy in goal.path_xy_m:
+            leg = xy - previous
+            if np.hypot(*leg) > 1e-6:
+                yaw = math.atan2(leg[1], leg[0])
+            previous = xy
+            pose = PoseStamped()
+            pose.header = msg.header
+            pose.pose.position.x, pose.pose.position.y = float(xy[0]), float(xy[1])
+            pose.pose.position.z = float(self.params["altitude_m"])
+            q = rpy_to_quaternion(0.0, 0.0, yaw)
+            (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
+             pose.pose.orientation.w) = (float(v) for v in q)
+            msg.poses.append(pose)
+        return msg
+
+    def _publish_map(self) -> None:
+        config = self.explorer.config
+        msg = OccupancyGrid()
+        msg.header.stamp = self.get_clock().now().to_msg()
+        msg.header.frame_id = "world"
+        msg.info.resolution = float(config.resolution_m)
+        msg.info.height, msg.info.width = config.shape
+        msg.info.origin.position.x, msg.info.origin.position.y = config.origin_xy_m
+        msg.info.origin.orientation.w = 1.0
+        msg.data = self.explorer.grid().ravel().tolist()
+        if self.context.ok():
+            self._map_pub.publish(msg)
+
+
+def main(args: list[str] | None = None) -> None:
+    """Entry point: `ros2 run grade explorer --ros-args -p robot:=uav`."""
+    try:
+        rclpy.init(args=args)
+    except RuntimeError as err:
+        print(f"explorer: cannot start: {err}", file=sys.stderr)
+        sys.exit(2)
+    node: ExplorerNode | None = None
+    try:
+        node = ExplorerNode()
+        rclpy.spin(node)
+    except ControlConfigError as err:
+        print(f"explorer: invalid parameters: {err}", file=sys.stderr)
+        sys.exit(2)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except RuntimeError:
+        if rclpy.ok():
+            raise
+    finally:
+        if node is not None:
+            node.destroy_node()
+        if rclpy.ok():
+            rclpy.shutdown()
+
+
+if __name__ == "__main__":
+    main()
