@@ -180,6 +180,12 @@ class MujocoEngine:
     # -- EngineBackend --------------------------------------------------------------------------
     def step(self) -> None:
         self._mj.mj_step(self.model, self.data)
+        # mj_step leaves positions, sensors and accelerations of the state *before* integration;
+        # recompute them so poses, IMU and joint states all describe the same instant.
+        self._mj.mj_forward(self.model, self.data)
+
+    def forward(self) -> None:
+        self._mj.mj_forward(self.model, self.data)
 
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         self.data.ctrl[self._actuators[robot]] = velocities
@@ -189,7 +195,6 @@ class MujocoEngine:
     ) -> None:
         self.data.qpos[self._joint_qpos[robot]] = positions
         self.data.qvel[self._joint_dof[robot]] = velocities
-        self._mj.mj_forward(self.model, self.data)
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         if len(self._mocap_ids):
@@ -217,6 +222,7 @@ class MujocoEngine:
             angular_velocity_base=vel[:3].copy(),
             imu_angular_velocity=gyro,
             imu_specific_force=accel,
+            joint_velocity_commands=self.data.ctrl[self._actuators[robot]].copy(),
         )
 
     def camera_pose(self, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:

@@ -28,6 +28,7 @@ class RobotState:
     angular_velocity_base: FloatArray  # (3,) in the base frame
     imu_angular_velocity: FloatArray  # (3,) rad/s in the IMU frame
     imu_specific_force: FloatArray  # (3,) m/s^2 in the IMU frame, gravity included
+    joint_velocity_commands: FloatArray  # the velocity targets acting on the joints
 
 
 @dataclass(frozen=True)
@@ -47,13 +48,16 @@ class EngineBackend(Protocol):
     def step(self) -> None:
         """Advance the physics by one step of the scenario's physics period."""
 
+    def forward(self) -> None:
+        """Recompute everything derived from the state (after teleporting joints), no time step."""
+
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         """Velocity targets for a robot's joints, in chain order; held until changed."""
 
     def set_robot_joint_state(
         self, robot: str, positions: FloatArray, velocities: FloatArray
     ) -> None:
-        """Teleport a robot's joints (replay)."""
+        """Teleport a robot's joints (replay); call forward() once all are set."""
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         """Kinematic poses of every actor body (Scene.actor_body_poses order)."""

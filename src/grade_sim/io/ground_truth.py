@@ -82,8 +82,7 @@ class _CameraFiles:
         )
         # These files stay open for the whole run (one line per frame) and close in close().
         self.lists = {
-            name: open(root / f"{name}.txt", "w")
-            for name in ("rgb", "depth", "instance")
+            name: open(root / f"{name}.txt", "w") for name in ("rgb", "depth", "instance")
         }
         for name, f in self.lists.items():
             f.write(f"# {name} images\n# timestamp filename\n")
@@ -134,8 +133,7 @@ class GroundTruthWriter:
                     vertical_fov_deg(cam),
                 )
         self._traj = {
-            r.model.name: open(gt_root / r.model.name / "trajectory.txt", "w")
-            for r in scene.robots
+            r.model.name: open(gt_root / r.model.name / "trajectory.txt", "w") for r in scene.robots
         }
         for f in self._traj.values():
             f.write("# base_link in world\n# timestamp tx ty tz qx qy qz qw\n")

@@ -34,6 +34,8 @@ class ExperimentRecord:
     joint_names: dict[str, tuple[str, ...]]
     joint_positions: dict[str, np.ndarray]  # robot -> (n, nj)
     joint_velocities: dict[str, np.ndarray]
+    # Velocity targets in force at each step (applied before the physics step that led to it).
+    joint_commands: dict[str, np.ndarray]
     status: str
 
     @property
@@ -52,6 +54,7 @@ class ExperimentRecorder:
         self._stamps = np.zeros(n, dtype=np.int64)
         self._q = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
         self._qd = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
+        self._cmd = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
         self._steps = 0
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
@@ -65,6 +68,7 @@ class ExperimentRecorder:
         for name, st in robot_states.items():
             self._q[name][step] = st.joint_positions
             self._qd[name][step] = st.joint_velocities
+            self._cmd[name][step] = st.joint_velocity_commands
         self._steps = step + 1
 
     def close(self, status: str) -> None:
@@ -83,6 +87,7 @@ class ExperimentRecorder:
             arrays[f"robot/{name}/joint_names"] = np.array(r.model.joint_names)
             arrays[f"robot/{name}/q"] = self._q[name][:n]
             arrays[f"robot/{name}/qd"] = self._qd[name][:n]
+            arrays[f"robot/{name}/cmd"] = self._cmd[name][:n]
         for p, tl in zip(self.scene.people, self.scene.person_timelines, strict=True):
             arrays[f"person/{p.name}/position_xy"] = tl.position_xy[:n]
             arrays[f"person/{p.name}/heading_rad"] = tl.heading_rad[:n]
@@ -124,11 +129,13 @@ def load_record(path: Path) -> ExperimentRecord:
         names: dict[str, tuple[str, ...]] = {}
         q: dict[str, np.ndarray] = {}
         qd: dict[str, np.ndarray] = {}
+        cmd: dict[str, np.ndarray] = {}
         for robot in scenario.robots:
             key = f"robot/{robot.name}"
             names[robot.name] = tuple(str(v) for v in files[f"{key}/joint_names"])
             q[robot.name] = files[f"{key}/q"]
             qd[robot.name] = files[f"{key}/qd"]
+            cmd[robot.name] = files[f"{key}/cmd"]
         return ExperimentRecord(
             scenario,
             files["stamps_ns"],
@@ -136,6 +143,7 @@ def load_record(path: Path) -> ExperimentRecord:
             names,
             q,
             qd,
+            cmd,
             str(files["status"]),
         )
     except KeyError as err:

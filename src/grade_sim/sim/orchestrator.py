@@ -68,6 +68,20 @@ class CommandSource(Protocol):
         """Velocities in joint_names order for the step at stamp_ns, or None to hold still."""
 
 
+class ReplayDriver(Protocol):
+    """Drives every robot from a recorded run instead of commands (grade_replay).
+
+    teleport: the joints are set to the recorded state at each step (exact by construction);
+    otherwise the recorded velocity commands go through the physics (velocity mode).
+    """
+
+    teleport: bool
+
+    def joint_state(self, robot: str, step: int) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Recorded (positions, velocities, velocity commands) of a robot at a step."""
+        ...
+
+
 @dataclass
 class RunStats:
     status: str = "running"
@@ -150,12 +164,14 @@ class Simulator:
         command_source: CommandSource | None = None,
         scene: Scene | None = None,
         backend_factory: Callable[[Scene], EngineBackend] = create_backend,
+        replay: ReplayDriver | None = None,
     ) -> None:
         self.scenario = scenario
         self.scene = scene if scene is not None else build_scene(scenario)
         self.backend = backend_factory(self.scene)
         self.observers = list(observers)
         self.command_source = command_source
+        self.replay = replay
         rates = scenario.rates
         self.clock_topic = TopicSpec("/clock", "rosgraph_msgs/msg/Clock", QosProfile.RELIABLE)
         self.tf_topic = TopicSpec("/tf", "tf2_msgs/msg/TFMessage", QosProfile.RELIABLE)
@@ -226,7 +242,9 @@ class Simulator:
         stamp_ns = stamp_ns_of(k, sc.rates.physics_hz)
         timings = self.stats.stage_s
         t0 = time.perf_counter()
-        if k > 0:
+        if self.replay is not None:
+            self._replay_step(k)
+        elif k > 0:
             for r in self._robots:
                 self._apply_commands(r.setup, stamp_ns)
             self.backend.step()
@@ -244,6 +262,19 @@ class Simulator:
         self.stats.steps = k + 1
         self.stats.sim_time_s = stamp_ns / 1e9
         self._step += 1
+
+    def _replay_step(self, k: int) -> None:
+        assert self.replay is not None
+        for r in self._robots:
+            name = r.setup.model.name
+            q, qd, cmd = self.replay.joint_state(name, k)
+            if self.replay.teleport:
+                self.backend.set_robot_joint_state(name, q, qd)
+            self.backend.set_joint_velocity_commands(name, cmd)
+        if self.replay.teleport:
+            self.backend.forward()
+        elif k > 0:
+            self.backend.step()
 
     def _apply_commands(self, setup: RobotSetup, stamp_ns: int) -> None:
         model = setup.model

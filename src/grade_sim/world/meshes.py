@@ -114,20 +114,30 @@ def _occupancy(meshes: list[StaticMesh], lo: np.ndarray, hi: np.ndarray) -> Occu
     ny = max(1, math.ceil((hi[1] - lo[1]) / res))
     grid = OccupancyGrid((float(lo[0]), float(lo[1])), res, np.zeros((nx, ny), dtype=bool))
     floor = lo[2]
+    band_lo, band_hi = floor + OBSTACLE_BAND_M[0], floor + OBSTACLE_BAND_M[1]
     for m in meshes:
         tri = m.vertices_xyz[m.faces]  # (f, 3, 3)
-        # Sample each triangle densely enough for the grid: barycentric points per face.
-        n = 6
-        u, v = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n))
-        keep = (u + v) <= 1
-        u, v = u[keep], v[keep]
-        pts = (
-            tri[:, None, 0] * (1 - u - v)[None, :, None]
-            + tri[:, None, 1] * u[None, :, None]
-            + tri[:, None, 2] * v[None, :, None]
-        ).reshape(-1, 3)
-        band = (pts[:, 2] > floor + OBSTACLE_BAND_M[0]) & (pts[:, 2] < floor + OBSTACLE_BAND_M[1])
-        idx = grid.cell_of(pts[band, :2])
-        idx = np.clip(idx, 0, [nx - 1, ny - 1])
-        grid.blocked[idx[:, 0], idx[:, 1]] = True
+        tri = tri[(tri[:, :, 2].max(axis=1) > band_lo) & (tri[:, :, 2].min(axis=1) < band_hi)]
+        # Barycentric samples at most half a cell apart, so a large triangle (a wall quad) marks
+        # every cell it crosses instead of a sparse dotted line that people could walk through.
+        edges = np.linalg.norm(tri - np.roll(tri, 1, axis=1), axis=2).max(axis=1)
+        n_per_tri = np.ceil(edges / (0.5 * res)).astype(np.int64) + 1
+        n_per_tri = np.maximum(n_per_tri, 2)
+        for n in np.unique(n_per_tri):
+            u, v = np.meshgrid(np.linspace(0, 1, n), np.linspace(0, 1, n))
+            keep = (u + v) <= 1 + 1e-12
+            u, v = u[keep], v[keep]
+            group = tri[n_per_tri == n]
+            chunk = max(1, 2_000_000 // len(u))  # bound the memory of one batch of samples
+            for start in range(0, len(group), chunk):
+                t = group[start : start + chunk]
+                pts = (
+                    t[:, None, 0] * (1 - u - v)[None, :, None]
+                    + t[:, None, 1] * u[None, :, None]
+                    + t[:, None, 2] * v[None, :, None]
+                ).reshape(-1, 3)
+                band = (pts[:, 2] > band_lo) & (pts[:, 2] < band_hi)
+                idx = grid.cell_of(pts[band, :2])
+                idx = np.clip(idx, 0, [nx - 1, ny - 1])
+                grid.blocked[idx[:, 0], idx[:, 1]] = True
     return grid
