@@ -7,6 +7,8 @@ with every message written so far.
 
 from __future__ import annotations
 
+import queue
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -48,9 +50,13 @@ def offered_qos(profile: QosProfile) -> list[Any]:
 
 
 class BagWriter:
-    """SimObserver writing a rosbag2 directory; topics are registered up front."""
+    """SimObserver writing a rosbag2 directory; topics are registered up front.
 
-    def __init__(self, path: Path, topics: list[TopicSpec]) -> None:
+    Writes happen on a background thread (file I/O releases the GIL), in the order messages were
+    produced; the bounded queue keeps memory flat if the disk is slower than the simulation.
+    """
+
+    def __init__(self, path: Path, topics: list[TopicSpec], queue_size: int = 256) -> None:
         from rosbags.rosbag2 import StoragePlugin, Writer
 
         self.path = path
@@ -66,10 +72,22 @@ class BagWriter:
                 serialization_format="cdr",
                 offered_qos_profiles=offered_qos(topic.qos),
             )
+        self._queue: queue.Queue[tuple[Any, int, bytes] | None] = queue.Queue(maxsize=queue_size)
+        self._error: BaseException | None = None
+        self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
+        self._thread.start()
         self._closed = False
 
+    def _write_loop(self) -> None:
+        while (item := self._queue.get()) is not None:
+            if self._error is None:
+                try:
+                    self._writer.write(*item)
+                except BaseException as err:  # reported by close(); the run still ends cleanly
+                    self._error = err
+
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
-        self._writer.write(self._connections[topic.name], stamp_ns, cdr)
+        self._queue.put((self._connections[topic.name], stamp_ns, cdr))
 
     def on_camera(self, sample: object) -> None:
         return None
@@ -78,6 +96,11 @@ class BagWriter:
         return None
 
     def close(self, status: str) -> None:
-        if not self._closed:
-            self._closed = True
-            self._writer.close()
+        if self._closed:
+            return
+        self._closed = True
+        self._queue.put(None)
+        self._thread.join()
+        self._writer.close()
+        if self._error is not None:
+            raise OSError(f"writing bag {self.path} failed: {self._error}") from self._error

@@ -1,0 +1,181 @@
+"""IMU noise, RotorS discrete form: white noise, bias random walk (with correlation time),
+turn-on bias.
+
+Gyroscope and accelerometer have separate parameters (`AxisNoiseParams`); `imu_noise` applies both
+to a block of samples and returns the updated state, so one call per message (online) and one call
+per long array (statistics, offline) follow the same equations.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.signal import lfilter
+
+from grade_noise.errors import NoiseConfigError, NoiseInputError
+
+FloatArray = NDArray[np.float64]
+
+
+@dataclass(frozen=True)
+class AxisNoiseParams:
+    """Noise of one 3-axis sensor (gyroscope or accelerometer), RotorS parameter names.
+
+    Attributes:
+        noise_density: white noise N, [unit]/sqrt(Hz) (rad/s/sqrt(Hz) or m/s^2/sqrt(Hz)).
+        random_walk: bias random walk sigma_b, [unit]/s/sqrt(Hz) (the ADEV slope K).
+        correlation_time_s: bias correlation time tau (> 0; large values give a pure random walk).
+        turn_on_bias_sigma: standard deviation of the bias drawn once per axis at start.
+    """
+
+    noise_density: float
+    random_walk: float
+    correlation_time_s: float
+    turn_on_bias_sigma: float
+
+    def __post_init__(self) -> None:
+        for name in ("noise_density", "random_walk", "turn_on_bias_sigma"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and value >= 0.0):
+                raise NoiseConfigError(
+                    f"IMU noise field '{name}' = {value!r}: must be finite and >= 0"
+                )
+        if not (math.isfinite(self.correlation_time_s) and self.correlation_time_s > 0.0):
+            raise NoiseConfigError(
+                f"IMU noise field 'correlation_time_s' = {self.correlation_time_s!r}: must be > 0 s"
+            )
+
+
+@dataclass(frozen=True)
+class ImuNoiseParams:
+    """Gyroscope and accelerometer noise of one IMU."""
+
+    gyro: AxisNoiseParams
+    accel: AxisNoiseParams
+
+
+IMU_PRESETS: dict[str, ImuNoiseParams] = {
+    # RotorS / GRADE defaults (ADIS16448-class drone IMU), see shared reference notes.
+    "drone": ImuNoiseParams(
+        gyro=AxisNoiseParams(3.394e-4, 3.8785e-5, 1000.0, 0.0087),
+        accel=AxisNoiseParams(4.0e-3, 6.0e-3, 300.0, 0.196),
+    ),
+    # A cheaper MEMS part (phone / hobby flight controller class): about 3x the white noise,
+    # 2.5x-5x the bias instability and larger turn-on offsets. Illustrative, not a datasheet.
+    "consumer": ImuNoiseParams(
+        gyro=AxisNoiseParams(1.0e-3, 2.0e-4, 500.0, 0.02),
+        accel=AxisNoiseParams(1.2e-2, 1.5e-2, 300.0, 0.3),
+    ),
+    # No noise at all: pass-through, for A/B runs with the same pipeline.
+    "none": ImuNoiseParams(
+        gyro=AxisNoiseParams(0.0, 0.0, 1000.0, 0.0),
+        accel=AxisNoiseParams(0.0, 0.0, 1000.0, 0.0),
+    ),
+}
+
+
+def imu_preset(name: str) -> ImuNoiseParams:
+    """Return the IMU preset `name`; raise NoiseConfigError listing the valid names."""
+    try:
+        return IMU_PRESETS[name]
+    except KeyError:
+        raise NoiseConfigError(
+            f"unknown IMU noise preset '{name}'; available: {sorted(IMU_PRESETS)}"
+        ) from None
+
+
+@dataclass(frozen=True)
+class ImuNoiseState:
+    """Biases carried between calls: random-walk part and constant turn-on part, per sensor."""
+
+    gyro_bias: FloatArray
+    accel_bias: FloatArray
+    gyro_turn_on: FloatArray
+    accel_turn_on: FloatArray
+
+
+def initial_imu_state(params: ImuNoiseParams, rng: np.random.Generator) -> ImuNoiseState:
+    """Draw the turn-on biases (once per axis); the random-walk biases start at zero."""
+    return ImuNoiseState(
+        gyro_bias=np.zeros(3),
+        accel_bias=np.zeros(3),
+        gyro_turn_on=rng.normal(0.0, params.gyro.turn_on_bias_sigma, 3),
+        accel_turn_on=rng.normal(0.0, params.accel.turn_on_bias_sigma, 3),
+    )
+
+
+def _axis_noise(
+    values: FloatArray, dt_s: float, bias0: FloatArray, p: AxisNoiseParams, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """RotorS discrete step for n samples: (noise incl. bias, bias after the last sample)."""
+    n = values.shape[0]
+    sigma_d = p.noise_density / math.sqrt(dt_s)
+    a = math.exp(-dt_s / p.correlation_time_s)
+    sigma_bd = math.sqrt(
+        -(p.random_walk**2)
+        * p.correlation_time_s
+        / 2.0
+        * math.expm1(-2.0 * dt_s / p.correlation_time_s)
+    )
+    white = rng.standard_normal((n, 3)) * sigma_d
+    drive = rng.standard_normal((n, 3)) * sigma_bd
+    # b_k = a b_{k-1} + w_k, run along time for each axis, starting from the carried bias.
+    if n <= 4:  # one message online: a plain loop is much cheaper than lfilter's set-up
+        bias = np.empty((n, 3))
+        prev = bias0
+        for i in range(n):
+            prev = a * prev + drive[i]
+            bias[i] = prev
+    else:
+        bias = np.asarray(
+            lfilter([1.0], [1.0, -a], drive, axis=0, zi=(a * bias0)[None, :])[0], dtype=np.float64
+        )
+    return white + bias, bias[-1].copy()
+
+
+def imu_noise(
+    gyro_rad_s: FloatArray,
+    accel_m_s2: FloatArray,
+    dt_s: float,
+    state: ImuNoiseState,
+    rng: np.random.Generator,
+    params: ImuNoiseParams,
+) -> tuple[FloatArray, FloatArray, ImuNoiseState]:
+    """Add IMU noise to n consecutive samples taken dt_s apart.
+
+    Args:
+        gyro_rad_s: (n, 3) or (3,) true angular velocity.
+        accel_m_s2: same shape, true specific force.
+        dt_s: sample period (> 0).
+        state: biases from the previous call (or `initial_imu_state`).
+        rng: the stream's generator; draws happen in a fixed order.
+        params: gyro and accel noise.
+
+    Returns:
+        (noisy gyro, noisy accel, new state), arrays in the input shape.
+
+    Raises:
+        NoiseInputError: non-finite samples, mismatched shapes or dt_s <= 0.
+    """
+    gyro = np.asarray(gyro_rad_s, dtype=np.float64)
+    accel = np.asarray(accel_m_s2, dtype=np.float64)
+    if gyro.shape != accel.shape or gyro.shape[-1:] != (3,) or gyro.ndim not in (1, 2):
+        raise NoiseInputError(
+            f"IMU samples must be (n, 3) or (3,) with equal shapes, got gyro {gyro.shape} "
+            f"and accel {accel.shape}"
+        )
+    if not (math.isfinite(dt_s) and dt_s > 0.0):
+        raise NoiseInputError(f"IMU sample period dt_s = {dt_s!r}: must be finite and > 0")
+    if not (np.all(np.isfinite(gyro)) and np.all(np.isfinite(accel))):
+        raise NoiseInputError("IMU input contains NaN or infinite values; cannot add noise")
+    g2 = gyro.reshape(-1, 3)
+    a2 = accel.reshape(-1, 3)
+    g_noise, g_bias = _axis_noise(g2, dt_s, state.gyro_bias, params.gyro, rng)
+    a_noise, a_bias = _axis_noise(a2, dt_s, state.accel_bias, params.accel, rng)
+    new_state = ImuNoiseState(g_bias, a_bias, state.gyro_turn_on, state.accel_turn_on)
+    out_g = (g2 + g_noise + state.gyro_turn_on).reshape(gyro.shape)
+    out_a = (a2 + a_noise + state.accel_turn_on).reshape(accel.shape)
+    return out_g, out_a, new_state

@@ -1,0 +1,1 @@
+"""ROS 2 side of grade_noise: the online `noise_node`."""
