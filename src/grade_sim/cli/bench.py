@@ -11,6 +11,7 @@ from collections.abc import Callable
 
 # name -> "module:function"; the function takes argv (list[str]) and returns an exit code.
 BENCHMARKS: dict[str, str] = {
+    "sim": "grade_sim.bench:main",
     "control": "grade_control.bench:main",
     "bag": "grade_replay.bench:main",
     "eval": "grade_eval.bench:main",

@@ -28,6 +28,7 @@ def _check_range_pair(value: Range, path: str) -> None:
 class EnvironmentKind(enum.Enum):
     PROCEDURAL = "procedural"
     MESH = "mesh"
+    OUTDOOR = "outdoor"
 
 
 class RobotKind(enum.Enum):
@@ -88,10 +89,38 @@ class MeshEnvironmentConfig:
 
 
 @dataclass(frozen=True)
+class OutdoorConfig:
+    """GRADE's savanna-like outdoor world: flat ground, trees, rocks, bushes (world/outdoor.py)."""
+
+    size_m: tuple[float, float] = field(default=(40.0, 40.0), metadata=bounds(10.0, 500.0))
+    trees: int = field(default=30, metadata=bounds(0, 2000))
+    tree_height_m: Range = field(default=(3.0, 7.0), metadata=bounds(1.5, 30.0))
+    rocks: int = field(default=20, metadata=bounds(0, 2000))
+    rock_size_m: Range = field(default=(0.3, 1.2), metadata=bounds(0.05, 5.0))
+    bushes: int = field(default=25, metadata=bounds(0, 2000))
+    bush_size_m: Range = field(default=(0.4, 1.5), metadata=bounds(0.1, 5.0))
+    # Robots loop on a regular polygon around the centre; no obstacle comes near its edges.
+    tour_radius_m: float = field(default=10.0, metadata=bounds(1.0, 240.0))
+    tour_points: int = field(default=8, metadata=bounds(3, 64))
+    tour_clearance_m: float = field(default=2.0, metadata=bounds(0.5, 20.0))
+
+    def validate(self, path: str) -> None:
+        for name in ("tree_height_m", "rock_size_m", "bush_size_m"):
+            _check_range_pair(getattr(self, name), f"{path}.{name}")
+        limit = min(self.size_m) / 2 - self.tour_clearance_m
+        if self.tour_radius_m > limit:
+            raise ConfigError(
+                f"{path}.tour_radius_m: {self.tour_radius_m} does not fit a {list(self.size_m)} m "
+                f"ground with tour_clearance_m {self.tour_clearance_m}; allowed up to {limit}"
+            )
+
+
+@dataclass(frozen=True)
 class EnvironmentConfig:
     type: EnvironmentKind = EnvironmentKind.PROCEDURAL
     procedural: ProceduralConfig = field(default_factory=ProceduralConfig)
     mesh: MeshEnvironmentConfig = field(default_factory=MeshEnvironmentConfig)
+    outdoor: OutdoorConfig = field(default_factory=OutdoorConfig)
 
     def validate(self, path: str) -> None:
         if self.type is EnvironmentKind.MESH and not self.mesh.path:

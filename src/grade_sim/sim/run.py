@@ -6,7 +6,7 @@ import json
 import resource
 import signal
 import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,7 +19,14 @@ from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
 from grade_sim.io.record import ExperimentRecorder
 from grade_sim.io.run_dir import RunDirectory
-from grade_sim.sim.orchestrator import CommandSource, RunStats, SimObserver, Simulator
+from grade_sim.scene import Scene
+from grade_sim.sim.orchestrator import (
+    CommandSource,
+    ReplayDriver,
+    RunStats,
+    SimObserver,
+    Simulator,
+)
 
 
 @dataclass(frozen=True)
@@ -85,16 +92,25 @@ def run_scenario(
     command_source: CommandSource | None = None,
     progress: Callable[[int, int], None] | None = None,
     simulator_hook: Callable[[Simulator], None] | None = None,
+    scene: Scene | None = None,
+    replay: ReplayDriver | None = None,
+    run_info: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Simulate a scenario into a new run directory `out` (see docs/conventions.md)."""
+    """Simulate a scenario into a new run directory `out` (see docs/conventions.md).
+
+    `scene` (default: drawn from the scenario), `replay` (drive robots from a record) and
+    `run_info` (extra top-level keys of run.yaml) serve grade replay.
+    """
     run_dir = RunDirectory(out, overwrite=overwrite)
     root = run_dir.path
+    extra = dict(run_info or {})
     (root / "run.yaml").write_text(
         yaml.safe_dump(
-            {"status": "running", "scenario": scenario_to_mapping(scenario)}, sort_keys=False
+            {"status": "running", "scenario": scenario_to_mapping(scenario), **extra},
+            sort_keys=False,
         )
     )
-    sim = Simulator(scenario, command_source=command_source)
+    sim = Simulator(scenario, command_source=command_source, scene=scene, replay=replay)
     own: list[SimObserver] = []
     rec = scenario.record
     if rec.bag:
@@ -117,7 +133,8 @@ def run_scenario(
     (root / "summary.json").write_text(json.dumps(summary, indent=2))
     (root / "run.yaml").write_text(
         yaml.safe_dump(
-            {"status": stats.status, "scenario": scenario_to_mapping(scenario)}, sort_keys=False
+            {"status": stats.status, "scenario": scenario_to_mapping(scenario), **extra},
+            sort_keys=False,
         )
     )
     path = run_dir.commit()
