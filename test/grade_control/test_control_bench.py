@@ -34,8 +34,9 @@ def test_closed_loop_on_the_plant_repeats_bit_for_bit() -> None:
     for _ in range(2):
         controller = JointController(ControllerConfig.uav())
         times, positions, quats, velocities, yaw_rates = circle_trajectory(1.0, 20.0, 1.5, 5.0)
-        controller.tracker.set_trajectory(times, positions, quats, velocities, yaw_rates,
-                                          "world", 0.0)
+        controller.tracker.set_trajectory(
+            times, positions, quats, velocities, yaw_rates, "world", 0.0
+        )
         runs.append(simulate_first_order(controller, np.array([0.8, 0.1, 1.2, 0, 0, 1.0]), 5.0))
     for first, second in zip(runs[0], runs[1], strict=True):
         assert np.array_equal(first, second)

@@ -28,8 +28,9 @@ def camera_pose(x: float, y: float, z: float, yaw: float) -> np.ndarray:
 def render_box_depth(pose: np.ndarray, half_m: float = 3.0, ceiling_m: float = 2.5) -> np.ndarray:
     """Exact planar depth of the inside of a box room (floor z=0)."""
     v, u = np.mgrid[0:HEIGHT, 0:WIDTH]
-    rays_optical = np.stack([(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1],
-                             np.ones_like(u, dtype=float)], axis=-1)
+    rays_optical = np.stack(
+        [(u - K[0, 2]) / K[0, 0], (v - K[1, 2]) / K[1, 1], np.ones_like(u, dtype=float)], axis=-1
+    )
     rays = rays_optical @ pose[:3, :3].T
     origin = pose[:3, 3]
     t_best = np.full(u.shape, np.inf)
@@ -42,8 +43,13 @@ def render_box_depth(pose: np.ndarray, half_m: float = 3.0, ceiling_m: float = 2
     return t_best  # rays_optical z = 1: t is the planar depth
 
 
-CONFIG = ExplorerConfig(origin_xy_m=(-5.0, -5.0), size_xy_m=(10.0, 10.0), resolution_m=0.1,
-                        max_range_m=5.0, pixel_stride=4)
+CONFIG = ExplorerConfig(
+    origin_xy_m=(-5.0, -5.0),
+    size_xy_m=(10.0, 10.0),
+    resolution_m=0.1,
+    max_range_m=5.0,
+    pixel_stride=4,
+)
 
 
 def test_full_turn_maps_the_room_and_leaves_no_frontier() -> None:
@@ -99,12 +105,15 @@ def test_explore_loop_terminates_with_the_room_mapped() -> None:
     assert np.count_nonzero(inside == FREE) / inside.size > 0.95
 
 
-@pytest.mark.parametrize(("field", "value", "match"), [
-    ("resolution_m", 0.0, r"resolution_m = 0\.0 is invalid"),
-    ("pixel_stride", 0, r"pixel_stride = 0"),
-    ("min_obstacle_height_m", 3.0, r"min_obstacle_height_m = 3\.0 must be <"),
-    ("size_xy_m", (0.0, 1.0), r"size_xy_m"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("resolution_m", 0.0, r"resolution_m = 0\.0 is invalid"),
+        ("pixel_stride", 0, r"pixel_stride = 0"),
+        ("min_obstacle_height_m", 3.0, r"min_obstacle_height_m = 3\.0 must be <"),
+        ("size_xy_m", (0.0, 1.0), r"size_xy_m"),
+    ],
+)
 def test_bad_explorer_config(field: str, value: object, match: str) -> None:
     with pytest.raises(ControlConfigError, match=match):
         ExplorerConfig(**{field: value})  # type: ignore[arg-type]

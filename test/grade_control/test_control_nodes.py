@@ -31,9 +31,13 @@ pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
 
 def start(module: str, *ros_args: str) -> subprocess.Popen[str]:
-    return subprocess.Popen([sys.executable, "-m", module, "--ros-args", *ros_args],
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                            env=os.environ.copy())
+    return subprocess.Popen(
+        [sys.executable, "-m", module, "--ros-args", *ros_args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        env=os.environ.copy(),
+    )
 
 
 def stop(process: subprocess.Popen[str]) -> str:
@@ -57,8 +61,9 @@ class Harness:
         self.executor = SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
 
-    def spin_until(self, done: Callable[[], bool], timeout_s: float,
-                   tick: Callable[[], None] | None = None) -> bool:
+    def spin_until(
+        self, done: Callable[[], bool], timeout_s: float, tick: Callable[[], None] | None = None
+    ) -> bool:
         end = time.monotonic() + timeout_s
         while time.monotonic() < end:
             if tick is not None:
@@ -104,17 +109,24 @@ def set_parameter(h: Harness, name: str, value: float) -> Any:
     client = h.node.create_client(SetParameters, "/joint_controller/set_parameters")
     assert client.wait_for_service(timeout_sec=10.0)
     request = SetParameters.Request()
-    request.parameters = [Parameter(name=name, value=ParameterValue(
-        type=ParameterType.PARAMETER_DOUBLE, double_value=value))]
+    request.parameters = [
+        Parameter(
+            name=name, value=ParameterValue(type=ParameterType.PARAMETER_DOUBLE, double_value=value)
+        )
+    ]
     future = client.call_async(request)
     assert h.spin_until(future.done, 10.0)
     return future.result().results[0]
 
 
 def test_joint_controller_commands_runtime_parameters_and_rejection(
-        harness: Harness, repo_root: Path) -> None:
-    process = start("grade_control.node.joint_controller", "--params-file",
-                    str(repo_root / "config" / "controller_uav.yaml"))
+    harness: Harness, repo_root: Path
+) -> None:
+    process = start(
+        "grade_control.node.joint_controller",
+        "--params-file",
+        str(repo_root / "config" / "controller_uav.yaml"),
+    )
     h = harness
     commands: list[JointState] = []
     h.node.create_subscription(JointState, "/uav/joint_commands", commands.append, 10)
@@ -128,6 +140,7 @@ def test_joint_controller_commands_runtime_parameters_and_rejection(
 
     def moving() -> bool:
         return bool(commands) and commands[-1].velocity[0] > 0.4
+
     try:
         assert h.spin_until(moving, 20.0, tick), stop(process)
         last = commands[-1]
@@ -158,9 +171,13 @@ def test_joint_controller_commands_runtime_parameters_and_rejection(
         def tick_bad() -> None:
             odom_pub.publish(odometry(h.node, 0.0, 0.0, 1.0))
             pose_pub.publish(pose_setpoint(h.node, *goal, frame=goal_frame))
+
         count = len(commands)
-        assert h.spin_until(lambda: len(commands) > count + 10
-                            and all(v == 0.0 for v in commands[-1].velocity), 5.0, tick_bad)
+        assert h.spin_until(
+            lambda: len(commands) > count + 10 and all(v == 0.0 for v in commands[-1].velocity),
+            5.0,
+            tick_bad,
+        )
     finally:
         output = stop(process)
     assert process.returncode == 0, output
@@ -169,9 +186,13 @@ def test_joint_controller_commands_runtime_parameters_and_rejection(
 
 
 def test_joint_controller_uses_simulated_time(harness: Harness, repo_root: Path) -> None:
-    process = start("grade_control.node.joint_controller", "--params-file",
-                    str(repo_root / "config" / "controller_uav.yaml"), "-p",
-                    "use_sim_time:=true")
+    process = start(
+        "grade_control.node.joint_controller",
+        "--params-file",
+        str(repo_root / "config" / "controller_uav.yaml"),
+        "-p",
+        "use_sim_time:=true",
+    )
     h = harness
     commands: list[JointState] = []
     h.node.create_subscription(JointState, "/uav/joint_commands", commands.append, 10)
@@ -184,6 +205,7 @@ def test_joint_controller_uses_simulated_time(harness: Harness, repo_root: Path)
         stamp = Time(sec=sim_ns[0] // 10**9, nanosec=sim_ns[0] % 10**9)
         clock_pub.publish(Clock(clock=stamp))
         odom_pub.publish(odometry(h.node, 0.0, 0.0, 1.0, stamp))
+
     try:
         assert h.spin_until(lambda: len(commands) >= 5, 20.0, tick), stop(process)
     finally:
@@ -192,13 +214,17 @@ def test_joint_controller_uses_simulated_time(harness: Harness, repo_root: Path)
     assert all(1000.0 <= s <= sim_ns[0] * 1e-9 for s in stamps), (stamps, output)
 
 
-@pytest.mark.parametrize(("edit", "match"), [
-    (("yaw: {kp: 1.2", "yaw: {kp: -1.0"), "axes.yaw.kp = -1.0 is invalid: must be >= 0"),
-    (("rate_hz: 50.0", "rate_hz: 0.0"), "rate_hz = 0.0 is invalid"),
-    (("x: {kp: 1.2", "x: {kpp: 1.2"), "['axes.x.kpp'] are unknown"),
-])
+@pytest.mark.parametrize(
+    ("edit", "match"),
+    [
+        (("yaw: {kp: 1.2", "yaw: {kp: -1.0"), "axes.yaw.kp = -1.0 is invalid: must be >= 0"),
+        (("rate_hz: 50.0", "rate_hz: 0.0"), "rate_hz = 0.0 is invalid"),
+        (("x: {kp: 1.2", "x: {kpp: 1.2"), "['axes.x.kpp'] are unknown"),
+    ],
+)
 def test_bad_params_file_fails_at_start_naming_the_parameter(
-        tmp_path: Path, repo_root: Path, edit: tuple[str, str], match: str) -> None:
+    tmp_path: Path, repo_root: Path, edit: tuple[str, str], match: str
+) -> None:
     text = (repo_root / "config" / "controller_uav.yaml").read_text()
     assert edit[0] in text
     bad = tmp_path / "bad.yaml"
@@ -210,16 +236,19 @@ def test_bad_params_file_fails_at_start_naming_the_parameter(
 
 
 def test_waypoint_mission_publishes_the_first_waypoint(harness: Harness, repo_root: Path) -> None:
-    process = start("grade_control.node.waypoint_mission", "-p",
-                    f"mission_file:={repo_root / 'config' / 'mission_uav.yaml'}")
+    process = start(
+        "grade_control.node.waypoint_mission",
+        "-p",
+        f"mission_file:={repo_root / 'config' / 'mission_uav.yaml'}",
+    )
     h = harness
     goals: list[PoseStamped] = []
     h.node.create_subscription(PoseStamped, "/uav/setpoint/pose", goals.append, 10)
     odom_pub = h.node.create_publisher(Odometry, "/uav/odom", 10)
     try:
-        assert h.spin_until(lambda: len(goals) >= 3, 20.0,
-                            lambda: odom_pub.publish(odometry(h.node, 0.0, 0.0, 0.5))), \
-            stop(process)
+        assert h.spin_until(
+            lambda: len(goals) >= 3, 20.0, lambda: odom_pub.publish(odometry(h.node, 0.0, 0.0, 0.5))
+        ), stop(process)
     finally:
         output = stop(process)
     goal = goals[-1]
@@ -234,8 +263,15 @@ def test_explorer_maps_depth_and_sends_a_path_to_a_frontier(harness: Harness) ->
     from sensor_msgs.msg import CameraInfo, Image
     from test_control_explorer import HEIGHT, WIDTH, K, camera_pose, render_box_depth
 
-    process = start("grade_control.node.explorer", "-p", "map_rate_hz:=10.0", "-p",
-                    "replan_period_s:=0.5", "-p", "pixel_stride:=4")
+    process = start(
+        "grade_control.node.explorer",
+        "-p",
+        "map_rate_hz:=10.0",
+        "-p",
+        "replan_period_s:=0.5",
+        "-p",
+        "pixel_stride:=4",
+    )
     h = harness
     paths: list[PathMsg] = []
     maps: list[OccupancyGrid] = []
@@ -250,8 +286,9 @@ def test_explorer_maps_depth_and_sends_a_path_to_a_frontier(harness: Harness) ->
 
     def tick() -> None:
         stamp = h.node.get_clock().now().to_msg()
-        image = Image(height=HEIGHT, width=WIDTH, encoding="32FC1", step=WIDTH * 4,
-                      data=depth.tobytes())
+        image = Image(
+            height=HEIGHT, width=WIDTH, encoding="32FC1", step=WIDTH * 4, data=depth.tobytes()
+        )
         image.header.stamp = stamp
         info = CameraInfo(height=HEIGHT, width=WIDTH, k=K.ravel().tolist())
         camera = PoseStamped()
@@ -265,11 +302,13 @@ def test_explorer_maps_depth_and_sends_a_path_to_a_frontier(harness: Harness) ->
         info_pub.publish(info)
         depth_pub.publish(image)
         odom_pub.publish(odometry(h.node, 0.0, 0.0, 1.2))
+
     try:
         assert h.spin_until(lambda: bool(paths), 20.0, tick), stop(process)
     finally:
         output = stop(process)
     from grade_control.node.explorer import pose_matrix
+
     camera = PoseStamped()
     camera.pose.position.z = 1.2
     camera.pose.orientation.x, camera.pose.orientation.y = -0.5, 0.5
@@ -287,8 +326,13 @@ def test_explorer_maps_depth_and_sends_a_path_to_a_frontier(harness: Harness) ->
 
 
 def test_lockstep_answers_every_state_with_its_stamp(harness: Harness, repo_root: Path) -> None:
-    process = start("grade_control.node.joint_controller", "--params-file",
-                    str(repo_root / "config" / "controller_uav.yaml"), "-p", "lockstep:=true")
+    process = start(
+        "grade_control.node.joint_controller",
+        "--params-file",
+        str(repo_root / "config" / "controller_uav.yaml"),
+        "-p",
+        "lockstep:=true",
+    )
     h = harness
     commands: list[JointState] = []
     h.node.create_subscription(JointState, "/uav/joint_commands", commands.append, 10)

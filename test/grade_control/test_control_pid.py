@@ -18,8 +18,9 @@ UAV = ControllerConfig.uav()
 HOVER = np.array([0.0, 0.0, 1.0, 0.0, 0.0, 0.0])
 
 
-def step_response(joint: str, step: float, duration_s: float = 10.0,
-                  config: ControllerConfig = UAV) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+def step_response(
+    joint: str, step: float, duration_s: float = 10.0, config: ControllerConfig = UAV
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Step one joint on the first-order plant; the goal is re-sent each update (a live stream)."""
     controller = JointController(config)
     j = config.joint_names.index(joint)
@@ -33,13 +34,20 @@ def step_response(joint: str, step: float, duration_s: float = 10.0,
 
 
 # (joint, step, settling time bound s): settling = last time |error| >= the 0.05 dead band.
-STEPS = [("x", 1.0, 2.5), ("y", -1.0, 2.5), ("z", 1.0, 2.5), ("roll", 0.3, 1.0),
-         ("pitch", -0.3, 1.0), ("yaw", math.pi / 2, 3.5)]
+STEPS = [
+    ("x", 1.0, 2.5),
+    ("y", -1.0, 2.5),
+    ("z", 1.0, 2.5),
+    ("roll", 0.3, 1.0),
+    ("pitch", -0.3, 1.0),
+    ("yaw", math.pi / 2, 3.5),
+]
 
 
 @pytest.mark.parametrize(("joint", "step", "settle_bound_s"), STEPS)
-def test_step_response_within_bounds_for_default_gains(joint: str, step: float,
-                                                       settle_bound_s: float) -> None:
+def test_step_response_within_bounds_for_default_gains(
+    joint: str, step: float, settle_bound_s: float
+) -> None:
     t, error, commands = step_response(joint, step)
     overshoot = max(0.0, float(np.max(np.sign(step) * error)))
     assert overshoot <= 0.05 * abs(step), f"overshoot {overshoot}"
@@ -117,8 +125,9 @@ def test_derivative_acts_on_measurement_so_setpoint_steps_do_not_kick() -> None:
     assert np.all(moving < 0)  # damping opposes the measured motion
 
 
-@pytest.mark.parametrize(("joint", "goal", "bound"), [("z", -5.0, 0.3), ("roll", 2.0, 0.35),
-                                                      ("pitch", -2.0, -0.35)])
+@pytest.mark.parametrize(
+    ("joint", "goal", "bound"), [("z", -5.0, 0.3), ("roll", 2.0, 0.35), ("pitch", -2.0, -0.35)]
+)
 def test_position_limits_never_exceeded(joint: str, goal: float, bound: float) -> None:
     # Drive the PID core straight at a reference beyond the limit (the setpoint layer would
     # reject it; the core must still never leave the range).
@@ -152,8 +161,12 @@ def test_below_minimum_altitude_only_climbing_is_allowed() -> None:
     steps=st.integers(1, 5),
 )
 def test_outputs_stay_within_velocity_limits_for_any_input(
-        reference: list[float], feed_forward: list[float], measured: list[float], dt_s: float,
-        steps: int) -> None:
+    reference: list[float],
+    feed_forward: list[float],
+    measured: list[float],
+    dt_s: float,
+    steps: int,
+) -> None:
     pid = JointPid(UAV)
     limits = np.array([a.velocity_limit for a in UAV.axes])
     for _ in range(steps):

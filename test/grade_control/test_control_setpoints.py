@@ -56,54 +56,150 @@ def _pose_nan(t: SetpointTracker) -> None:
 
 BAD: list[tuple[str, ControllerConfig, Callable[[SetpointTracker], None], str]] = [
     ("pose nan", UAV, _pose_nan, r"non-finite"),
-    ("pose inf quaternion", UAV, lambda t: t.set_pose((0, 0, 1), (0, 0, math.inf, 1), "world",
-                                                      1.0, 1.0), r"non-finite"),
-    ("pose zero quaternion", UAV, lambda t: t.set_pose((0, 0, 1), (0, 0, 0, 0), "world", 1.0,
-                                                       1.0), r"not a rotation"),
-    ("pose unknown frame", UAV, lambda t: t.set_pose((0, 0, 1), IDENTITY, "map", 1.0, 1.0),
-     r"frame 'map' is unknown: allowed frames \['world', 'uav/odom'\]"),
-    ("pose below min altitude", UAV, lambda t: t.set_pose((0, 0, 0.1), IDENTITY, "world", 1.0,
-                                                          1.0),
-     r"joint z = 0\.1 is outside its limits \[0\.3, inf\]"),
-    ("pose roll too large", UAV, lambda t: t.set_pose(
-        (0, 0, 1), rpy_to_quaternion(0.5, 0, 0), "uav/odom", 1.0, 1.0), r"joint roll = 0\.5"),
-    ("pose stale on arrival", UAV, lambda t: t.set_pose((0, 0, 1), IDENTITY, "world", 1.0,
-                                                        3.0), r"older than setpoint_timeout_s"),
-    ("pose from the future", UAV, lambda t: t.set_pose((0, 0, 1), IDENTITY, "world", 1e9, 1.0),
-     r"ahead of the clock .* use_sim_time"),
-    ("twist inf", UAV, lambda t: t.set_twist((math.inf, 0, 0), (0, 0, 0), None, 0.0, 1.0),
-     r"non-finite"),
-    ("twist unknown frame", UAV, lambda t: t.set_twist((0.1, 0, 0), (0, 0, 0), "camera", 1.0,
-                                                       1.0), r"frame 'camera' is unknown"),
-    ("twist too fast", UAV, lambda t: t.set_twist((0.8, 0, 0), (0, 0, 0), "world", 1.0, 1.0),
-     r"joint x velocity 0\.8 exceeds its limit 0\.5"),
-    ("omni twist in z", OMNI, lambda t: t.set_twist((0, 0, 0.2), (0, 0, 0), "world", 1.0, 1.0),
-     r"twist moves joint\(s\) \['z'\] this robot does not have"),
-    ("unknown joint", OMNI, lambda t: t.set_joint_positions({"camera_pitch": 0.1}, 1.0, 1.0),
-     r"unknown joint\(s\) \['camera_pitch'\]"),
-    ("joint velocity nan", OMNI, lambda t: t.set_joint_velocities({"camera_yaw": math.nan}, 1.0,
-                                                                  1.0), r"non-finite"),
-    ("trajectory joint name", UAV, lambda t: t.set_trajectory(
-        [1.0], np.array([[0, 0, 1.0]]), np.array([IDENTITY]), None, None, "world", 1.0,
-        ["arm_link"]), r"trajectory joint names \['arm_link'\] are unknown"),
-    ("trajectory times", UAV, lambda t: t.set_trajectory(
-        [1.0, 1.0], np.array([[0, 0, 1.0]] * 2), np.array([IDENTITY] * 2), None, None, "world",
-        1.0), r"strictly increasing"),
-    ("trajectory too fast", UAV, lambda t: t.set_trajectory(
-        [1.0], np.array([[0, 0, 1.0]]), np.array([IDENTITY]), np.array([[0, 0, 2.0]]), None,
-        "world", 1.0), r"trajectory point 0: joint z velocity 2"),
-    ("path empty", UAV, lambda t: t.set_path(np.zeros((0, 3)), np.zeros((0, 4)), "world", 1.0),
-     r"path has no poses"),
-    ("path out of limits", UAV, lambda t: t.set_path(
-        np.array([[0, 0, 1.0], [0, 0, 0.0]]), np.array([IDENTITY] * 2), "world", 1.0),
-     r"path pose 1: joint z = 0"),
+    (
+        "pose inf quaternion",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), (0, 0, math.inf, 1), "world", 1.0, 1.0),
+        r"non-finite",
+    ),
+    (
+        "pose zero quaternion",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), (0, 0, 0, 0), "world", 1.0, 1.0),
+        r"not a rotation",
+    ),
+    (
+        "pose unknown frame",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), IDENTITY, "map", 1.0, 1.0),
+        r"frame 'map' is unknown: allowed frames \['world', 'uav/odom'\]",
+    ),
+    (
+        "pose below min altitude",
+        UAV,
+        lambda t: t.set_pose((0, 0, 0.1), IDENTITY, "world", 1.0, 1.0),
+        r"joint z = 0\.1 is outside its limits \[0\.3, inf\]",
+    ),
+    (
+        "pose roll too large",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), rpy_to_quaternion(0.5, 0, 0), "uav/odom", 1.0, 1.0),
+        r"joint roll = 0\.5",
+    ),
+    (
+        "pose stale on arrival",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), IDENTITY, "world", 1.0, 3.0),
+        r"older than setpoint_timeout_s",
+    ),
+    (
+        "pose from the future",
+        UAV,
+        lambda t: t.set_pose((0, 0, 1), IDENTITY, "world", 1e9, 1.0),
+        r"ahead of the clock .* use_sim_time",
+    ),
+    (
+        "twist inf",
+        UAV,
+        lambda t: t.set_twist((math.inf, 0, 0), (0, 0, 0), None, 0.0, 1.0),
+        r"non-finite",
+    ),
+    (
+        "twist unknown frame",
+        UAV,
+        lambda t: t.set_twist((0.1, 0, 0), (0, 0, 0), "camera", 1.0, 1.0),
+        r"frame 'camera' is unknown",
+    ),
+    (
+        "twist too fast",
+        UAV,
+        lambda t: t.set_twist((0.8, 0, 0), (0, 0, 0), "world", 1.0, 1.0),
+        r"joint x velocity 0\.8 exceeds its limit 0\.5",
+    ),
+    (
+        "omni twist in z",
+        OMNI,
+        lambda t: t.set_twist((0, 0, 0.2), (0, 0, 0), "world", 1.0, 1.0),
+        r"twist moves joint\(s\) \['z'\] this robot does not have",
+    ),
+    (
+        "unknown joint",
+        OMNI,
+        lambda t: t.set_joint_positions({"camera_pitch": 0.1}, 1.0, 1.0),
+        r"unknown joint\(s\) \['camera_pitch'\]",
+    ),
+    (
+        "joint velocity nan",
+        OMNI,
+        lambda t: t.set_joint_velocities({"camera_yaw": math.nan}, 1.0, 1.0),
+        r"non-finite",
+    ),
+    (
+        "trajectory joint name",
+        UAV,
+        lambda t: t.set_trajectory(
+            [1.0],
+            np.array([[0, 0, 1.0]]),
+            np.array([IDENTITY]),
+            None,
+            None,
+            "world",
+            1.0,
+            ["arm_link"],
+        ),
+        r"trajectory joint names \['arm_link'\] are unknown",
+    ),
+    (
+        "trajectory times",
+        UAV,
+        lambda t: t.set_trajectory(
+            [1.0, 1.0],
+            np.array([[0, 0, 1.0]] * 2),
+            np.array([IDENTITY] * 2),
+            None,
+            None,
+            "world",
+            1.0,
+        ),
+        r"strictly increasing",
+    ),
+    (
+        "trajectory too fast",
+        UAV,
+        lambda t: t.set_trajectory(
+            [1.0],
+            np.array([[0, 0, 1.0]]),
+            np.array([IDENTITY]),
+            np.array([[0, 0, 2.0]]),
+            None,
+            "world",
+            1.0,
+        ),
+        r"trajectory point 0: joint z velocity 2",
+    ),
+    (
+        "path empty",
+        UAV,
+        lambda t: t.set_path(np.zeros((0, 3)), np.zeros((0, 4)), "world", 1.0),
+        r"path has no poses",
+    ),
+    (
+        "path out of limits",
+        UAV,
+        lambda t: t.set_path(
+            np.array([[0, 0, 1.0], [0, 0, 0.0]]), np.array([IDENTITY] * 2), "world", 1.0
+        ),
+        r"path pose 1: joint z = 0",
+    ),
 ]
 
 
-@pytest.mark.parametrize(("config", "action", "match"), [b[1:] for b in BAD],
-                         ids=[b[0] for b in BAD])
+@pytest.mark.parametrize(
+    ("config", "action", "match"), [b[1:] for b in BAD], ids=[b[0] for b in BAD]
+)
 def test_bad_setpoint_is_rejected_and_robot_holds(
-        config: ControllerConfig, action: Callable[[SetpointTracker], None], match: str) -> None:
+    config: ControllerConfig, action: Callable[[SetpointTracker], None], match: str
+) -> None:
     controller = JointController(config)
     start = np.zeros(len(config.axes))
     if "z" in config.joint_names:
@@ -157,8 +253,9 @@ def test_trajectory_is_tracked_with_feed_forward() -> None:
     times = np.linspace(0.0, 4.0, 41)
     positions = np.stack([0.25 * times, np.zeros_like(times), np.full_like(times, 1.0)], axis=1)
     velocities = np.tile([0.25, 0.0, 0.0], (41, 1))
-    controller.tracker.set_trajectory(times, positions, np.array([IDENTITY] * 41), velocities,
-                                      None, "world", 0.0)
+    controller.tracker.set_trajectory(
+        times, positions, np.array([IDENTITY] * 41), velocities, None, "world", 0.0
+    )
     t, states, _ = simulate_first_order(controller, HOVER, 4.45)
     during = t < 4.0
     assert np.max(np.abs(states[during, 0] - 0.25 * t[during])) < 0.006
@@ -172,10 +269,10 @@ def test_trajectory_is_tracked_with_feed_forward() -> None:
 def test_trajectory_interpolates_yaw_across_pi_the_short_way() -> None:
     tracker = SetpointTracker(UAV)
     tracker.observe(HOVER)
-    quats = np.array([rpy_to_quaternion(0, 0, math.radians(170)),
-                      rpy_to_quaternion(0, 0, math.radians(-170))])
-    tracker.set_trajectory([0.0, 1.0], np.array([[0, 0, 1.0]] * 2), quats, None, None, "world",
-                           0.0)
+    quats = np.array(
+        [rpy_to_quaternion(0, 0, math.radians(170)), rpy_to_quaternion(0, 0, math.radians(-170))]
+    )
+    tracker.set_trajectory([0.0, 1.0], np.array([[0, 0, 1.0]] * 2), quats, None, None, "world", 0.0)
     yaw = tracker.reference(0.5, HOVER).position[5]
     assert yaw == pytest.approx(math.pi) or yaw == pytest.approx(-math.pi)
 
@@ -193,8 +290,9 @@ def test_path_visits_waypoints_in_order_and_holds_the_last() -> None:
 
 
 def test_joint_state_measurement_requires_every_joint() -> None:
-    assert measured_from_joint_states(OMNI, ["camera_yaw", "x", "y", "yaw"],
-                                      [4.0, 1.0, 2.0, 3.0]).tolist() == [1.0, 2.0, 3.0, 4.0]
+    assert measured_from_joint_states(
+        OMNI, ["camera_yaw", "x", "y", "yaw"], [4.0, 1.0, 2.0, 3.0]
+    ).tolist() == [1.0, 2.0, 3.0, 4.0]
     with pytest.raises(MeasurementError, match=r"lacks joint\(s\) \['camera_yaw'\]"):
         measured_from_joint_states(OMNI, ["x", "y", "yaw"], [0.0, 0.0, 0.0])
     pose = measured_from_pose(UAV, (1.0, 2.0, 3.0), rpy_to_quaternion(0.1, -0.2, 0.3))
