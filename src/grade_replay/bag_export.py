@@ -1,0 +1,229 @@
+"""`grade bag export`: TUM trajectories and TUM RGB-D image folders out of a bag.
+
+Layout (docs/conventions.md): `trajectory.txt` ("t tx ty tz qx qy qz qw"), `rgb/<t>.png`
+(8-bit colour), `depth/<t>.png` (uint16, metres x 5000, 0 = no return), `instance/<t>.png`
+(uint16 ids), and `rgb.txt` / `depth.txt` / `instance.txt` index files; `<t>` is the header
+stamp in seconds with six decimals.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+
+from grade_replay.bag_io import NS_PER_S, BagSource, atomic_output, open_bag, stamp_to_ns
+from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFoundError
+
+POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "nav_msgs/msg/Odometry")
+TF_TOPICS = ("/tf", "/tf_static")
+IMAGE_TYPE = "sensor_msgs/msg/Image"
+DEPTH_SCALE_PER_M = 5000.0  # TUM RGB-D: uint16 depth = metres x 5000
+MAX_DEPTH_M = 65535 / DEPTH_SCALE_PER_M
+
+
+class ImageKind(enum.Enum):
+    """The TUM RGB-D folders an image topic can go to."""
+
+    RGB = "rgb"
+    DEPTH = "depth"
+    INSTANCE = "instance"
+
+
+@dataclass(frozen=True)
+class ExportConfig:
+    """What to export.
+
+    Attributes:
+        pose_topic: a PoseStamped or Odometry topic -> trajectory.txt.
+        tf_parent, tf_child: a /tf (or /tf_static) edge parent -> child -> trajectory.txt.
+        images: kind -> image topic.
+    """
+
+    pose_topic: str | None = None
+    tf_parent: str | None = None
+    tf_child: str | None = None
+    images: tuple[tuple[ImageKind, str], ...] = ()
+
+    def __post_init__(self) -> None:
+        if (self.tf_parent is None) != (self.tf_child is None):
+            raise ReplayConfigError("export: a TF trajectory needs both parent and child frames "
+                                    f"(got {self.tf_parent!r} -> {self.tf_child!r})")
+        if self.pose_topic is not None and self.tf_parent is not None:
+            raise ReplayConfigError("export: give one trajectory source, --pose-topic or --tf, "
+                                    "not both")
+        kinds = [k for k, _ in self.images]
+        if len(set(kinds)) != len(kinds):
+            raise ReplayConfigError(f"export: each image kind at most once; got {kinds}")
+        if self.pose_topic is None and self.tf_parent is None and not self.images:
+            raise ReplayConfigError("export: nothing to export; give --pose-topic, --tf PARENT "
+                                    "CHILD and/or --rgb/--depth/--instance TOPIC")
+
+
+@dataclass(frozen=True)
+class ExportReport:
+    """How many poses and frames were written, and depth pixels out of the uint16 range."""
+
+    poses: int
+    frames: dict[str, int]
+    depth_pixels_out_of_range: int
+
+    def format(self) -> str:
+        """Human-readable summary."""
+        parts = [f"{self.poses} poses"] + [f"{n} {k} frames" for k, n in self.frames.items()]
+        return (", ".join(parts) + f"; {self.depth_pixels_out_of_range} depth pixels beyond "
+                f"{MAX_DEPTH_M:.3f} m (or invalid) written as 0")
+
+
+def _tum_line(t_ns: int, position: Any, orientation: Any) -> str:
+    return (f"{t_ns / NS_PER_S:.6f} {position.x:.9f} {position.y:.9f} {position.z:.9f} "
+            f"{orientation.x:.9f} {orientation.y:.9f} {orientation.z:.9f} {orientation.w:.9f}")
+
+
+def image_to_array(msg: Any) -> np.ndarray:
+    """sensor_msgs/Image -> (H, W) or (H, W, C) array in the encoding's dtype and channel order.
+
+    Raises:
+        BagFormatError: an encoding other than rgb8, bgr8, rgba8, bgra8, mono8, mono16, 16UC1,
+            32FC1.
+    """
+    layouts: dict[str, tuple[str, int]] = {
+        "rgb8": ("u1", 3), "bgr8": ("u1", 3), "rgba8": ("u1", 4), "bgra8": ("u1", 4),
+        "mono8": ("u1", 1), "8UC1": ("u1", 1), "mono16": ("u2", 1), "16UC1": ("u2", 1),
+        "32FC1": ("f4", 1),
+    }
+    if msg.encoding not in layouts:
+        raise BagFormatError(f"image encoding {msg.encoding!r} is not supported; expected one of "
+                             f"{sorted(layouts)}")
+    kind, channels = layouts[msg.encoding]
+    dtype = np.dtype(kind).newbyteorder(">" if msg.is_bigendian else "<")
+    row_bytes = msg.width * channels * dtype.itemsize
+    rows = np.frombuffer(msg.data.tobytes(), dtype=np.uint8).reshape(msg.height, msg.step)
+    flat = rows[:, :row_bytes].copy().view(dtype).astype(dtype.newbyteorder("="))
+    shape = (msg.height, msg.width) if channels == 1 else (msg.height, msg.width, channels)
+    return flat.reshape(shape)
+
+
+def depth_to_tum(msg: Any) -> tuple[np.ndarray, int]:
+    """Depth image (32FC1 metres, or 16UC1/mono16 millimetres) -> uint16 m x 5000.
+
+    Returns:
+        The uint16 image and the number of valid pixels beyond the uint16 range written as 0.
+    """
+    if msg.encoding not in ("32FC1", "16UC1", "mono16"):
+        raise BagFormatError(f"depth encoding {msg.encoding!r} is not 32FC1 or 16UC1")
+    array = image_to_array(msg)
+    depth_m = array.astype(np.float64) / 1000.0 if array.dtype == np.uint16 else array
+    scaled = np.asarray(depth_m, dtype=np.float64) * DEPTH_SCALE_PER_M
+    valid = np.isfinite(scaled) & (scaled > 0)
+    beyond = valid & (np.round(scaled) > 65535)
+    out = np.zeros(scaled.shape, dtype=np.uint16)
+    ok = valid & ~beyond
+    out[ok] = np.round(scaled[ok]).astype(np.uint16)
+    return out, int(np.count_nonzero(beyond))
+
+
+def _rgb_to_bgr(msg: Any) -> np.ndarray:
+    array = image_to_array(msg)
+    conversions = {"rgb8": cv2.COLOR_RGB2BGR, "rgba8": cv2.COLOR_RGBA2BGR,
+                   "bgra8": cv2.COLOR_BGRA2BGR}
+    if msg.encoding in conversions:
+        return np.asarray(cv2.cvtColor(array, conversions[msg.encoding]))
+    return array
+
+
+def _write_png(path: Path, image: np.ndarray) -> None:
+    if not cv2.imwrite(str(path), image):
+        raise BagFormatError(f"{path}: OpenCV could not write the PNG")
+
+
+def _tf_connections(bag: BagSource) -> list[Any]:
+    conns = [c for c in bag.connections if c.topic in TF_TOPICS]
+    if not conns:
+        raise TopicNotFoundError(f"{bag.path}: no /tf or /tf_static topic in the bag; it has "
+                                 f"{sorted({c.topic for c in bag.connections})}")
+    return conns
+
+
+def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
+               progress: bool = False) -> ExportReport:
+    """Export a trajectory and/or images from `src` into the new directory `out`.
+
+    Raises:
+        BagError: the input bag cannot be read.
+        TopicNotFoundError: a topic is not in the bag, or the TF edge never appears.
+        BagFormatError: a topic has the wrong type or an unsupported image encoding.
+        BagOutputExistsError: `out` exists.
+    """
+    with open_bag(src) as bag:
+        wanted: list[str] = [topic for _, topic in config.images]
+        if config.pose_topic is not None:
+            wanted.append(config.pose_topic)
+        conns = bag.connections_of(wanted)
+        if config.pose_topic is not None and bag.msgtype_of(config.pose_topic) not in POSE_TYPES:
+            raise BagFormatError(f"{bag.path}: {config.pose_topic} has type "
+                                 f"{bag.msgtype_of(config.pose_topic)}; a trajectory needs one "
+                                 f"of {list(POSE_TYPES)} (or use --tf PARENT CHILD)")
+        for _, topic in config.images:
+            if bag.msgtype_of(topic) != IMAGE_TYPE:
+                raise BagFormatError(f"{bag.path}: {topic} has type {bag.msgtype_of(topic)}, "
+                                     f"not {IMAGE_TYPE}")
+        if config.tf_parent is not None and config.tf_child is not None:
+            conns += _tf_connections(bag)
+        kind_of = {topic: kind for kind, topic in config.images}
+        poses: list[str] = []
+        index: dict[ImageKind, list[str]] = {kind: [] for kind, _ in config.images}
+        seen: dict[ImageKind, set[str]] = {kind: set() for kind, _ in config.images}
+        out_of_range = 0
+        with atomic_output(out) as tmp:
+            tmp.mkdir()
+            for kind in index:
+                (tmp / kind.value).mkdir()
+            for conn, _, data in bag.messages(conns, progress=progress, desc="export"):
+                if conn.topic in TF_TOPICS:
+                    msg = bag.deserialize(data, conn.msgtype)
+                    poses += [_tum_line(stamp_to_ns(tr.header.stamp), tr.transform.translation,
+                                        tr.transform.rotation)
+                              for tr in msg.transforms
+                              if tr.header.frame_id.lstrip("/") == config.tf_parent
+                              and tr.child_frame_id.lstrip("/") == config.tf_child]
+                    continue
+                msg = bag.deserialize(data, conn.msgtype)
+                stamp_ns = stamp_to_ns(msg.header.stamp)
+                if conn.topic == config.pose_topic:
+                    pose = msg.pose.pose if conn.msgtype == POSE_TYPES[1] else msg.pose
+                    poses.append(_tum_line(stamp_ns, pose.position, pose.orientation))
+                    continue
+                kind = kind_of[conn.topic]
+                name = f"{stamp_ns / NS_PER_S:.6f}"
+                if name in seen[kind]:
+                    raise BagFormatError(f"{bag.path}: {conn.topic} has two images stamped "
+                                         f"{name} s; the TUM layout needs unique stamps")
+                seen[kind].add(name)
+                if kind is ImageKind.DEPTH:
+                    image, beyond = depth_to_tum(msg)
+                    out_of_range += beyond
+                elif kind is ImageKind.RGB:
+                    image = _rgb_to_bgr(msg)
+                else:
+                    image = image_to_array(msg)
+                _write_png(tmp / kind.value / f"{name}.png", image)
+                index[kind].append(f"{name} {kind.value}/{name}.png")
+            if config.tf_parent is not None and not poses:
+                raise TopicNotFoundError(
+                    f"{bag.path}: no transform {config.tf_parent} -> {config.tf_child} on /tf or "
+                    "/tf_static")
+            if config.pose_topic is not None or config.tf_parent is not None:
+                source = config.pose_topic or f"tf {config.tf_parent} -> {config.tf_child}"
+                (tmp / "trajectory.txt").write_text(
+                    f"# {source}\n# timestamp tx ty tz qx qy qz qw\n" + "".join(
+                        line + "\n" for line in poses))
+            for kind, lines in index.items():
+                (tmp / f"{kind.value}.txt").write_text(
+                    f"# {kind.value} images\n# timestamp filename\n"
+                    + "".join(line + "\n" for line in lines))
+    return ExportReport(len(poses), {k.value: len(v) for k, v in index.items()}, out_of_range)
