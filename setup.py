@@ -27,6 +27,7 @@ setup(
         (f"share/{PACKAGE}", ["package.xml"]),
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.yaml")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
+        (f"share/{PACKAGE}/config/robots", glob("config/robots/*.urdf")),
         ("bin", ["scripts/grade"]),
     ],
     install_requires=["setuptools"],

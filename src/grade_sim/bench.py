@@ -14,12 +14,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from tqdm import tqdm
 
 from grade_sim.config.scenario import load_scenario
-from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import run_scenario
 
 STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording")
@@ -38,22 +36,6 @@ def default_scenario_path() -> Path:
     return Path(__file__).resolve().parents[2] / "config" / "indoor_uav.yaml"
 
 
-def _ros_hook() -> tuple[Any, Any]:
-    """An rclpy node whose publishers receive every message, as in sim_node."""
-    import rclpy
-
-    from grade_sim.node.sim_node import _Publisher
-    from grade_sim.sim.commands import CommandStore
-
-    rclpy.init()
-    node = rclpy.create_node("grade_bench_sim")
-
-    def hook(sim: Simulator) -> None:
-        sim.observers.append(_Publisher(node, sim.topics(), CommandStore(), {}))
-
-    return node, hook
-
-
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grade bench sim", description=__doc__)
     parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
@@ -67,7 +49,9 @@ def main(argv: list[str]) -> int:
     node = hook = None
     if not args.no_ros:
         try:
-            node, hook = _ros_hook()
+            from grade_sim.node.sim_node import publishing_hook
+
+            node, hook = publishing_hook("grade_bench_sim")
         except ImportError:
             print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
@@ -84,10 +68,8 @@ def main(argv: list[str]) -> int:
     finally:
         bar.close()
         if node is not None:
-            import rclpy
-
             node.destroy_node()
-            rclpy.try_shutdown()
+            node.context.try_shutdown()
     wall = time.perf_counter() - t0
     s = result.summary
     bag_mb = sum(f.stat().st_size for f in (result.path / "bag").rglob("*") if f.is_file()) / 1e6

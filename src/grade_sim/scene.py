@@ -30,6 +30,7 @@ from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
 from grade_sim.world.model import FloatArray, World
+from grade_sim.world.outdoor import generate_outdoor
 from grade_sim.world.procedural import generate_rooms
 
 ROBOT_CLEARANCE_M = 0.5
@@ -98,6 +99,8 @@ def build_scene(scenario: Scenario) -> Scene:
     env = scenario.environment
     if env.type is EnvironmentKind.PROCEDURAL:
         world = generate_rooms(env.procedural, scenario.lights, world_rng)
+    elif env.type is EnvironmentKind.OUTDOOR:
+        world = generate_outdoor(env.outdoor, scenario.lights, world_rng)
     else:
         world = load_mesh_world(env.mesh, scenario.lights, world_rng)
     instances: dict[int, InstanceInfo] = {}

@@ -16,14 +16,16 @@ BENCHMARKS: dict[str, str] = {
     "bag": "grade_replay.bench:main",
     "eval": "grade_eval.bench:main",
     "noise": "grade_noise.bench:main",
+    "replay": "grade_replay.replay_bench:main",
 }
 
 
 def main(argv: list[str]) -> int:
     """Run the named benchmarks (default: all) in a fixed order."""
     parser = argparse.ArgumentParser(prog="grade bench", description=__doc__)
-    parser.add_argument("names", nargs="*",
-                        help=f"benchmarks to run (default all): {sorted(BENCHMARKS)}")
+    parser.add_argument(
+        "names", nargs="*", help=f"benchmarks to run (default all): {sorted(BENCHMARKS)}"
+    )
     args, rest = parser.parse_known_args(argv)
     names = args.names or sorted(BENCHMARKS)
     unknown = [n for n in names if n not in BENCHMARKS]

@@ -18,6 +18,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "bag": ("grade_replay.bag_cli:main", "bag tools: info, clip, reindex, export (new bags only)"),
     "bench": ("grade_sim.cli.bench:main", "run the benchmarks (speed, memory, accuracy)"),
     "report": ("grade_sim.cli.report:main", "summary, contact sheet and top view of a run"),
+    "replay": ("grade_replay.replay_cli:main", "exact replay of a run with changes + fidelity"),
     "run": ("grade_sim.cli.run:main", "simulate a scenario into a new run directory (no ROS)"),
     "launch": ("grade_sim.launcher.cli:main", "run a ROS 2 YAML launch file like `ros2 launch`"),
     "noise": ("grade_noise.cli:main", "sensor noise offline: grade noise apply BAG|TUM_FOLDER"),
@@ -48,8 +49,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0 if args else 2
     name, rest = args[0], args[1:]
     if name not in SUBCOMMANDS:
-        print(f"grade: unknown subcommand '{name}'; available: {', '.join(sorted(SUBCOMMANDS))}",
-              file=sys.stderr)
+        print(
+            f"grade: unknown subcommand '{name}'; available: {', '.join(sorted(SUBCOMMANDS))}",
+            file=sys.stderr,
+        )
         return 2
     try:
         return _resolve(SUBCOMMANDS[name][0])(rest)

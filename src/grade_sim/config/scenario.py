@@ -7,7 +7,7 @@ what is allowed. All randomness downstream is drawn from one generator seeded by
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -39,6 +39,9 @@ class RobotKind(enum.Enum):
 class MotionMode(enum.Enum):
     PATH = "path"  # follow waypoints through the physics with a built-in tracker (data generation)
     COMMANDS = "commands"  # joint velocity commands from /<robot>/joint_commands (closed loop)
+    # Exactly on the waypoint path, set kinematically every step (pure data generation); the IMU
+    # reads the path's own acceleration (MuJoCo inverse dynamics), walls do not stop the robot.
+    TELEPORT = "teleport"
 
 
 class Stream(enum.Enum):
@@ -60,7 +63,8 @@ class ProceduralConfig:
     room_size_m: Range = field(default=(5.0, 7.0), metadata=bounds(2.5, 30.0))
     wall_height_m: float = field(default=2.7, metadata=bounds(2.0, 10.0))
     wall_thickness_m: float = field(default=0.15, metadata=bounds(0.05, 1.0))
-    door_width_m: float = field(default=1.2, metadata=bounds(0.7, 3.0))
+    # People (0.35 m radius on a 0.2 m planning grid) need at least 1 m to pass a doorway.
+    door_width_m: float = field(default=1.2, metadata=bounds(1.0, 3.0))
     furniture_per_room: tuple[int, int] = field(default=(1, 3), metadata=bounds(0, 12))
 
     def validate(self, path: str) -> None:
@@ -245,8 +249,13 @@ class RobotConfig:
     mass_kg: float = field(default=1.5, metadata=bounds(0.01, 1000.0))
     max_velocity_mps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
     max_angular_velocity_rps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
+    # Body geometry (and mass, if given) from a URDF, relative to the scenario file; None: a box.
+    urdf: str | None = None
+    urdf_base_link: str | None = None  # the URDF link on the virtual joints; None: its root link
 
     def validate(self, path: str) -> None:
+        if self.urdf_base_link is not None and self.urdf is None:
+            raise ConfigError(f"{path}.urdf_base_link: set only together with {path}.urdf")
         if not self.name.replace("_", "").isalnum() or not self.name[0].isalpha():
             raise ConfigError(
                 f"{path}.name: {self.name!r} is not a valid ROS name; use letters, "
@@ -347,13 +356,23 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
             raise ConfigError(
                 f"{file}: environment.mesh.path: mesh file {str(mesh_path)!r} does not exist"
             )
-        from dataclasses import replace
-
         scenario = replace(
             scenario,
             environment=replace(scenario.environment, mesh=replace(mesh, path=str(mesh_path))),
         )
-    return scenario
+    robots = []
+    for i, robot in enumerate(scenario.robots):
+        if robot.urdf is not None:
+            urdf_path = Path(robot.urdf)
+            if not urdf_path.is_absolute():
+                urdf_path = (file.parent / urdf_path).resolve()
+            if not urdf_path.is_file():
+                raise ConfigError(
+                    f"{file}: robots[{i}].urdf: URDF file {str(urdf_path)!r} does not exist"
+                )
+            robot = replace(robot, urdf=str(urdf_path))
+        robots.append(robot)
+    return replace(scenario, robots=tuple(robots))
 
 
 def scenario_to_mapping(scenario: Scenario) -> dict[str, Any]:

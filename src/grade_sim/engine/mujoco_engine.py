@@ -23,6 +23,7 @@ from grade_sim.config.scenario import CameraConfig, MountConfig
 from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.errors import BackendError
 from grade_sim.robots.model import JointKind
+from grade_sim.robots.urdf import UrdfRobot, load_urdf
 from grade_sim.rotations import (
     R_LINK_MJCAM,
     R_LINK_OPTICAL,
@@ -36,6 +37,8 @@ from grade_sim.world.model import FloatArray, Material, TextureKind
 HIDDEN_GROUP = 5
 VELOCITY_BANDWIDTH_HZ = 40.0  # actuator time constant 1 / (2 pi 40) ~ 4 ms
 LINK_MASS_KG = 0.01
+URDF_VISUAL_GROUP = 1  # rendered (groups 0-2 are visible by default)
+URDF_COLLISION_GROUP = 3  # not rendered: cameras and segmentation see the visual geometry
 
 
 def is_available() -> bool:
@@ -184,6 +187,18 @@ class MujocoEngine:
         # recompute them so poses, IMU and joint states all describe the same instant.
         self._mj.mj_forward(self.model, self.data)
 
+    def set_robot_kinematics(
+        self, robot: str, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
+    ) -> None:
+        self.data.qpos[self._joint_qpos[robot]] = positions
+        self.data.qvel[self._joint_dof[robot]] = velocities
+        self.data.qacc[self._joint_dof[robot]] = accelerations
+
+    def update_kinematic_sensors(self) -> None:
+        # Inverse dynamics takes qacc as given, so the accelerometer reads the trajectory's own
+        # acceleration (other robots keep the qacc of their last forward pass).
+        self._mj.mj_inverse(self.model, self.data)
+
     def forward(self) -> None:
         self._mj.mj_forward(self.model, self.data)
 
@@ -223,6 +238,7 @@ class MujocoEngine:
             imu_angular_velocity=gyro,
             imu_specific_force=accel,
             joint_velocity_commands=self.data.ctrl[self._actuators[robot]].copy(),
+            joint_accelerations=self.data.qacc[self._joint_dof[robot]].copy(),
         )
 
     def camera_pose(self, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:
@@ -370,11 +386,48 @@ def _material_xml(name: str, mat: Material, assets: list[str]) -> str:
     return name
 
 
+def _urdf_geoms_xml(urdf: UrdfRobot, instance_id: int, robot: str, assets: list[str]) -> list[str]:
+    """Geoms of a URDF body: visuals drawn but not colliding, collisions colliding but hidden.
+
+    Collision meshes collide as their convex hull (MuJoCo's rule for mesh geoms). Mesh inertia
+    is computed as a shell only so that open or flat meshes compile: the body's inertial is
+    explicit and the geoms are massless.
+    """
+    out = []
+    visual = f'contype="0" conaffinity="0" group="{URDF_VISUAL_GROUP}"'
+    collision = f'contype="2" conaffinity="0" group="{URDF_COLLISION_GROUP}"'
+    for kind, geoms, flags in (
+        ("visual", urdf.visuals, visual),
+        ("collision", urdf.collisions, collision),
+    ):
+        for k, g in enumerate(geoms):
+            if g.vertices_xyz is not None and g.faces is not None:
+                mesh = f"{robot}/{kind}_mesh_{k}"
+                assets.append(
+                    f'<mesh name={quoteattr(mesh)} vertex="{_f(g.vertices_xyz.ravel())}" '
+                    f'face="{" ".join(str(int(v)) for v in g.faces.ravel())}" inertia="shell"/>'
+                )
+                shape = f'type="mesh" mesh={quoteattr(mesh)}'
+            else:
+                shape = f'type="{g.shape.value}" size="{_f(g.size)}"'
+            out.append(
+                f"<geom name={quoteattr(f'i{instance_id}:{robot}/{g.name}')} {shape} "
+                f'pos="{_f(g.pos_base_xyz)}" quat="{_f(g.quat_base_wxyz)}" rgba="{_f(g.rgba)}" '
+                f'{flags} mass="0"/>'
+            )
+    return out
+
+
 def _robot_xml(
-    setup: RobotSetup, instance_id: int, sensors: list[str], actuators: list[str]
+    setup: RobotSetup,
+    instance_id: int,
+    sensors: list[str],
+    actuators: list[str],
+    assets: list[str],
 ) -> str:
     cfg = setup.model.config
     name = cfg.name
+    urdf = load_urdf(cfg.urdf, cfg.urdf_base_link) if cfg.urdf is not None else None
     parts: list[str] = []
     closers: list[str] = []
     link_inertial = f'<inertial pos="0 0 0" mass="{LINK_MASS_KG}" diaginertia="1e-5 1e-5 1e-5"/>'
@@ -402,15 +455,29 @@ def _robot_xml(
             parts.append(link_inertial)
         closers.append("</body>")
     # Base body: geometry, IMU, and (UAV) cameras.
-    parts.append(
-        f'<inertial pos="0 0 0" mass="{cfg.mass_kg:.6g}" diaginertia="{_f(body_inertia)}"/>'
-    )
-    gname = f"i{instance_id}:{name}/body"
-    parts.append(
-        f'<geom name="{gname}" type="box" size="{_f(half)}" rgba="0.2 0.2 0.25 1" '
-        f'contype="2" conaffinity="0" mass="0"/>'
-    )
-    if cfg.type.value == "uav":
+    mass_kg = cfg.mass_kg
+    if urdf is not None and urdf.mass_kg is not None:
+        mass_kg = urdf.mass_kg
+        com = urdf.com_base_xyz
+        i_com = urdf.inertia_com_base
+        full = [i_com[0, 0], i_com[1, 1], i_com[2, 2], i_com[0, 1], i_com[0, 2], i_com[1, 2]]
+        parts.append(f'<inertial pos="{_f(com)}" mass="{mass_kg:.9g}" fullinertia="{_f(full)}"/>')
+        # The hinges turn the body about base_link's origin: their actuators see that inertia.
+        i_origin = i_com + mass_kg * (float(com @ com) * np.eye(3) - np.outer(com, com))
+        body_inertia = np.asarray(np.linalg.eigvalsh(i_origin), dtype=np.float64)
+    else:
+        parts.append(
+            f'<inertial pos="0 0 0" mass="{cfg.mass_kg:.6g}" diaginertia="{_f(body_inertia)}"/>'
+        )
+    if urdf is not None:
+        parts.extend(_urdf_geoms_xml(urdf, instance_id, name, assets))
+    else:
+        gname = f"i{instance_id}:{name}/body"
+        parts.append(
+            f'<geom name="{gname}" type="box" size="{_f(half)}" rgba="0.2 0.2 0.25 1" '
+            f'contype="2" conaffinity="0" mass="0"/>'
+        )
+    if cfg.type.value == "uav" and urdf is None:
         for sx, sy in ((1, 1), (1, -1), (-1, 1), (-1, -1)):
             parts.append(
                 f'<geom name="i{instance_id}:{name}/rotor_{sx}{sy}" type="cylinder" '
@@ -452,7 +519,7 @@ def _robot_xml(
     bandwidth = 2 * math.pi * VELOCITY_BANDWIDTH_HZ
     for joint in setup.model.joints:
         if joint.kind is JointKind.SLIDE:
-            inertia = cfg.mass_kg + 0.2
+            inertia = mass_kg + 0.2
         elif joint.name == setup.model.camera_joint:
             inertia = 1e-3
         else:
@@ -533,7 +600,7 @@ def build_mjcf(scene: Scene) -> str:
     sensors: list[str] = []
     actuators: list[str] = []
     for setup in scene.robots:
-        body.append(_robot_xml(setup, setup.instance_id, sensors, actuators))
+        body.append(_robot_xml(setup, setup.instance_id, sensors, actuators, assets))
     shadow = 2048 if sc.lights.shadows else 0
     # offsamples=0: no multisampling. It would blend segmentation colours at object edges into
     # ids of other objects, and it is most of llvmpipe's rendering time.

@@ -29,6 +29,7 @@ class RobotState:
     imu_angular_velocity: FloatArray  # (3,) rad/s in the IMU frame
     imu_specific_force: FloatArray  # (3,) m/s^2 in the IMU frame, gravity included
     joint_velocity_commands: FloatArray  # the velocity targets acting on the joints
+    joint_accelerations: FloatArray  # chain order, of the instant described (replay needs them)
 
 
 @dataclass(frozen=True)
@@ -53,6 +54,14 @@ class EngineBackend(Protocol):
 
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         """Velocity targets for a robot's joints, in chain order; held until changed."""
+
+    def set_robot_kinematics(
+        self, robot: str, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
+    ) -> None:
+        """Put a robot on a kinematic trajectory; then call update_kinematic_sensors()."""
+
+    def update_kinematic_sensors(self) -> None:
+        """Recompute poses and sensors from positions, velocities and the given accelerations."""
 
     def set_robot_joint_state(
         self, robot: str, positions: FloatArray, velocities: FloatArray

@@ -32,7 +32,9 @@ QUEUE_FRAMES = 16
 
 
 def tum_stamp(stamp_ns: int) -> str:
-    return f"{stamp_ns // 1_000_000_000}.{(stamp_ns % 1_000_000_000) // 1000:06d}"
+    """The stamp in seconds as docs/conventions.md names files: `%.6f` (rounded, like every
+    other tool that derives a frame name from a message stamp)."""
+    return f"{stamp_ns / 1e9:.6f}"
 
 
 def tum_pose_line(stamp_ns: int, position: np.ndarray, quat_wxyz: np.ndarray) -> str:

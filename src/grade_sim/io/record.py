@@ -36,6 +36,7 @@ class ExperimentRecord:
     joint_velocities: dict[str, np.ndarray]
     # Velocity targets in force at each step (applied before the physics step that led to it).
     joint_commands: dict[str, np.ndarray]
+    joint_accelerations: dict[str, np.ndarray]
     status: str
 
     @property
@@ -55,6 +56,7 @@ class ExperimentRecorder:
         self._q = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
         self._qd = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
         self._cmd = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
+        self._qdd = {r.model.name: np.zeros((n, len(r.model.joints))) for r in scene.robots}
         self._steps = 0
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
@@ -69,6 +71,7 @@ class ExperimentRecorder:
             self._q[name][step] = st.joint_positions
             self._qd[name][step] = st.joint_velocities
             self._cmd[name][step] = st.joint_velocity_commands
+            self._qdd[name][step] = st.joint_accelerations
         self._steps = step + 1
 
     def close(self, status: str) -> None:
@@ -88,6 +91,7 @@ class ExperimentRecorder:
             arrays[f"robot/{name}/q"] = self._q[name][:n]
             arrays[f"robot/{name}/qd"] = self._qd[name][:n]
             arrays[f"robot/{name}/cmd"] = self._cmd[name][:n]
+            arrays[f"robot/{name}/qdd"] = self._qdd[name][:n]
         for p, tl in zip(self.scene.people, self.scene.person_timelines, strict=True):
             arrays[f"person/{p.name}/position_xy"] = tl.position_xy[:n]
             arrays[f"person/{p.name}/heading_rad"] = tl.heading_rad[:n]
@@ -130,12 +134,14 @@ def load_record(path: Path) -> ExperimentRecord:
         q: dict[str, np.ndarray] = {}
         qd: dict[str, np.ndarray] = {}
         cmd: dict[str, np.ndarray] = {}
+        qdd: dict[str, np.ndarray] = {}
         for robot in scenario.robots:
             key = f"robot/{robot.name}"
             names[robot.name] = tuple(str(v) for v in files[f"{key}/joint_names"])
             q[robot.name] = files[f"{key}/q"]
             qd[robot.name] = files[f"{key}/qd"]
             cmd[robot.name] = files[f"{key}/cmd"]
+            qdd[robot.name] = files[f"{key}/qdd"]
         return ExperimentRecord(
             scenario,
             files["stamps_ns"],
@@ -144,6 +150,7 @@ def load_record(path: Path) -> ExperimentRecord:
             q,
             qd,
             cmd,
+            qdd,
             str(files["status"]),
         )
     except KeyError as err:

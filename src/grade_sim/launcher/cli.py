@@ -25,20 +25,42 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="grade launch",
         description="Run a ROS 2 YAML launch file (the subset GRADE uses) like `ros2 launch`: "
-                    "`grade launch FILE [name:=value ...]` or `grade launch PKG FILE_NAME ...`.")
-    parser.add_argument("target", nargs="+",
-                        help="launch file path, or package name and launch file name, then "
-                             "launch arguments name:=value")
-    parser.add_argument("--check", action="store_true",
-                        help="only check the given launch files against the frontend rules")
-    parser.add_argument("--print", dest="print_only", action="store_true",
-                        help="print each process's command line instead of running it")
-    parser.add_argument("--sigterm-timeout-s", type=float, default=10.0,
-                        help="seconds from SIGINT to SIGTERM on shutdown (default 10)")
-    parser.add_argument("--sigkill-timeout-s", type=float, default=5.0,
-                        help="seconds from SIGTERM to SIGKILL on shutdown (default 5)")
-    parser.add_argument("--no-stop-on-crash", action="store_true",
-                        help="keep the others running when a node fails (ros2 launch default)")
+        "`grade launch FILE [name:=value ...]` or `grade launch PKG FILE_NAME ...`.",
+    )
+    parser.add_argument(
+        "target",
+        nargs="+",
+        help="launch file path, or package name and launch file name, then "
+        "launch arguments name:=value",
+    )
+    parser.add_argument(
+        "--check",
+        action="store_true",
+        help="only check the given launch files against the frontend rules",
+    )
+    parser.add_argument(
+        "--print",
+        dest="print_only",
+        action="store_true",
+        help="print each process's command line instead of running it",
+    )
+    parser.add_argument(
+        "--sigterm-timeout-s",
+        type=float,
+        default=10.0,
+        help="seconds from SIGINT to SIGTERM on shutdown (default 10)",
+    )
+    parser.add_argument(
+        "--sigkill-timeout-s",
+        type=float,
+        default=5.0,
+        help="seconds from SIGTERM to SIGKILL on shutdown (default 5)",
+    )
+    parser.add_argument(
+        "--no-stop-on-crash",
+        action="store_true",
+        help="keep the others running when a node fails (ros2 launch default)",
+    )
     return parser
 
 
@@ -50,8 +72,10 @@ def _find_in_package(package: str, file_name: str) -> Path:
     matches = sorted(p for p in share.rglob(file_name) if p.is_file())
     if len(matches) != 1:
         found = "none" if not matches else ", ".join(map(str, matches))
-        raise LaunchFileError(f"launch file '{file_name}' of package '{package}': expected "
-                              f"exactly one below {share}, found {found}")
+        raise LaunchFileError(
+            f"launch file '{file_name}' of package '{package}': expected "
+            f"exactly one below {share}, found {found}"
+        )
     return matches[0]
 
 
@@ -71,8 +95,10 @@ def main(argv: list[str]) -> int:
             raise LaunchFileError("--check takes launch files only, no name:=value arguments")
         results, errors = check_launch_files(Path(p) for p in positional)
         for result in results:
-            print(f"{result.path}: ok ({result.nodes} nodes, {result.includes} includes, "
-                  f"arguments: {', '.join(result.arguments) or 'none'})")
+            print(
+                f"{result.path}: ok ({result.nodes} nodes, {result.includes} includes, "
+                f"arguments: {', '.join(result.arguments) or 'none'})"
+            )
         for error in errors:
             print(f"error: {error}", file=sys.stderr)
         return 1 if errors else 0
@@ -81,10 +107,14 @@ def main(argv: list[str]) -> int:
     elif len(positional) == 2:
         path = _find_in_package(positional[0], positional[1])
     else:
-        raise LaunchFileError(f"expected FILE or PKG FILE_NAME before the name:=value "
-                              f"arguments, got {positional}")
-    config = RunnerConfig(options.sigterm_timeout_s, options.sigkill_timeout_s,
-                          stop_on_crash=not options.no_stop_on_crash)
+        raise LaunchFileError(
+            f"expected FILE or PKG FILE_NAME before the name:=value arguments, got {positional}"
+        )
+    config = RunnerConfig(
+        options.sigterm_timeout_s,
+        options.sigkill_timeout_s,
+        stop_on_crash=not options.no_stop_on_crash,
+    )
     params_dir = Path(tempfile.mkdtemp(prefix="grade_launch_"))
     keep_params = options.print_only
     try:
@@ -93,14 +123,19 @@ def main(argv: list[str]) -> int:
             for process in plan.processes:
                 print(f"[{process.label}] {shlex.join(process.cmd)}")
             if any(params_dir.iterdir()):
-                print(f"grade launch: parameter files of inline params are kept in "
-                      f"{params_dir}", file=sys.stderr)
+                print(
+                    f"grade launch: parameter files of inline params are kept in {params_dir}",
+                    file=sys.stderr,
+                )
             else:
                 params_dir.rmdir()
             return 0
         report = run_processes(plan.processes, config)
-        failed = [f"{r.label} (exit code {r.returncode}{', killed' if r.killed else ''})"
-                  for r in report.results if r.failed]
+        failed = [
+            f"{r.label} (exit code {r.returncode}{', killed' if r.killed else ''})"
+            for r in report.results
+            if r.failed
+        ]
         failed += [f"{label} (not started)" for label in report.not_started]
         if failed:
             print("grade launch: failed: " + ", ".join(failed), file=sys.stderr)

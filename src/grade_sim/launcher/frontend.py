@@ -50,8 +50,20 @@ SCHEMA: dict[str, frozenset[str]] = {
     "push-ros-namespace": frozenset({"namespace"}),
     "group": frozenset({"scoped", "children"}),
     "include": frozenset({"file", "arg"}),
-    "node": frozenset({"pkg", "exec", "name", "namespace", "output", "param", "remap", "args",
-                       "ros_args", "on_exit"}),
+    "node": frozenset(
+        {
+            "pkg",
+            "exec",
+            "name",
+            "namespace",
+            "output",
+            "param",
+            "remap",
+            "args",
+            "ros_args",
+            "on_exit",
+        }
+    ),
 }
 _PARAM_KEYS = frozenset({"name", "value", "from"})
 _REMAP_KEYS = frozenset({"from", "to"})
@@ -233,10 +245,16 @@ class _FileParser:
         return LaunchFileError(f"{self.where(node)}: {message}")
 
     def root(self, node: yaml.Node) -> tuple[Action, ...]:
-        if not isinstance(node, yaml.MappingNode) or len(node.value) != 1 or \
-                self.scalar_text(node.value[0][0]) != "launch":
-            raise self.fail(node, "a launch file is a mapping with the single key 'launch:' "
-                                  "holding a list of actions")
+        if (
+            not isinstance(node, yaml.MappingNode)
+            or len(node.value) != 1
+            or self.scalar_text(node.value[0][0]) != "launch"
+        ):
+            raise self.fail(
+                node,
+                "a launch file is a mapping with the single key 'launch:' "
+                "holding a list of actions",
+            )
         return self.actions(node.value[0][1], "launch")
 
     def scalar_text(self, node: yaml.Node) -> str | None:
@@ -247,8 +265,9 @@ class _FileParser:
             raise self.fail(node, f"'{owner}' must hold a list of actions (`- node: ...`)")
         return tuple(self.action(item) for item in node.value)
 
-    def mapping(self, node: yaml.Node, tag: str,
-                allowed: frozenset[str]) -> dict[str, tuple[yaml.Node, yaml.Node]]:
+    def mapping(
+        self, node: yaml.Node, tag: str, allowed: frozenset[str]
+    ) -> dict[str, tuple[yaml.Node, yaml.Node]]:
         if not isinstance(node, yaml.MappingNode):
             raise self.fail(node, f"'{tag}' must be a mapping of attributes")
         attrs: dict[str, tuple[yaml.Node, yaml.Node]] = {}
@@ -257,15 +276,19 @@ class _FileParser:
             if key is None:
                 raise self.fail(key_node, f"attribute names of '{tag}' must be plain strings")
             if key not in allowed:
-                raise self.fail(key_node, f"unknown attribute '{key}' of '{tag}'; supported: "
-                                          + ", ".join(sorted(allowed)))
+                raise self.fail(
+                    key_node,
+                    f"unknown attribute '{key}' of '{tag}'; supported: "
+                    + ", ".join(sorted(allowed)),
+                )
             if key in attrs:
                 raise self.fail(key_node, f"duplicate attribute '{key}' of '{tag}'")
             attrs[key] = (key_node, value_node)
         return attrs
 
-    def string(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str,
-               owner: yaml.Node) -> str:
+    def string(
+        self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str, owner: yaml.Node
+    ) -> str:
         if key not in attrs:
             raise self.fail(owner, f"'{tag}' needs the attribute '{key}'")
         value_node = attrs[key][1]
@@ -273,19 +296,24 @@ class _FileParser:
             raise self.fail(value_node, f"attribute '{key}' of '{tag}' must be a string")
         if value_node.tag != _STR_TAG:
             # launch's YAML frontend rejects non-string values here: quote them.
-            raise self.fail(value_node, f"attribute '{key}' of '{tag}' must be a string, got "
-                                        f"'{value_node.value}'; quote it: {key}: "
-                                        f"\"{value_node.value}\"")
+            raise self.fail(
+                value_node,
+                f"attribute '{key}' of '{tag}' must be a string, got "
+                f"'{value_node.value}'; quote it: {key}: "
+                f'"{value_node.value}"',
+            )
         text: str = value_node.value
         return text
 
-    def template(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str,
-                 owner: yaml.Node) -> Template:
+    def template(
+        self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str, owner: yaml.Node
+    ) -> Template:
         text = self.string(attrs, key, tag, owner)
         return self.parse_text(text, attrs[key][1])
 
-    def optional_template(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str,
-                          tag: str, owner: yaml.Node) -> Template | None:
+    def optional_template(
+        self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str, owner: yaml.Node
+    ) -> Template | None:
         return self.template(attrs, key, tag, owner) if key in attrs else None
 
     def parse_text(self, text: str, node: yaml.Node) -> Template:
@@ -294,9 +322,13 @@ class _FileParser:
         except SubstitutionError as err:
             raise self.fail(node, str(err)) from err
 
-    def entity_list(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, tag: str,
-                    allowed: frozenset[str]) -> list[tuple[yaml.Node, dict[str,
-                                                   tuple[yaml.Node, yaml.Node]]]]:
+    def entity_list(
+        self,
+        attrs: dict[str, tuple[yaml.Node, yaml.Node]],
+        key: str,
+        tag: str,
+        allowed: frozenset[str],
+    ) -> list[tuple[yaml.Node, dict[str, tuple[yaml.Node, yaml.Node]]]]:
         if key not in attrs:
             return []
         node = attrs[key][1]
@@ -304,55 +336,80 @@ class _FileParser:
             raise self.fail(node, f"attribute '{key}' of '{tag}' must be a list of mappings")
         return [(item, self.mapping(item, f"{tag}.{key}", allowed)) for item in node.value]
 
-    def condition(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], tag: str,
-                  owner: yaml.Node) -> Condition | None:
+    def condition(
+        self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], tag: str, owner: yaml.Node
+    ) -> Condition | None:
         if "if" in attrs and "unless" in attrs:
             raise self.fail(owner, f"'{tag}' has both 'if' and 'unless'; use one")
         for key in ("if", "unless"):
             if key in attrs:
-                return Condition(self.template(attrs, key, tag, owner), key == "unless",
-                                 self.where(attrs[key][1]))
+                return Condition(
+                    self.template(attrs, key, tag, owner),
+                    key == "unless",
+                    self.where(attrs[key][1]),
+                )
         return None
 
     def action(self, item: yaml.Node) -> Action:
         if not isinstance(item, yaml.MappingNode) or len(item.value) != 1:
-            raise self.fail(item, "each action is a mapping with one key, its tag "
-                                  "(e.g. `- node: {pkg: ..., exec: ...}`)")
+            raise self.fail(
+                item,
+                "each action is a mapping with one key, its tag "
+                "(e.g. `- node: {pkg: ..., exec: ...}`)",
+            )
         tag_node, body = item.value[0]
         tag = self.scalar_text(tag_node)
         if tag not in SCHEMA:
-            raise self.fail(tag_node, f"unknown tag '{tag}'; supported: "
-                                      + ", ".join(sorted(SCHEMA)))
+            raise self.fail(
+                tag_node, f"unknown tag '{tag}'; supported: " + ", ".join(sorted(SCHEMA))
+            )
         attrs = self.mapping(body, tag, SCHEMA[tag] | _CONDITION_KEYS)
         where = self.where(tag_node)
         cond = self.condition(attrs, tag, tag_node)
         if tag == "arg":
             name = self.string(attrs, "name", tag, tag_node)
             default = self.optional_template(attrs, "default", tag, tag_node)
-            description = self.string(attrs, "description", tag, tag_node) \
-                if "description" in attrs else ""
+            description = (
+                self.string(attrs, "description", tag, tag_node) if "description" in attrs else ""
+            )
             return DeclareArg(where, cond, name, default, description)
         if tag == "let":
-            return SetLaunchConfiguration(where, cond, self.template(attrs, "name", tag, tag_node),
-                                          self.template(attrs, "value", tag, tag_node))
+            return SetLaunchConfiguration(
+                where,
+                cond,
+                self.template(attrs, "name", tag, tag_node),
+                self.template(attrs, "value", tag, tag_node),
+            )
         if tag == "set_env":
-            return SetEnv(where, cond, self.template(attrs, "name", tag, tag_node),
-                          self.template(attrs, "value", tag, tag_node))
+            return SetEnv(
+                where,
+                cond,
+                self.template(attrs, "name", tag, tag_node),
+                self.template(attrs, "value", tag, tag_node),
+            )
         if tag in ("push_ros_namespace", "push-ros-namespace"):
             return PushNamespace(where, cond, self.template(attrs, "namespace", tag, tag_node))
         if tag == "group":
             return self.group(where, cond, attrs, tag_node)
         if tag == "include":
             args = tuple(
-                IncludeArg(self.where(item_node),
-                           self.template(a, "name", "include.arg", item_node),
-                           self.template(a, "value", "include.arg", item_node))
-                for item_node, a in self.entity_list(attrs, "arg", tag, _INCLUDE_ARG_KEYS))
+                IncludeArg(
+                    self.where(item_node),
+                    self.template(a, "name", "include.arg", item_node),
+                    self.template(a, "value", "include.arg", item_node),
+                )
+                for item_node, a in self.entity_list(attrs, "arg", tag, _INCLUDE_ARG_KEYS)
+            )
             return Include(where, cond, self.template(attrs, "file", tag, tag_node), args)
         return self.node(where, cond, attrs, tag_node)
 
-    def group(self, where: Where, cond: Condition | None,
-              attrs: dict[str, tuple[yaml.Node, yaml.Node]], tag_node: yaml.Node) -> Group:
+    def group(
+        self,
+        where: Where,
+        cond: Condition | None,
+        attrs: dict[str, tuple[yaml.Node, yaml.Node]],
+        tag_node: yaml.Node,
+    ) -> Group:
         scoped: bool | Template = True
         if "scoped" in attrs:
             node = attrs["scoped"][1]
@@ -364,50 +421,72 @@ class _FileParser:
             raise self.fail(tag_node, "'group' needs the attribute 'children' (its actions)")
         return Group(where, cond, scoped, self.actions(attrs["children"][1], "group.children"))
 
-    def node(self, where: Where, cond: Condition | None,
-             attrs: dict[str, tuple[yaml.Node, yaml.Node]], tag_node: yaml.Node) -> NodeDecl:
+    def node(
+        self,
+        where: Where,
+        cond: Condition | None,
+        attrs: dict[str, tuple[yaml.Node, yaml.Node]],
+        tag_node: yaml.Node,
+    ) -> NodeDecl:
         tag = "node"
         params: list[ParamFile | ParamValue] = []
         for item_node, p in self.entity_list(attrs, "param", tag, _PARAM_KEYS):
             pwhere = self.where(item_node)
             if "from" in p and "name" in p:
-                raise self.fail(item_node, "'name' and 'from' of a node param are mutually "
-                                           "exclusive")
+                raise self.fail(
+                    item_node, "'name' and 'from' of a node param are mutually exclusive"
+                )
             if "from" in p:
                 if "value" in p:
                     raise self.fail(item_node, "a 'from' param takes no 'value'")
-                params.append(ParamFile(pwhere, self.template(p, "from", "node.param",
-                                                              item_node)))
+                params.append(ParamFile(pwhere, self.template(p, "from", "node.param", item_node)))
             elif "name" in p:
                 if "value" not in p:
-                    raise self.fail(item_node, "a node param needs 'value' (nested params are "
-                                               "not supported)")
-                params.append(ParamValue(pwhere, self.template(p, "name", "node.param", item_node),
-                                         self.param_value(p["value"][1])))
+                    raise self.fail(
+                        item_node, "a node param needs 'value' (nested params are not supported)"
+                    )
+                params.append(
+                    ParamValue(
+                        pwhere,
+                        self.template(p, "name", "node.param", item_node),
+                        self.param_value(p["value"][1]),
+                    )
+                )
             else:
                 raise self.fail(item_node, "a node param needs 'name' and 'value', or 'from'")
         remaps = tuple(
-            Remap(self.where(item_node), self.template(r, "from", "node.remap", item_node),
-                  self.template(r, "to", "node.remap", item_node))
-            for item_node, r in self.entity_list(attrs, "remap", tag, _REMAP_KEYS))
+            Remap(
+                self.where(item_node),
+                self.template(r, "from", "node.remap", item_node),
+                self.template(r, "to", "node.remap", item_node),
+            )
+            for item_node, r in self.entity_list(attrs, "remap", tag, _REMAP_KEYS)
+        )
         shutdown = False
         if "on_exit" in attrs:
             value = self.string(attrs, "on_exit", tag, tag_node)
             if value != "shutdown":
-                raise self.fail(attrs["on_exit"][1], f"attribute 'on_exit' of 'node' must be "
-                                                     f"'shutdown', got '{value}'")
+                raise self.fail(
+                    attrs["on_exit"][1],
+                    f"attribute 'on_exit' of 'node' must be 'shutdown', got '{value}'",
+                )
             shutdown = True
         args = self.cmdline(attrs, "args", tag_node) if "args" in attrs else ()
         ros_args = self.cmdline(attrs, "ros_args", tag_node) if "ros_args" in attrs else None
         return NodeDecl(
-            where, cond,
+            where,
+            cond,
             package=self.optional_template(attrs, "pkg", tag, tag_node),
             executable=self.template(attrs, "exec", tag, tag_node),
             name=self.optional_template(attrs, "name", tag, tag_node),
             namespace=self.optional_template(attrs, "namespace", tag, tag_node),
             output=self.optional_template(attrs, "output", tag, tag_node),
-            params=tuple(params), remaps=remaps, args=args, ros_args=ros_args,
-            shutdown_on_exit=shutdown)
+            params=tuple(params),
+            remaps=remaps,
+            args=args,
+            ros_args=ros_args,
+            shutdown_on_exit=shutdown,
+        )
 
     def param_value(self, node: yaml.Node) -> ParamScalar | ParamList:
         if isinstance(node, yaml.SequenceNode):
@@ -424,8 +503,9 @@ class _FileParser:
             raise self.fail(node, f"unsupported param value '{node.value}'")
         return value
 
-    def cmdline(self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str,
-                owner: yaml.Node) -> tuple[Template, ...]:
+    def cmdline(
+        self, attrs: dict[str, tuple[yaml.Node, yaml.Node]], key: str, owner: yaml.Node
+    ) -> tuple[Template, ...]:
         """Split a command line like launch's ExecuteProcess._parse_cmdline: literal text is
         split by shell rules (shlex); substitution results are never split."""
         template = self.template(attrs, key, "node", owner)
@@ -527,15 +607,20 @@ def _typed_value(text: str) -> bool | int | float | str | list[object]:
         return text
     if isinstance(value, bool | int | float | str):
         return value
-    if isinstance(value, list) and value and len({type(v) for v in value}) == 1 and \
-            isinstance(value[0], bool | int | float | str):
+    if (
+        isinstance(value, list)
+        and value
+        and len({type(v) for v in value}) == 1
+        and isinstance(value[0], bool | int | float | str)
+    ):
         return list(value)
     return text
 
 
 class _Executor:
-    def __init__(self, arguments: Mapping[str, str], environ: Mapping[str, str],
-                 params_dir: Path) -> None:
+    def __init__(
+        self, arguments: Mapping[str, str], environ: Mapping[str, str], params_dir: Path
+    ) -> None:
         self.context = Context(dict(arguments), dict(environ))
         self.params_dir = params_dir
         self.processes: list[ProcessPlan] = []
@@ -554,8 +639,10 @@ class _Executor:
         lowered = value.strip().lower()  # as launch's evaluate_condition_expression
         if lowered not in ("true", "false", "1", "0"):
             key = "unless" if condition.negate else "if"
-            raise LaunchFileError(f"{condition.where}: condition '{key}' evaluated to "
-                                  f"'{value}'; expected one of true, false, 1, 0")
+            raise LaunchFileError(
+                f"{condition.where}: condition '{key}' evaluated to "
+                f"'{value}'; expected one of true, false, 1, 0"
+            )
         return (lowered in ("true", "1")) != condition.negate
 
     def run(self, actions: Sequence[Action]) -> None:
@@ -571,7 +658,8 @@ class _Executor:
                     raise LaunchFileError(
                         f"{action.where}: required launch argument '{action.name}' "
                         f"(description: '{action.description}') was not provided; pass "
-                        f"{action.name}:=VALUE")
+                        f"{action.name}:=VALUE"
+                    )
                 lc[action.name] = self.eval(action.default, action.where)
         elif isinstance(action, SetLaunchConfiguration):
             lc[self.eval(action.name, action.where)] = self.eval(action.value, action.where)
@@ -582,9 +670,11 @@ class _Executor:
             pushed = self.eval(action.namespace, action.where)
             namespace = make_namespace_absolute(prefix_namespace(lc.get("ros_namespace"), pushed))
             if namespace is None or not _NAMESPACE_RE.fullmatch(namespace):
-                raise LaunchFileError(f"{action.where}: the resulting namespace '{namespace}' is "
-                                      f"invalid (previous '{lc.get('ros_namespace')}', pushed "
-                                      f"'{pushed}')")
+                raise LaunchFileError(
+                    f"{action.where}: the resulting namespace '{namespace}' is "
+                    f"invalid (previous '{lc.get('ros_namespace')}', pushed "
+                    f"'{pushed}')"
+                )
             lc["ros_namespace"] = namespace
         elif isinstance(action, Group):
             self.group(action)
@@ -598,8 +688,9 @@ class _Executor:
         if not isinstance(scoped, bool):
             text = self.eval(scoped, group.where)
             if text.lower() not in ("true", "false"):
-                raise LaunchFileError(f"{group.where}: 'scoped' of 'group' must be true or "
-                                      f"false, got '{text}'")
+                raise LaunchFileError(
+                    f"{group.where}: 'scoped' of 'group' must be true or false, got '{text}'"
+                )
             scoped = text.lower() == "true"
         if not scoped:
             self.run(group.children)
@@ -617,8 +708,10 @@ class _Executor:
         if not path.is_file():
             raise LaunchFileError(f"{include.where}: included launch file '{path}' not found")
         if self.depth >= _MAX_INCLUDE_DEPTH:
-            raise LaunchFileError(f"{include.where}: includes nested deeper than "
-                                  f"{_MAX_INCLUDE_DEPTH}; is there an include cycle?")
+            raise LaunchFileError(
+                f"{include.where}: includes nested deeper than "
+                f"{_MAX_INCLUDE_DEPTH}; is there an include cycle?"
+            )
         included = parse_launch_file(path)
         names = [self.eval(a.name, a.where) for a in include.args]
         for declared in _unconditional_args(included.actions):
@@ -626,7 +719,8 @@ class _Executor:
                 raise LaunchFileError(
                     f"{include.where}: included launch file {path} is missing required argument "
                     f"'{declared.name}' (description: '{declared.description}'), given: "
-                    f"[{', '.join(names)}]")
+                    f"[{', '.join(names)}]"
+                )
         # launch sets include arguments as launch configurations of the current scope in order.
         for arg in include.args:
             name = self.eval(arg.name, arg.where)
@@ -648,8 +742,10 @@ class _Executor:
                 raise LaunchFileError(f"{where}: {err}") from err
             exe_path = prefix / "lib" / package / executable
             if not (exe_path.is_file() and os.access(exe_path, os.X_OK)):
-                raise LaunchFileError(f"{where}: executable '{executable}' not found in the "
-                                      f"libexec directory '{prefix / 'lib' / package}'")
+                raise LaunchFileError(
+                    f"{where}: executable '{executable}' not found in the "
+                    f"libexec directory '{prefix / 'lib' / package}'"
+                )
             exe = str(exe_path)
         else:
             found = shutil.which(executable, path=self.context.environment.get("PATH"))
@@ -663,12 +759,15 @@ class _Executor:
         name = self.eval(node.name, where) if node.name is not None else None
         if name is not None:
             if not _NAME_RE.fullmatch(name):
-                raise LaunchFileError(f"{where}: invalid node name '{name}' (letters, digits "
-                                      "and '_', not starting with a digit)")
+                raise LaunchFileError(
+                    f"{where}: invalid node name '{name}' (letters, digits "
+                    "and '_', not starting with a digit)"
+                )
             cmd += ["-r", f"__node:={name}"]
         ns = self.eval(node.namespace, where) if node.namespace is not None else None
         namespace = make_namespace_absolute(
-            prefix_namespace(self.context.launch_configurations.get("ros_namespace"), ns))
+            prefix_namespace(self.context.launch_configurations.get("ros_namespace"), ns)
+        )
         if namespace is not None:
             if not _NAMESPACE_RE.fullmatch(namespace):
                 raise LaunchFileError(f"{where}: invalid namespace '{namespace}'")
@@ -677,18 +776,29 @@ class _Executor:
         for param in node.params:
             cmd += ["--params-file", self.params_file(param, full_name)]
         for remap in node.remaps:
-            cmd += ["-r", f"{self.eval(remap.source, remap.where)}:="
-                          f"{self.eval(remap.target, remap.where)}"]
+            cmd += [
+                "-r",
+                f"{self.eval(remap.source, remap.where)}:={self.eval(remap.target, remap.where)}",
+            ]
         output_text = self.eval(node.output, where) if node.output is not None else "log"
         try:
             output = Output(output_text)
         except ValueError:
-            raise LaunchFileError(f"{where}: output '{output_text}' is not supported; use "
-                                  "screen, log or both") from None
+            raise LaunchFileError(
+                f"{where}: output '{output_text}' is not supported; use screen, log or both"
+            ) from None
         label = f"{name or Path(executable).name}-{len(self.processes) + 1}"
-        self.processes.append(ProcessPlan(label, full_name, tuple(cmd),
-                                          dict(self.context.environment), output,
-                                          node.shutdown_on_exit, where))
+        self.processes.append(
+            ProcessPlan(
+                label,
+                full_name,
+                tuple(cmd),
+                dict(self.context.environment),
+                output,
+                node.shutdown_on_exit,
+                where,
+            )
+        )
 
     def params_file(self, param: ParamFile | ParamValue, full_name: str | None) -> str:
         if isinstance(param, ParamFile):
@@ -704,10 +814,12 @@ class _Executor:
         else:
             value = self.param_scalar(param.value, param.where)
         key = full_name if full_name is not None else "/**"
-        with tempfile.NamedTemporaryFile("w", prefix="launch_params_", suffix=".yaml",
-                                         dir=self.params_dir, delete=False) as handle:
-            yaml.safe_dump({key: {"ros__parameters": {name: value}}}, handle,
-                           default_flow_style=False)
+        with tempfile.NamedTemporaryFile(
+            "w", prefix="launch_params_", suffix=".yaml", dir=self.params_dir, delete=False
+        ) as handle:
+            yaml.safe_dump(
+                {key: {"ros__parameters": {name: value}}}, handle, default_flow_style=False
+            )
         return handle.name
 
     def param_scalar(self, value: ParamScalar, where: Where) -> object:
@@ -728,8 +840,12 @@ def _unconditional_args(actions: Sequence[Action]) -> list[DeclareArg]:
     return found
 
 
-def plan_launch(path: Path, arguments: Mapping[str, str], params_dir: Path,
-                environ: Mapping[str, str] | None = None) -> LaunchPlan:
+def plan_launch(
+    path: Path,
+    arguments: Mapping[str, str],
+    params_dir: Path,
+    environ: Mapping[str, str] | None = None,
+) -> LaunchPlan:
     """Execute a launch file's actions and return the processes `ros2 launch` would start.
 
     Args:

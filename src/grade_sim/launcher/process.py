@@ -118,8 +118,9 @@ class _Printer:
         self.line(f"[{level}] [{label}]: {message}", screen=stream, log=True)
 
 
-def _reader(pipe: IO[bytes], label: str, screen: IO[str] | None, log: bool,
-            printer: _Printer) -> None:
+def _reader(
+    pipe: IO[bytes], label: str, screen: IO[str] | None, log: bool, printer: _Printer
+) -> None:
     for raw in iter(pipe.readline, b""):
         text = raw.decode(errors="replace").rstrip("\n")
         printer.line(f"[{label}] {text}", screen=screen, log=log)
@@ -137,8 +138,12 @@ def _log_dir(environ: dict[str, str]) -> Path:
     return base / f"{stamp}-{socket.gethostname()}-{os.getpid()}"
 
 
-def run_processes(plans: Sequence[ProcessPlan], config: RunnerConfig,
-                  stdout: IO[str] | None = None, stderr: IO[str] | None = None) -> RunReport:
+def run_processes(
+    plans: Sequence[ProcessPlan],
+    config: RunnerConfig,
+    stdout: IO[str] | None = None,
+    stderr: IO[str] | None = None,
+) -> RunReport:
     """Start every planned process, wait until all have ended, and report how each ended.
 
     Installs SIGINT/SIGTERM handlers while running when called from the main thread.
@@ -174,11 +179,16 @@ def run_processes(plans: Sequence[ProcessPlan], config: RunnerConfig,
         for plan in plans:
             try:
                 popen = subprocess.Popen(
-                    list(plan.cmd), env=dict(plan.env), stdin=subprocess.DEVNULL,
-                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+                    list(plan.cmd),
+                    env=dict(plan.env),
+                    stdin=subprocess.DEVNULL,
+                    stdout=subprocess.PIPE,
+                    stderr=subprocess.PIPE,
+                    start_new_session=True,
+                )
             except OSError as error:
                 printer.info(plan.label, f"could not start {plan.cmd[0]}: {error}", "ERROR")
-                not_started = [p.label for p in plans[len(running):]]
+                not_started = [p.label for p in plans[len(running) :]]
                 break
             printer.info(plan.label, f"process started with pid [{popen.pid}]")
             proc = _Running(plan, popen)
@@ -186,10 +196,10 @@ def run_processes(plans: Sequence[ProcessPlan], config: RunnerConfig,
             to_log = plan.output in (Output.LOG, Output.BOTH)
             assert popen.stdout is not None
             assert popen.stderr is not None
-            for pipe, screen in ((popen.stdout, out if to_screen else None),
-                                 (popen.stderr, err)):
-                thread = threading.Thread(target=_reader, daemon=True,
-                                          args=(pipe, plan.label, screen, to_log, printer))
+            for pipe, screen in ((popen.stdout, out if to_screen else None), (popen.stderr, err)):
+                thread = threading.Thread(
+                    target=_reader, daemon=True, args=(pipe, plan.label, screen, to_log, printer)
+                )
                 thread.start()
                 proc.threads.append(thread)
             running.append(proc)
@@ -230,24 +240,31 @@ def run_processes(plans: Sequence[ProcessPlan], config: RunnerConfig,
                 proc.returncode = code
                 for thread in proc.threads:
                     thread.join(timeout=2.0)
-                result = ProcessResult(proc.plan.label, proc.popen.pid, code,
-                                       proc.stopped_by_launcher, proc.killed)
+                result = ProcessResult(
+                    proc.plan.label, proc.popen.pid, code, proc.stopped_by_launcher, proc.killed
+                )
                 results.append(result)
                 cmd = " ".join(proc.plan.cmd)
                 if code == 0:
-                    printer.info(proc.plan.label,
-                                 f"process has finished cleanly [pid {proc.popen.pid}]")
+                    printer.info(
+                        proc.plan.label, f"process has finished cleanly [pid {proc.popen.pid}]"
+                    )
                 else:
                     level = "ERROR" if result.failed else "INFO"
-                    printer.info(proc.plan.label, f"process has died [pid {proc.popen.pid}, "
-                                                  f"exit code {code}, cmd '{cmd}'].", level)
+                    printer.info(
+                        proc.plan.label,
+                        f"process has died [pid {proc.popen.pid}, exit code {code}, cmd '{cmd}'].",
+                        level,
+                    )
                 if shutdown_at is None:
                     if proc.plan.shutdown_on_exit:
-                        shutdown_at = begin_shutdown(f"{proc.plan.label} exited (on_exit: "
-                                                     "shutdown)")
+                        shutdown_at = begin_shutdown(
+                            f"{proc.plan.label} exited (on_exit: shutdown)"
+                        )
                     elif code != 0 and config.stop_on_crash:
-                        shutdown_at = begin_shutdown(f"{proc.plan.label} failed with exit "
-                                                     f"code {code}")
+                        shutdown_at = begin_shutdown(
+                            f"{proc.plan.label} failed with exit code {code}"
+                        )
             if len(interrupts) > handled_interrupts:
                 handled_interrupts = len(interrupts)
                 if shutdown_at is None:
@@ -257,8 +274,11 @@ def run_processes(plans: Sequence[ProcessPlan], config: RunnerConfig,
                 else:
                     send_sigkill()
             now = time.monotonic()
-            if shutdown_at is not None and sigterm_sent_at is None and \
-                    now - shutdown_at > config.sigterm_timeout_s:
+            if (
+                shutdown_at is not None
+                and sigterm_sent_at is None
+                and now - shutdown_at > config.sigterm_timeout_s
+            ):
                 sigterm_sent_at = send_sigterm()
             if sigterm_sent_at is not None and now - sigterm_sent_at > config.sigkill_timeout_s:
                 send_sigkill()

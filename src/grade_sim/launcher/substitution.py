@@ -71,8 +71,9 @@ class _Parser:
                 self.i += 2
             elif c == "$":
                 if not s.startswith("$(", self.i):
-                    raise self.error("a '$' that does not start a substitution must be "
-                                     "escaped as '\\$'")
+                    raise self.error(
+                        "a '$' that does not start a substitution must be escaped as '\\$'"
+                    )
                 if buf:
                     parts.append(Text("".join(buf)))
                     buf = []
@@ -94,7 +95,8 @@ class _Parser:
         if name not in SUBSTITUTIONS:
             raise SubstitutionError(
                 f"unknown substitution '$({name} ...)' in {self.s!r}; supported: "
-                + ", ".join(f"$({n})" for n in SUBSTITUTIONS))
+                + ", ".join(f"$({n})" for n in SUBSTITUTIONS)
+            )
         args: list[Template] = []
         while True:
             if self.i >= len(self.s):
@@ -111,7 +113,8 @@ class _Parser:
         if not fewest <= len(args) <= most:
             count = str(fewest) if fewest == most else f"{fewest} to {most}"
             raise SubstitutionError(
-                f"'$({name} ...)' takes {count} argument(s), got {len(args)} in {self.s!r}")
+                f"'$({name} ...)' takes {count} argument(s), got {len(args)} in {self.s!r}"
+            )
         return Substitution(name, tuple(args))
 
     def value(self, quote: str | None) -> Template:
@@ -128,8 +131,9 @@ class _Parser:
                 self.i += 2
             elif c == "$":
                 if not s.startswith("$(", self.i):
-                    raise self.error("a '$' that does not start a substitution must be "
-                                     "escaped as '\\$'")
+                    raise self.error(
+                        "a '$' that does not start a substitution must be escaped as '\\$'"
+                    )
                 if buf:
                     parts.append(Text("".join(buf)))
                     buf = []
@@ -162,8 +166,9 @@ class _Parser:
                 self.i += 2
             elif c == "$":
                 if not s.startswith("$(", self.i):
-                    raise self.error("a '$' that does not start a substitution must be "
-                                     "escaped as '\\$'")
+                    raise self.error(
+                        "a '$' that does not start a substitution must be escaped as '\\$'"
+                    )
                 if buf:
                     parts.append(Text("".join(buf)))
                     buf = []
@@ -199,7 +204,8 @@ def find_package_prefix(package: str) -> Path:
         if marker.is_file():
             return Path(prefix)
     raise SubstitutionError(
-        f"package '{package}' not found, searching AMENT_PREFIX_PATH: {prefixes}")
+        f"package '{package}' not found, searching AMENT_PREFIX_PATH: {prefixes}"
+    )
 
 
 @dataclass
@@ -229,16 +235,18 @@ def _evaluate_part(part: Part, context: Context) -> str:
             return context.launch_configurations[args[0]]
         if len(args) == 2:
             return args[1]
-        raise SubstitutionError(f"launch configuration '{args[0]}' does not exist "
-                                "(declare it with an `arg` or `let` first)")
+        raise SubstitutionError(
+            f"launch configuration '{args[0]}' does not exist "
+            "(declare it with an `arg` or `let` first)"
+        )
     if part.name == "env":
         if args[0] in context.environment:
             return context.environment[args[0]]
         if len(args) == 2:
             return args[1]
-        raise SubstitutionError(f"environment variable '{args[0]}' does not exist "
-                                "(give a default: $(env NAME DEFAULT))")
+        raise SubstitutionError(
+            f"environment variable '{args[0]}' does not exist (give a default: $(env NAME DEFAULT))"
+        )
     if part.name == "find-pkg-share":
         return str(find_package_prefix(args[0]) / "share" / args[0])
     raise SubstitutionError(f"unknown substitution '$({part.name})'")  # parse prevents this
-

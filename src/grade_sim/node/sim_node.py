@@ -12,7 +12,7 @@ import contextlib
 import importlib
 import sys
 import threading
-import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,7 @@ PARAMETERS: dict[str, tuple[Any, str]] = {
     "overwrite": (False, "replace an existing output_dir once the new run is complete"),
     "duration_s": (-1.0, "override the scenario's duration (> 0), -1: keep"),
     "seed": (-1, "override the scenario's seed (>= 0), -1: keep"),
+    "robot_count": (-1, "simulate the scenario's first N robots (1..number of robots), -1: all"),
     "realtime": (False, "pace the simulation to wall-clock time"),
     "command_timeout_s": (0.5, "hold still when the last joint command is older (sim time)"),
     "lockstep": (False, "wait at each odometry sample for the controller's command (reproducible)"),
@@ -135,6 +136,14 @@ class SimNode(Node):
             if p[name] < 0:
                 raise GradeError(f"parameter {name!r}: {p[name]} must be >= 0")
         self.scenario = load_scenario(p["scenario"], overrides)
+        n_robots = len(self.scenario.robots)
+        if p["robot_count"] != -1:
+            if not 1 <= p["robot_count"] <= n_robots:
+                raise GradeError(
+                    f"parameter 'robot_count': {p['robot_count']} is out of range; allowed 1.."
+                    f"{n_robots} (the robots of {p['scenario']}) or -1 for all"
+                )
+            self.scenario = replace(self.scenario, robots=self.scenario.robots[: p["robot_count"]])
         self.params = p
         self.commands = CommandStore(
             p["command_timeout_s"], bool(p["lockstep"]), p["lockstep_timeout_s"]
@@ -165,12 +174,24 @@ class SimNode(Node):
             )
 
 
+def publishing_hook(node_name: str) -> tuple[Node, Callable[[Simulator], None]]:
+    """A fresh rclpy node and a simulator hook publishing every message on it (benchmarks)."""
+    rclpy.init()
+    node = rclpy.create_node(node_name)
+
+    def hook(sim: Simulator) -> None:
+        sim.observers.append(_Publisher(node, sim.topics(), CommandStore(), {}))
+
+    return node, hook
+
+
 def _attach(node: SimNode, sim: Simulator, odom_topics: dict[str, str]) -> None:
     """Publish everything the simulator produces and feed it the received commands."""
     sim.observers.append(_Publisher(node, sim.topics(), node.commands, odom_topics))
     sim.command_source = node.commands
     # Give subscribers (recorders, controllers started alongside) time to match publishers.
-    time.sleep(float(node.params["start_delay_s"]))
+    # A stop request (SIGINT/SIGTERM) ends the wait early; the run then ends as interrupted.
+    sim.stop_event.wait(float(node.params["start_delay_s"]))
 
 
 def _run(node: SimNode) -> int:
@@ -197,9 +218,9 @@ def _run(node: SimNode) -> int:
         record=replace(scenario.record, bag=False, ground_truth=False, experiment_record=False),
     )
     sim = Simulator(publish_only)
-    _attach(node, sim, odom_topics)
     try:
         with stop_on_signals(sim.stop_event):
+            _attach(node, sim, odom_topics)
             stats = sim.run()
     finally:
         sim.finish()

@@ -118,6 +118,24 @@ class PathFollower:
                 return seg.start + delta * frac, vel
         return self._final.copy(), np.zeros(4)
 
+    def joint_trajectory(
+        self, t_s: float, joint_names: tuple[str, ...], dt_s: float
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Exact joint positions, velocities and accelerations of the path at t_s (teleport).
+
+        Accelerations are central differences of the analytic velocity over dt_s, exact on the
+        piecewise-constant acceleration of the trapezoidal profile away from its corners.
+        """
+        pose, vel = self.desired(t_s)
+        _, vel_after = self.desired(t_s + dt_s / 2)
+        _, vel_before = self.desired(max(t_s - dt_s / 2, 0.0))
+        acc = (vel_after - vel_before) / (dt_s if t_s >= dt_s / 2 else dt_s / 2 + t_s)
+        index = {"x": 0, "y": 1, "z": 2, "yaw": 3}
+        q = np.array([pose[index[j]] if j in index else 0.0 for j in joint_names])
+        qd = np.array([vel[index[j]] if j in index else 0.0 for j in joint_names])
+        qdd = np.array([acc[index[j]] if j in index else 0.0 for j in joint_names])
+        return q, qd, qdd
+
     def command(self, t_s: float, joint_positions: dict[str, float]) -> dict[str, float]:
         """Joint velocity commands tracking the path at t_s from the current joint positions."""
         pose, vel = self.desired(t_s)

@@ -77,8 +77,10 @@ class ReplayDriver(Protocol):
 
     teleport: bool
 
-    def joint_state(self, robot: str, step: int) -> tuple[FloatArray, FloatArray, FloatArray]:
-        """Recorded (positions, velocities, velocity commands) of a robot at a step."""
+    def joint_state(
+        self, robot: str, step: int
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Recorded (positions, velocities, accelerations, velocity commands) at a step."""
         ...
 
 
@@ -243,37 +245,59 @@ class Simulator:
         stamp_ns = stamp_ns_of(k, sc.rates.physics_hz)
         timings = self.stats.stage_s
         t0 = time.perf_counter()
-        if self.replay is not None:
-            self._replay_step(k)
-        elif k > 0:
-            for r in self._robots:
-                self._apply_commands(r.setup, stamp_ns)
-            self.backend.step()
-        t1 = time.perf_counter()
-        timings["physics"] += t1 - t0
+        # Actors first: the engine derives their render poses in the same pass that updates the
+        # robots, so every camera sees actors and robots at the same instant.
         camera_due = any(sched.due(k) for r in self._robots for _, sched, *_ in r.cameras)
         part_positions = None
         if camera_due or k == 0:
             pos, quat = self.scene.actor_body_poses(k)
             self.backend.set_actor_poses(pos, quat)
             part_positions = pos
-        t2 = time.perf_counter()
-        timings["actors"] += t2 - t1
+        t1 = time.perf_counter()
+        timings["actors"] += t1 - t0
+        if self.replay is not None:
+            self._replay_step(k)
+        else:
+            if k > 0:
+                for r in self._robots:
+                    if r.setup.model.config.motion.mode is not MotionMode.TELEPORT:
+                        self._apply_commands(r.setup, stamp_ns)
+                self.backend.step()
+            self._teleport(stamp_ns)
+        timings["physics"] += time.perf_counter() - t1
         self._emit_step(k, stamp_ns, part_positions)
         self.stats.steps = k + 1
         self.stats.sim_time_s = stamp_ns / 1e9
         self._step += 1
 
+    def _teleport(self, stamp_ns: int) -> None:
+        moved = False
+        for r in self._robots:
+            setup = r.setup
+            if setup.model.config.motion.mode is not MotionMode.TELEPORT or setup.follower is None:
+                continue
+            t_path = max(0.0, stamp_ns / 1e9 - self.scenario.bootstrap_s)
+            q, qd, qdd = setup.follower.joint_trajectory(
+                t_path, setup.model.joint_names, self.scenario.physics_dt_s
+            )
+            if stamp_ns / 1e9 < self.scenario.bootstrap_s:
+                qd, qdd = np.zeros_like(qd), np.zeros_like(qdd)
+            self.backend.set_robot_kinematics(setup.model.name, q, qd, qdd)
+            moved = True
+        if moved:
+            self.backend.update_kinematic_sensors()
+
     def _replay_step(self, k: int) -> None:
         assert self.replay is not None
         for r in self._robots:
             name = r.setup.model.name
-            q, qd, cmd = self.replay.joint_state(name, k)
+            q, qd, qdd, cmd = self.replay.joint_state(name, k)
             if self.replay.teleport:
-                self.backend.set_robot_joint_state(name, q, qd)
+                self.backend.set_robot_kinematics(name, q, qd, qdd)
             self.backend.set_joint_velocity_commands(name, cmd)
         if self.replay.teleport:
-            self.backend.forward()
+            # The recorded accelerations (from physics or a kinematic path) give the IMU exactly.
+            self.backend.update_kinematic_sensors()
         elif k > 0:
             self.backend.step()
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import resource
+import shutil
 import signal
 import threading
 from collections.abc import Callable, Iterator, Mapping, Sequence
@@ -110,7 +111,12 @@ def run_scenario(
             sort_keys=False,
         )
     )
-    sim = Simulator(scenario, command_source=command_source, scene=scene, replay=replay)
+    try:
+        sim = Simulator(scenario, command_source=command_source, scene=scene, replay=replay)
+    except BaseException:
+        # Nothing was simulated (e.g. the backend cannot run): leave no partial directory.
+        shutil.rmtree(root, ignore_errors=True)
+        raise
     own: list[SimObserver] = []
     rec = scenario.record
     if rec.bag:
@@ -122,10 +128,12 @@ def run_scenario(
     if rec.experiment_record:
         own.append(ExperimentRecorder(root / "record.npz", sim.scene, sim.start_step))
     sim.observers = own + list(observers)
-    if simulator_hook is not None:
-        simulator_hook(sim)
+    # Signals only ask the loop to stop, from here on: even a Ctrl-C during the hook (e.g. a
+    # node waiting for subscribers) ends in a closed bag, a summary and a committed directory.
     try:
         with stop_on_signals(sim.stop_event):
+            if simulator_hook is not None:
+                simulator_hook(sim)
             stats = sim.run(progress=progress)
     finally:
         sim.finish()

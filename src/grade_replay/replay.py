@@ -1,0 +1,254 @@
+"""Exact replay of a recorded run with changed surroundings, into a new run directory.
+
+The world, people and objects are regenerated from the recorded scenario's seed (bit-exact), the
+robots are driven from the experiment record at every physics step (teleport: the recorded joint
+state is set; velocity: the recorded velocity commands go through the physics), and the changes
+of `grade_replay.changes` are applied without touching that draw. The new run directory has the
+layout of docs/conventions.md plus fidelity.json; the original run is only read.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import shutil
+import threading
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from grade_replay.changes import (
+    ReplayChanges,
+    apply_to_scenario,
+    apply_to_scene,
+    hidden_instance_ids,
+)
+from grade_replay.errors import ReplayConfigError, ReplayError
+from grade_replay.fidelity import FidelityReport, compare_runs
+from grade_sim.errors import GradeError, OutputExistsError
+from grade_sim.io.record import ExperimentRecord, load_record
+from grade_sim.robots.model import robot_model
+from grade_sim.scene import build_scene
+from grade_sim.sim.orchestrator import Simulator
+from grade_sim.sim.run import RunResult, run_scenario
+from grade_sim.world.model import FloatArray
+
+RECORD_FILE = "record.npz"
+RUN_FILE = "run.yaml"
+
+
+class RunDirError(ReplayError):
+    """The run directory to replay is missing, incomplete or inconsistent (names the file)."""
+
+
+class ReplayOutputExistsError(ReplayError, OutputExistsError):
+    """The replay's output directory exists already; a replay never overwrites."""
+
+
+class ReplayMode(enum.Enum):
+    TELEPORT = "teleport"  # recorded joint positions + velocities set every step (exact)
+    VELOCITY = "velocity"  # recorded velocity commands through the physics (deviation reported)
+
+
+@dataclass(frozen=True)
+class ReplayConfig:
+    """One replay: source run, new output directory, mode and changes."""
+
+    run_dir: Path
+    out: Path
+    mode: ReplayMode = ReplayMode.TELEPORT
+    changes: ReplayChanges = field(default_factory=ReplayChanges)
+
+
+@dataclass(frozen=True)
+class LoadedRun:
+    path: Path
+    record: ExperimentRecord
+    run_yaml: dict[str, Any]
+
+
+class RecordDriver:
+    """ReplayDriver over an experiment record; asks the loop to stop at the record's last step.
+
+    A record shorter than the scenario (an interrupted run) ends the replay at the same step.
+    """
+
+    def __init__(self, record: ExperimentRecord, teleport: bool) -> None:
+        self.teleport = teleport
+        self._record = record
+        self._last = record.n_steps - 1
+        self.stop_event: threading.Event | None = None
+
+    def joint_state(
+        self, robot: str, step: int
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        if step >= self._last and self.stop_event is not None:
+            self.stop_event.set()
+        k = min(step, self._last)
+        rec = self._record
+        return (
+            rec.joint_positions[robot][k],
+            rec.joint_velocities[robot][k],
+            rec.joint_accelerations[robot][k],
+            rec.joint_commands[robot][k],
+        )
+
+
+@dataclass(frozen=True)
+class ReplayResult:
+    path: Path
+    run: RunResult
+    fidelity: FidelityReport
+    recorded_steps: int
+
+    @property
+    def complete(self) -> bool:
+        """Every recorded step was replayed."""
+        return self.run.stats.steps >= self.recorded_steps
+
+
+def load_run(run_dir: Path) -> LoadedRun:
+    """Read and check a run directory for replay.
+
+    Raises:
+        RunDirError: the directory, run.yaml or record.npz is missing, unreadable, truncated or
+            inconsistent (the message names the file).
+    """
+    root = Path(run_dir)
+    if not root.is_dir():
+        raise RunDirError(f"run directory {str(root)!r} does not exist")
+    run_file = root / RUN_FILE
+    if not run_file.is_file():
+        raise RunDirError(
+            f"{str(run_file)!r} is missing; {str(root)!r} is not a complete run directory "
+            "(made by grade run, sim_node or grade replay)"
+        )
+    try:
+        run_yaml = yaml.safe_load(run_file.read_text())
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise RunDirError(f"{str(run_file)!r} is not valid YAML: {err}") from err
+    if not isinstance(run_yaml, dict) or not isinstance(run_yaml.get("scenario"), dict):
+        raise RunDirError(f"{str(run_file)!r} has no 'scenario' mapping; not a grade run.yaml")
+    try:
+        record = load_record(root / RECORD_FILE)
+    except GradeError as err:
+        raise RunDirError(str(err)) from err
+    rec_path = root / RECORD_FILE
+    if record.n_steps == 0:
+        raise RunDirError(f"{str(rec_path)!r} holds no steps; nothing to replay")
+    for rc in record.scenario.robots:
+        expected = robot_model(rc).joint_names
+        got = record.joint_names.get(rc.name)
+        if got != expected:
+            raise RunDirError(
+                f"{str(rec_path)!r}: robot {rc.name!r} has joints {got}, expected {expected}"
+            )
+        for key, arrays in (
+            ("q", record.joint_positions),
+            ("qd", record.joint_velocities),
+            ("cmd", record.joint_commands),
+        ):
+            arr = arrays[rc.name]
+            if arr.shape != (record.n_steps, len(expected)) or not np.all(np.isfinite(arr)):
+                raise RunDirError(
+                    f"{str(rec_path)!r}: robot/{rc.name}/{key} has shape {arr.shape} or "
+                    f"non-finite values; expected ({record.n_steps}, {len(expected)}) finite"
+                )
+    return LoadedRun(root, record, run_yaml)
+
+
+def _check_output(out: Path, source: Path) -> Path:
+    final = Path(out).resolve()
+    if final.exists():
+        raise ReplayOutputExistsError(
+            f"output directory {str(final)!r} exists already; a replay writes a new directory "
+            "and never overwrites, choose another --out"
+        )
+    src = source.resolve()
+    if final == src or src in final.parents:
+        raise ReplayConfigError(
+            f"--out {str(final)!r} is inside the original run {str(src)!r}; the original is never "
+            "touched, write the replay elsewhere"
+        )
+    return final
+
+
+def replay_run(
+    config: ReplayConfig, progress: Callable[[int, int], None] | None = None
+) -> ReplayResult:
+    """Replay `config.run_dir` into the new directory `config.out` and report its fidelity.
+
+    Everything is checked before anything is written; the run is built in a hidden staging
+    directory next to `out` and moved into place only when complete (fidelity.json included).
+
+    Raises:
+        RunDirError: the source run cannot be replayed (names the file).
+        ReplayOutputExistsError: `out` exists.
+        ReplayConfigError: a change is invalid (names the field/value and what is allowed).
+    """
+    loaded = load_run(config.run_dir)
+    final = _check_output(config.out, loaded.path)
+    record = loaded.record
+    changes = config.changes
+    scenario = apply_to_scenario(record.scenario, changes)
+    drawn = build_scene(record.scenario)
+    if record.n_steps > drawn.n_steps:
+        raise RunDirError(
+            f"{str(loaded.path / RECORD_FILE)!r} has {record.n_steps} steps but its scenario "
+            f"only {drawn.n_steps}; the record does not belong to this scenario"
+        )
+    scene = apply_to_scene(drawn, scenario, changes)
+    hidden = hidden_instance_ids(scene, changes)
+    driver = RecordDriver(record, teleport=config.mode is ReplayMode.TELEPORT)
+
+    def hook(sim: Simulator) -> None:
+        driver.stop_event = sim.stop_event
+        if hidden:
+            sim.backend.set_hidden_instances(hidden)
+
+    run_info: dict[str, Any] = {
+        "replay": {
+            "source": str(loaded.path.resolve()),
+            "mode": config.mode.value,
+            "recorded_steps": record.n_steps,
+            "recorded_status": record.status,
+            "changes": changes.to_mapping(),
+            "hidden_instance_ids": sorted(hidden),
+        }
+    }
+    if changes.noise_seed is not None:
+        # Read by the noise stage (grade noise --seed); the world seed stays the recorded one.
+        run_info["noise_seed"] = changes.noise_seed
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = final.parent / f".{final.name}.replay-{os.getpid()}"
+    if staging.exists():
+        shutil.rmtree(staging)
+    staging.mkdir()
+    try:
+        result = run_scenario(
+            scenario,
+            staging / final.name,
+            progress=progress,
+            simulator_hook=hook,
+            scene=scene,
+            replay=driver,
+            run_info=run_info,
+        )
+        # The recorded scenario had experiment_record on (it made record.npz), so has this one.
+        replayed = load_record(result.path / RECORD_FILE)
+        report = compare_runs(record, loaded.path, replayed, result.path, config.mode.value)
+        report.write(result.path)
+        if final.exists():
+            raise ReplayOutputExistsError(
+                f"output directory {str(final)!r} appeared while replaying; not overwritten "
+                f"(the replay is discarded)"
+            )
+        os.rename(result.path, final)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+    run = RunResult(final, result.stats, result.summary)
+    return ReplayResult(final, run, report, record.n_steps)

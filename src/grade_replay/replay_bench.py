@@ -1,0 +1,79 @@
+"""`grade bench replay`: replay speed against the original run's speed.
+
+Records a small default scenario, then replays it in teleport and velocity mode (unchanged, so
+the fidelity report must say exact) and with people hidden. Prints each run's real-time factor
+(simulated / wall time of the step loop), the ratio replay / original, and the extra wall time
+of loading the record and writing the fidelity report.
+"""
+
+from __future__ import annotations
+
+import argparse
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from grade_replay.changes import ReplayChanges
+from grade_replay.replay import ReplayConfig, ReplayMode, replay_run
+from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.sim.run import run_scenario
+
+
+def main(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(prog="grade bench replay", description=__doc__)
+    parser.add_argument("--duration", type=float, default=3.0, help="recorded seconds (3)")
+    parser.add_argument("--width", type=int, default=320, help="camera width (320)")
+    parser.add_argument("--height", type=int, default=240, help="camera height (240)")
+    parser.add_argument("--people", type=int, default=4, help="walking people (4)")
+    args, _ = parser.parse_known_args(argv)
+    scenario = scenario_from_mapping(
+        {
+            "seed": 7,
+            "duration_s": args.duration,
+            "bootstrap_s": 0.5,
+            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
+            "people": {"count": args.people},
+            "flying_objects": {"count": 2},
+            "robots": [
+                {
+                    "name": "uav1",
+                    "cameras": [
+                        {"name": "camera", "width": args.width, "height": args.height}
+                    ],
+                }
+            ],
+        },
+        "bench scenario",
+    )
+    print(
+        f"scenario: {args.duration + 0.5:.1f} s at 240 Hz, one {args.width}x{args.height} camera "
+        f"at 30 Hz (rgb, depth, instance), {args.people} people, 2 flying objects"
+    )
+    with tempfile.TemporaryDirectory(prefix="grade-bench-replay-") as tmp:
+        root = Path(tmp)
+        # Warm-up (imports, OpenGL context, caches) so the first timed run is not penalised.
+        run_scenario(replace(scenario, duration_s=0.2), root / "warmup")
+        original = run_scenario(scenario, root / "original")
+        rtf0 = original.stats.real_time_factor
+        print(f"  {'run':<22} {'loop wall [s]':>13} {'RTF':>7} {'ratio':>7} {'total [s]':>10} "
+              f"{'exact':>6}")
+        print(f"  {'original (grade run)':<22} {original.stats.wall_time_s:>13.2f} {rtf0:>7.2f} "
+              f"{1.0:>7.2f} {'':>10} {'':>6}")
+        cases = [
+            ("teleport replay", ReplayMode.TELEPORT, ReplayChanges()),
+            ("velocity replay", ReplayMode.VELOCITY, ReplayChanges()),
+            ("teleport, hide people", ReplayMode.TELEPORT, ReplayChanges(hide_classes=("person",))),
+        ]
+        for i, (label, mode, changes) in enumerate(cases):
+            t0 = time.perf_counter()
+            result = replay_run(ReplayConfig(original.path, root / f"replay{i}", mode, changes))
+            total = time.perf_counter() - t0
+            stats = result.run.stats
+            rtf = stats.real_time_factor
+            ratio = rtf / rtf0 if rtf0 > 0 else float("nan")
+            print(f"  {label:<22} {stats.wall_time_s:>13.2f} {rtf:>7.2f} {ratio:>7.2f} "
+                  f"{total:>10.2f} {result.fidelity.exact!s:>6}")
+    print("  ratio = replay RTF / original RTF (step loop only); total = whole replay_run call "
+          "(scene rebuild, run, fidelity report)")
+    return 0

@@ -1,0 +1,113 @@
+"""sim_node as a real process: a subscriber in another process receives every topic with the
+convention's type, frame and rate in simulated time; robot_count is validated."""
+
+from __future__ import annotations
+
+import itertools
+import statistics
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+import pytest
+from sim_node_support import DATA, Proc, spin_until
+
+from grade_sim.launcher.substitution import find_package_prefix
+
+SCENARIO = DATA / "indoor_small.yaml"
+
+
+def sim_node(tmp_path: Path, *params: str) -> Proc:
+    exe = find_package_prefix("grade") / "lib/grade/sim_node"
+    args = [f"scenario:={SCENARIO}", *params]
+    return Proc([str(exe), "--ros-args", *[a for p in args for a in ("-p", p)]], tmp_path)
+
+
+def stamp_s(stamp: Any) -> float:
+    return float(stamp.sec) + float(stamp.nanosec) * 1e-9
+
+
+@pytest.mark.ros
+@pytest.mark.slow
+def test_every_topic_arrives_with_its_type_frame_and_rate(observer: Any, tmp_path: Path) -> None:
+    from geometry_msgs.msg import PoseStamped
+    from nav_msgs.msg import Odometry
+    from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+    from rosgraph_msgs.msg import Clock
+    from sensor_msgs.msg import CameraInfo, Image, Imu, JointState
+    from std_msgs.msg import String
+    from tf2_msgs.msg import TFMessage
+
+    # topic -> (class, type name, expected rate Hz or None, header frame or None)
+    topics: dict[str, tuple[Any, str, float | None, str | None]] = {
+        "/clock": (Clock, "rosgraph_msgs/msg/Clock", 240.0, None),
+        "/tf": (TFMessage, "tf2_msgs/msg/TFMessage", 120.0, None),
+        "/tf_static": (TFMessage, "tf2_msgs/msg/TFMessage", None, None),
+        "/starting_experiment": (String, "std_msgs/msg/String", None, None),
+        "/uav1/imu": (Imu, "sensor_msgs/msg/Imu", 240.0, "uav1/imu_link"),
+        "/uav1/odom": (Odometry, "nav_msgs/msg/Odometry", 60.0, "uav1/odom"),
+        "/uav1/joint_states": (JointState, "sensor_msgs/msg/JointState", 120.0, ""),
+        "/uav1/camera/rgb/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
+                                       "uav1/camera_optical_frame"),
+        "/uav1/camera/depth/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
+                                         "uav1/camera_optical_frame"),
+        "/uav1/camera/instance/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
+                                            "uav1/camera_optical_frame"),
+        "/uav1/camera/camera_info": (CameraInfo, "sensor_msgs/msg/CameraInfo", 30.0,
+                                     "uav1/camera_optical_frame"),
+        "/uav1/camera/pose": (PoseStamped, "geometry_msgs/msg/PoseStamped", 60.0, "world"),
+    }
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
+                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    received: dict[str, list[Any]] = defaultdict(list)
+    for name, (cls, _, _, _) in topics.items():
+        qos = latched if name in ("/tf_static", "/starting_experiment") else (
+            QoSProfile(depth=100) if name in ("/clock", "/tf") else qos_profile_sensor_data)
+        observer.create_subscription(cls, name, lambda msg, n=name: received[n].append(msg), qos)
+
+    proc = sim_node(tmp_path, "realtime:=true", "duration_s:=60.0")
+    try:
+        # About 2 s of simulated (= paced wall) time after the bootstrap.
+        spin_until(observer, lambda: len(received["/uav1/camera/rgb/image_raw"]) >= 60 and
+                   all(received[n] for n in topics), 60.0, proc)
+        graph = dict(observer.get_topic_names_and_types())
+        for name, (_, type_name, _, _) in topics.items():
+            assert graph.get(name) == [type_name], (name, graph.get(name))
+    finally:
+        assert proc.interrupt() == 0, proc.text
+    assert "run interrupted" in proc.text
+
+    for name, (_, _, rate_hz, frame) in topics.items():
+        msgs = received[name]
+        if name == "/clock":
+            stamps = [stamp_s(m.clock) for m in msgs]
+        elif name in ("/tf", "/tf_static"):
+            stamps = [stamp_s(m.transforms[0].header.stamp) for m in msgs]
+        elif frame is not None:
+            stamps = [stamp_s(m.header.stamp) for m in msgs]
+            assert {m.header.frame_id for m in msgs} == {frame}, name
+        else:
+            stamps = []
+        # Simulated time: it starts at 0, far from the wall-clock epoch.
+        assert all(0.0 <= s < 100.0 for s in stamps), (name, stamps[:3])
+        if rate_hz is not None:
+            periods = [b - a for a, b in itertools.pairwise(stamps) if b > a]
+            assert len(periods) >= 10, (name, len(msgs))
+            assert statistics.median(periods) == pytest.approx(1.0 / rate_hz, rel=0.01), name
+    rgb = received["/uav1/camera/rgb/image_raw"][-1]
+    depth = received["/uav1/camera/depth/image_raw"][-1]
+    inst = received["/uav1/camera/instance/image_raw"][-1]
+    assert (rgb.width, rgb.height, rgb.encoding) == (160, 120, "rgb8")
+    assert (depth.width, depth.height, depth.encoding) == (160, 120, "32FC1")
+    assert (inst.width, inst.height, inst.encoding) == (160, 120, "mono16")
+    assert received["/starting_experiment"][0].data == "starting"
+    static = {(t.header.frame_id, t.child_frame_id) for t in received["/tf_static"][0].transforms}
+    assert ("world", "uav1/odom") in static
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize("count", ["0", "2", "-2"])
+def test_robot_count_out_of_range_is_refused(tmp_path: Path, count: str) -> None:
+    proc = sim_node(tmp_path, f"robot_count:={count}")
+    assert proc.wait(timeout_s=60) == 1, proc.text
+    assert f"parameter 'robot_count': {count} is out of range; allowed 1..1" in proc.text

@@ -1,0 +1,44 @@
+"""RateSchedule: exact counts over any duration, evenly spaced, no drift."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from grade_sim.sensors.schedule import RateSchedule
+
+CASES = [
+    # rate, physics rate, seconds (rate * seconds is whole)
+    (240.0, 240.0, 2.0),
+    (120.0, 240.0, 2.0),
+    (60.0, 240.0, 3.0),
+    (30.0, 240.0, 5.0),
+    (50.0, 240.0, 3.0),  # 240 / 50 = 4.8 steps
+    (100.0, 240.0, 2.0),  # 2.4 steps
+    (7.0, 240.0, 4.0),
+    (30.0, 1000.0, 3.0),  # 33.3 steps
+    (0.5, 240.0, 10.0),
+    (29.97, 240.0, 100.0),  # NTSC
+]
+
+
+@pytest.mark.parametrize(("rate", "physics", "seconds"), CASES)
+def test_fires_round_rate_times_seconds_plus_step_zero(
+    rate: float, physics: float, seconds: float
+) -> None:
+    sched = RateSchedule(rate, physics)
+    n_steps = round(seconds * physics) + 1  # steps 0 .. seconds * physics inclusive
+    fired = np.array([k for k in range(n_steps) if sched.due(k)])
+    assert len(fired) == round(rate * seconds) + 1
+    assert fired[0] == 0
+    gaps = np.diff(fired)
+    period = physics / rate
+    assert gaps.min() >= np.floor(period)
+    assert gaps.max() <= np.ceil(period)
+    # No drift: the n-th firing is within one step of n * period.
+    assert np.all(np.abs(fired - np.arange(len(fired)) * period) < 1.0)
+
+
+def test_every_step_when_rates_match() -> None:
+    sched = RateSchedule(240.0, 240.0)
+    assert all(sched.due(k) for k in range(1000))

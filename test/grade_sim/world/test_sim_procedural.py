@@ -1,0 +1,153 @@
+"""Procedural rooms: connected through doorways, furniture outside the corridors, seeded."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from scipy.ndimage import label
+
+from grade_sim.actors.people import PERSON_RADIUS_M
+from grade_sim.config.scenario import LightsConfig, ProceduralConfig
+from grade_sim.world.model import StaticBox, World
+from grade_sim.world.procedural import CORRIDOR_HALF_WIDTH_M, generate_rooms
+
+LAYOUTS = [
+    (ProceduralConfig(), 0),
+    (ProceduralConfig(), 1),
+    (ProceduralConfig(rooms_x=3, rooms_y=2, furniture_per_room=(4, 8)), 2),
+    (ProceduralConfig(rooms_x=1, rooms_y=3, room_size_m=(3.0, 4.0)), 3),
+    (ProceduralConfig(rooms_x=4, rooms_y=1, door_width_m=1.0), 4),
+    (ProceduralConfig(rooms_x=2, rooms_y=2, furniture_per_room=(8, 12)), 5),
+]
+
+
+def world_of(config: ProceduralConfig, seed: int) -> World:
+    return generate_rooms(config, LightsConfig(), np.random.default_rng(seed))
+
+
+def room_edges(world: World) -> tuple[np.ndarray, np.ndarray]:
+    """x of the walls along y and y of the walls along x (the room grid lines)."""
+    xs = sorted({round(b.center_xyz[0], 9) for b in world.boxes if b.name.startswith("wall_y")})
+    ys = sorted({round(b.center_xyz[1], 9) for b in world.boxes if b.name.startswith("wall_x")})
+    return np.array(xs), np.array(ys)
+
+
+def rect(box: StaticBox) -> tuple[float, float, float, float]:
+    (cx, cy, _), (hx, hy, _) = box.center_xyz, box.half_size_xyz
+    return cx - hx, cy - hy, cx + hx, cy + hy
+
+
+@pytest.mark.parametrize(("config", "seed"), LAYOUTS)
+def test_room_grid_matches_config(config: ProceduralConfig, seed: int) -> None:
+    world = world_of(config, seed)
+    xs, ys = room_edges(world)
+    assert len(xs) == config.rooms_x + 1
+    assert len(ys) == config.rooms_y + 1
+    lo, hi = config.room_size_m
+    assert np.all(np.diff(xs) >= lo - 1e-9)
+    assert np.all(np.diff(xs) <= hi + 1e-9)
+    assert np.all(np.diff(ys) >= lo - 1e-9)
+    assert np.all(np.diff(ys) <= hi + 1e-9)
+    labels = {b.label for b in world.boxes}
+    assert {"floor", "ceiling", "wall"} <= labels <= {"floor", "ceiling", "wall", "furniture"}
+    ids = [b.instance_id for b in world.boxes]
+    assert ids == list(range(1, len(ids) + 1))
+    assert len({b.name for b in world.boxes}) == len(world.boxes)
+    assert world.ceiling_height_m == config.wall_height_m
+    assert len(world.lights) == LightsConfig().count
+    n_rooms = config.rooms_x * config.rooms_y
+    assert len(set(world.tour_xy)) == n_rooms
+
+
+@pytest.mark.parametrize(("config", "seed"), LAYOUTS)
+def test_rooms_are_connected(config: ProceduralConfig, seed: int) -> None:
+    """Every tour segment (room centre to the next, through a doorway) is free for a person,
+    and all room centres lie in one connected free region."""
+    world = world_of(config, seed)
+    free = world.free_space.inflated(PERSON_RADIUS_M)
+    tour = [np.array(p) for p in world.tour_xy]
+    for a, b in zip(tour, tour[1:] + tour[:1], strict=True):
+        assert free.segment_is_free(a, b), f"segment {a} -> {b} is blocked"
+    regions, _ = label(~free.blocked)
+    region_ids = {int(regions[tuple(free.cell_of(p))]) for p in tour}
+    assert len(region_ids) == 1
+    assert 0 not in region_ids
+
+
+@pytest.mark.parametrize(("config", "seed"), LAYOUTS)
+def test_walls_block_and_rooms_are_closed(config: ProceduralConfig, seed: int) -> None:
+    world = world_of(config, seed)
+    grid = world.free_space
+    xs, ys = room_edges(world)
+    # Outside the outer walls nothing is free; on a wall away from doorways nothing is free.
+    assert not grid.is_free(np.array([xs[0] - 1.0, ys[0] - 1.0]))
+    y_mid = (ys[0] + ys[1]) / 2
+    assert not grid.is_free(np.array([xs[0], y_mid]))
+    assert not grid.is_free(np.array([xs[-1], y_mid]))
+    # Room centres are free.
+    for p in world.tour_xy:
+        assert grid.is_free(np.array(p))
+
+
+@pytest.mark.parametrize(("config", "seed"), LAYOUTS)
+def test_furniture_stays_out_of_corridors_and_inside_its_room(
+    config: ProceduralConfig, seed: int
+) -> None:
+    world = world_of(config, seed)
+    xs, ys = room_edges(world)
+    furniture = [b for b in world.boxes if b.label == "furniture"]
+    hi_count = config.furniture_per_room[1]
+    assert len(furniture) <= hi_count * config.rooms_x * config.rooms_y
+    for box in furniture:
+        x0, y0, x1, y1 = rect(box)
+        i = int(np.searchsorted(xs, box.center_xyz[0])) - 1
+        j = int(np.searchsorted(ys, box.center_xyz[1])) - 1
+        assert 0 <= i < config.rooms_x
+        assert 0 <= j < config.rooms_y
+        half_t = config.wall_thickness_m / 2
+        assert xs[i] + half_t <= x0, box
+        assert x1 <= xs[i + 1] - half_t, box
+        assert ys[j] + half_t <= y0, box
+        assert y1 <= ys[j + 1] - half_t, box
+        xc, yc = (xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2
+        assert x1 <= xc - CORRIDOR_HALF_WIDTH_M or x0 >= xc + CORRIDOR_HALF_WIDTH_M, box
+        assert y1 <= yc - CORRIDOR_HALF_WIDTH_M or y0 >= yc + CORRIDOR_HALF_WIDTH_M, box
+        assert box.center_xyz[2] - box.half_size_xyz[2] == 0.0  # stands on the floor
+        assert not world.free_space.is_free(np.array(box.center_xyz[:2]))
+
+
+def test_furniture_fills_rooms_when_asked() -> None:
+    world = world_of(ProceduralConfig(rooms_x=2, rooms_y=2, furniture_per_room=(2, 2)), 11)
+    assert sum(b.label == "furniture" for b in world.boxes) >= 4
+
+
+def test_same_seed_same_world_different_seed_different_world() -> None:
+    config = ProceduralConfig(rooms_x=3, rooms_y=2)
+    a, b, c = world_of(config, 5), world_of(config, 5), world_of(config, 6)
+    assert a.boxes == b.boxes
+    assert a.lights == b.lights
+    assert a.tour_xy == b.tour_xy
+    np.testing.assert_array_equal(a.free_space.blocked, b.free_space.blocked)
+    assert a.boxes != c.boxes
+    assert [x.material for x in a.boxes] != [x.material for x in c.boxes]
+    assert a.lights != c.lights
+
+
+def test_lights_within_the_rooms_and_configured_intensity() -> None:
+    lights = LightsConfig(count=5, intensity=(0.4, 0.5), color_jitter=0.0)
+    world = generate_rooms(ProceduralConfig(), lights, np.random.default_rng(0))
+    assert len(world.lights) == 5
+    lo, hi = np.array(world.bounds_min_xyz), np.array(world.bounds_max_xyz)
+    for light in world.lights:
+        p = np.array(light.position_xyz)
+        assert np.all(p[:2] >= lo[:2])
+        assert np.all(p[:2] <= hi[:2])
+        assert 0 < p[2] < hi[2]
+        rgb = np.array(light.diffuse_rgb)
+        assert np.allclose(rgb, rgb[0])
+        assert 0.4 <= rgb[0] <= 0.5
+
+
+def test_first_instance_id_offsets_all_ids() -> None:
+    world = generate_rooms(ProceduralConfig(), LightsConfig(), np.random.default_rng(0), 100)
+    assert min(b.instance_id for b in world.boxes) == 100
