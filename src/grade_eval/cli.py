@@ -316,8 +316,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--stride", type=int, default=1, help="use every n-th pixel")
     p.add_argument("--remove-dynamic", action="store_true",
                    help="drop pixels of moving actors (instance masks + gt/instances.yaml)")
-    p.add_argument("--dynamic-classes", default="person,human",
-                   help="comma-separated instance classes that move")
+    p.add_argument("--dynamic-classes", default="person,human,flying_*,robot_*",
+                   help="comma-separated instance classes (shell patterns) that move; default: "
+                        "people, flying objects and robots")
     p.add_argument("--no-color", action="store_true")
     p.set_defaults(func=_cmd_gtmap)
 

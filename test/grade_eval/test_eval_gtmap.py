@@ -104,12 +104,19 @@ def test_map_file_roundtrip(tmp_path: Path, suffix: str) -> None:
         write_map(path, PointMap(pts, colors))
 
 
-@pytest.mark.parametrize(("name", "payload", "match"), [
-    ("a.ply", b"ply\nformat binary_little_endian 1.0\nelement vertex 5\nproperty float x\n"
-     b"property float y\nproperty float z\nend_header\n\x00\x00", "truncated PLY body"),
-    ("b.ply", b"not a ply", "not a PLY file"),
-    ("c.xyz", b"1 2 3", "unsupported map format"),
-])
+@pytest.mark.parametrize(
+    ("name", "payload", "match"),
+    [
+        (
+            "a.ply",
+            b"ply\nformat binary_little_endian 1.0\nelement vertex 5\nproperty float x\n"
+            b"property float y\nproperty float z\nend_header\n\x00\x00",
+            "truncated PLY body",
+        ),
+        ("b.ply", b"not a ply", "not a PLY file"),
+        ("c.xyz", b"1 2 3", "unsupported map format"),
+    ],
+)
 def test_bad_map_files(tmp_path: Path, name: str, payload: bytes, match: str) -> None:
     (tmp_path / name).write_bytes(payload)
     with pytest.raises(FormatError, match=match):
@@ -123,3 +130,24 @@ def test_missing_run_pieces_are_named(tmp_path: Path) -> None:
         CameraStream.open(run)
     with pytest.raises(FormatError, match="not a run directory"):
         list_robots(tmp_path)
+
+
+def test_default_dynamic_classes_cover_people_flying_objects_and_robots(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    import yaml
+
+    from grade_eval.io.run import dynamic_instance_ids
+
+    (tmp_path / "gt").mkdir()
+    (tmp_path / "gt" / "instances.yaml").write_text(
+        yaml.safe_dump(
+            {
+                1: {"name": "floor", "class": "floor"},
+                2: {"name": "person_0", "class": "person"},
+                3: {"name": "object_0", "class": "flying_box"},
+                4: {"name": "uav1", "class": "robot_uav"},
+                5: {"name": "table_r00_0", "class": "furniture"},
+            }
+        )
+    )
+    ids = dynamic_instance_ids(tmp_path, ("person", "human", "flying_*", "robot_*"))
+    assert ids == frozenset({2, 3, 4})

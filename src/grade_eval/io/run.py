@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -114,9 +115,11 @@ def read_instances(run_dir: str | Path) -> dict[int, tuple[str, str]]:
 
 
 def dynamic_instance_ids(run_dir: str | Path, dynamic_classes: tuple[str, ...]) -> frozenset[int]:
-    """Ids whose class is one of dynamic_classes (case-insensitive)."""
-    wanted = {c.lower() for c in dynamic_classes}
-    return frozenset(i for i, (_, cls) in read_instances(run_dir).items() if cls.lower() in wanted)
+    """Ids whose class matches one of dynamic_classes (case-insensitive shell patterns such as
+    `flying_*`)."""
+    patterns = [c.strip().lower() for c in dynamic_classes if c.strip()]
+    return frozenset(i for i, (_, cls) in read_instances(run_dir).items()
+                     if any(fnmatch.fnmatchcase(cls.lower(), p) for p in patterns))
 
 
 def _imread(path: Path, flags: int) -> np.ndarray:
