@@ -41,7 +41,8 @@ def print_summary(summary: dict[str, Any], path: Path) -> None:
     print("  topics:")
     width = max((len(t) for t in summary["topics"]), default=10)
     for topic, info in summary["topics"].items():
-        print(f"    {topic:<{width}}  {info['count']:>6} msgs  {info['rate_hz']:>8.2f} Hz")
+        rate = f"{info['rate_hz']:>8.2f} Hz" if info["count"] > 1 else "    once"
+        print(f"    {topic:<{width}}  {info['count']:>6} msgs  {rate}")
 
 
 def main(argv: list[str]) -> int:

@@ -91,6 +91,8 @@ class RunStats:
     sim_time_s: float = 0.0
     wall_time_s: float = 0.0
     message_counts: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    first_stamp_ns: dict[str, int] = field(default_factory=dict)
+    last_stamp_ns: dict[str, int] = field(default_factory=dict)
     stage_s: dict[str, float] = field(default_factory=lambda: defaultdict(float))
     camera_frames: int = 0
 
@@ -332,6 +334,8 @@ class Simulator:
     # -- sensors --------------------------------------------------------------------------------
     def _publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         self.stats.message_counts[topic.name] += 1
+        self.stats.first_stamp_ns.setdefault(topic.name, stamp_ns)
+        self.stats.last_stamp_ns[topic.name] = stamp_ns
         t0 = time.perf_counter()
         for obs in self.observers:
             obs.on_message(topic, stamp_ns, cdr)

@@ -42,10 +42,16 @@ def peak_memory_mb() -> float:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0
 
 
+def _rate_hz(stats: RunStats, topic: str) -> float:
+    """Messages per second of simulated time between a topic's first and last message."""
+    count = stats.message_counts[topic]
+    span_ns = stats.last_stamp_ns.get(topic, 0) - stats.first_stamp_ns.get(topic, 0)
+    return round((count - 1) * 1e9 / span_ns, 3) if count > 1 and span_ns > 0 else 0.0
+
+
 def summarize(sim: Simulator, stats: RunStats, frames_written: int) -> dict[str, Any]:
-    duration = max(stats.sim_time_s, 1e-9)
     topics = {
-        name: {"count": count, "rate_hz": round(count / duration, 3)}
+        name: {"count": count, "rate_hz": _rate_hz(stats, name)}
         for name, count in sorted(stats.message_counts.items())
     }
     return {
