@@ -27,6 +27,7 @@ from sensor_msgs.msg import CameraInfo, Image
 from grade_control.errors import ControlConfigError
 from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExplorer
 from grade_control.geometry import rpy_to_quaternion
+from grade_sim.node import spin as grade_spin
 
 _NODE_DEFAULTS: dict[str, Any] = {
     "robot": "uav", "camera": "camera", "altitude_m": 1.2, "map_rate_hz": 5.0,
@@ -204,14 +205,14 @@ class ExplorerNode(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point: `ros2 run grade explorer --ros-args -p robot:=uav`."""
     try:
-        rclpy.init(args=args)
+        grade_spin.init(args)
     except RuntimeError as err:
         print(f"explorer: cannot start: {err}", file=sys.stderr)
         sys.exit(2)
     node: ExplorerNode | None = None
     try:
         node = ExplorerNode()
-        rclpy.spin(node)
+        grade_spin.spin_until_signal(node)
     except ControlConfigError as err:
         print(f"explorer: invalid parameters: {err}", file=sys.stderr)
         sys.exit(2)

@@ -41,6 +41,7 @@ from grade_control.controller import (
     measured_from_pose,
 )
 from grade_control.errors import ControlConfigError, SetpointError
+from grade_sim.node import spin as grade_spin
 
 READ_ONLY = ("robot", "joints", "rate_hz", "state_source", "lockstep")
 
@@ -308,14 +309,14 @@ class JointControllerNode(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point: `ros2 run grade joint_controller --ros-args --params-file FILE`."""
     try:
-        rclpy.init(args=args)
+        grade_spin.init(args)
     except RuntimeError as err:  # rcl's RCLError: e.g. a parameters file it cannot parse
         print(f"joint_controller: cannot start: {err}", file=sys.stderr)
         sys.exit(2)
     node: JointControllerNode | None = None
     try:
         node = JointControllerNode()
-        rclpy.spin(node)
+        grade_spin.spin_until_signal(node)
     except ControlConfigError as err:
         print(f"joint_controller: invalid parameters: {err}", file=sys.stderr)
         sys.exit(2)

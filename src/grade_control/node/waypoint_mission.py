@@ -25,6 +25,7 @@ from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from grade_control.errors import ControlConfigError
 from grade_control.geometry import quaternion_to_rpy, rpy_to_quaternion
 from grade_control.mission import Mission, MissionPhase, load_mission
+from grade_sim.node import spin as grade_spin
 
 
 class WaypointMissionNode(Node):
@@ -92,14 +93,14 @@ class WaypointMissionNode(Node):
 def main(args: list[str] | None = None) -> None:
     """Entry point: `ros2 run grade waypoint_mission --ros-args -p mission_file:=FILE`."""
     try:
-        rclpy.init(args=args)
+        grade_spin.init(args)
     except RuntimeError as err:
         print(f"waypoint_mission: cannot start: {err}", file=sys.stderr)
         sys.exit(2)
     node: WaypointMissionNode | None = None
     try:
         node = WaypointMissionNode()
-        rclpy.spin(node)
+        grade_spin.spin_until_signal(node)
     except ControlConfigError as err:
         print(f"waypoint_mission: invalid mission: {err}", file=sys.stderr)
         sys.exit(2)

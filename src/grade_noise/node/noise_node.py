@@ -29,6 +29,7 @@ from grade_noise.errors import NoiseError
 from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS, array_to_data, image_to_array
 from grade_noise.odometry import OdometrySample
 from grade_noise.pipeline import NoisePipeline
+from grade_sim.node import spin as grade_spin
 
 _MSG_CLASSES: dict[ModelKind, Any] = {
     ModelKind.IMU: Imu,
@@ -223,12 +224,12 @@ class NoiseNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point of `ros2 run grade noise_node` and `python -m grade_noise.node.noise_node`."""
-    rclpy.init(args=args)
+    grade_spin.init(args)
     node: NoiseNode | None = None
     code = 0
     try:
         node = NoiseNode()
-        rclpy.spin(node)
+        grade_spin.spin_until_signal(node)
     except NoiseError as err:
         print(f"noise_node: error: {err}", file=sys.stderr)
         code = 1

@@ -12,6 +12,7 @@ import contextlib
 import importlib
 import sys
 import threading
+import time
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -35,7 +36,7 @@ from grade_sim.config.scenario import MotionMode, load_scenario
 from grade_sim.errors import GradeError
 from grade_sim.io.messages import QosProfile, TopicSpec
 from grade_sim.robots.model import robot_model
-from grade_sim.sim.commands import CommandStore
+from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
 from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import run_scenario, stop_on_signals
 
@@ -87,12 +88,39 @@ class _Publisher:
         }
         self._commands = commands
         self._odom_robot = {topic: robot for robot, topic in odom_topics.items()}
+        self._odom_topic = dict(odom_topics)
+        self._last_state: dict[str, bytes] = {}
+        commands.resend = self.resend_state
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         self._pubs[topic.name].publish(cdr)
         robot = self._odom_robot.get(topic.name)
         if robot is not None:
+            self._last_state[robot] = cdr
             self._commands.require(robot, stamp_ns)
+
+    def resend_state(self, robot: str) -> None:
+        """Publish a robot's last lockstep state again (its answer is overdue)."""
+        if robot in self._last_state:
+            self._pubs[self._odom_topic[robot]].publish(self._last_state[robot])
+
+    def wait_for_controllers(self, node: Node, stop: threading.Event, timeout_s: float) -> None:
+        """Lockstep: block until every commanded robot's odometry has a subscriber and its
+        joint_commands a publisher, so the first state is not sent into the void."""
+        deadline = time.monotonic() + timeout_s
+        for robot, topic in self._odom_topic.items():
+            while not stop.is_set():
+                if (
+                    self._pubs[topic].get_subscription_count() > 0
+                    and node.count_publishers(f"/{robot}/joint_commands") > 0
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise LockstepTimeoutError(
+                        f"lockstep: no controller for robot {robot!r} within {timeout_s} s "
+                        f"(nothing subscribes to {topic} or publishes /{robot}/joint_commands)"
+                    )
+                stop.wait(0.05)
 
     def on_camera(self, sample: object) -> None:
         return None
@@ -187,8 +215,13 @@ def publishing_hook(node_name: str) -> tuple[Node, Callable[[Simulator], None]]:
 
 def _attach(node: SimNode, sim: Simulator, odom_topics: dict[str, str]) -> None:
     """Publish everything the simulator produces and feed it the received commands."""
-    sim.observers.append(_Publisher(node, sim.topics(), node.commands, odom_topics))
+    publisher = _Publisher(node, sim.topics(), node.commands, odom_topics)
+    sim.observers.append(publisher)
     sim.command_source = node.commands
+    if node.commands.lockstep:
+        publisher.wait_for_controllers(
+            node, sim.stop_event, float(node.params["lockstep_timeout_s"])
+        )
     # Give subscribers (recorders, controllers started alongside) time to match publishers.
     # A stop request (SIGINT/SIGTERM) ends the wait early; the run then ends as interrupted.
     sim.stop_event.wait(float(node.params["start_delay_s"]))

@@ -12,12 +12,16 @@ raises LockstepTimeoutError after `lockstep_timeout_s` of wall time.
 from __future__ import annotations
 
 import threading
+import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from grade_sim.errors import GradeError
 from grade_sim.world.model import FloatArray
+
+RESEND_AFTER_S = 0.5
 
 
 class LockstepTimeoutError(GradeError):
@@ -43,6 +47,9 @@ class CommandStore:
         self._required_ns: dict[str, int] = {}
         self._cond = threading.Condition()
         self.rejected: list[str] = []
+        # Lockstep: called with the robot name while its answer is overdue, to send the state
+        # again (a best-effort sample can be lost; the controller answers a repeat identically).
+        self.resend: Callable[[str], None] | None = None
 
     def update(
         self,
@@ -80,10 +87,25 @@ class CommandStore:
         with self._cond:
             required = self._required_ns.pop(robot, None) if self.lockstep else None
             if required is not None:
+
+                def answered() -> bool:
+                    return robot in self._latest and self._latest[robot].stamp_ns >= required
+
+                deadline = time.monotonic() + self.lockstep_timeout_s
                 ok = self._cond.wait_for(
-                    lambda: robot in self._latest and self._latest[robot].stamp_ns >= required,
-                    timeout=self.lockstep_timeout_s,
+                    answered, timeout=min(RESEND_AFTER_S, self.lockstep_timeout_s)
                 )
+                while not ok and time.monotonic() < deadline:
+                    if self.resend is not None:
+                        self._cond.release()
+                        try:
+                            self.resend(robot)
+                        finally:
+                            self._cond.acquire()
+                    remaining = deadline - time.monotonic()
+                    ok = self._cond.wait_for(
+                        answered, timeout=max(0.0, min(RESEND_AFTER_S, remaining))
+                    )
                 if not ok:
                     raise LockstepTimeoutError(
                         f"lockstep: no joint command for robot {robot!r} stamped >= "

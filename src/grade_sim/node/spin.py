@@ -1,0 +1,58 @@
+"""Spinning a node until SIGINT/SIGTERM without exceptions thrown into native code.
+
+rclpy's default handler turns a signal into KeyboardInterrupt wherever Python happens to be, also
+inside a pybind11 call such as taking a message; that surfaces as unrelated errors ("Unable to
+convert call argument") and a non-zero exit. Here a signal only sets a flag that the spin loop
+checks between callbacks, so every node shuts down the same clean way.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import rclpy
+from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.signals import SignalHandlerOptions
+
+SPIN_PERIOD_S = 0.1
+
+
+def init(args: list[str] | None = None) -> None:
+    """rclpy.init without rclpy's signal handlers (use `spin_until_signal`)."""
+    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+
+
+@contextmanager
+def stop_flag() -> Iterator[threading.Event]:
+    """An event set by SIGINT/SIGTERM while the context is active (main thread only)."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():
+        yield stop
+        return
+    previous = {
+        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
+    }
+    try:
+        yield stop
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def spin_until_signal(node: Node) -> None:
+    """Spin `node` until SIGINT/SIGTERM or until its context shuts down."""
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    try:
+        with stop_flag() as stop:
+            while not stop.is_set() and node.context.ok():
+                executor.spin_once(timeout_sec=SPIN_PERIOD_S)
+    except ExternalShutdownException:
+        pass
+    finally:
+        executor.remove_node(node)
+        executor.shutdown(timeout_sec=1.0)
