@@ -107,11 +107,8 @@ def initial_imu_state(params: ImuNoiseParams, rng: np.random.Generator) -> ImuNo
     )
 
 
-def _axis_noise(
-    values: FloatArray, dt_s: float, bias0: FloatArray, p: AxisNoiseParams, rng: np.random.Generator
-) -> tuple[FloatArray, FloatArray]:
-    """RotorS discrete step for n samples: (noise incl. bias, bias after the last sample)."""
-    n = values.shape[0]
+def _axis_constants(dt_s: float, p: AxisNoiseParams) -> tuple[float, float, float]:
+    """RotorS discrete constants of a step dt_s: white sigma_d, bias decay a, drive sigma_bd."""
     sigma_d = p.noise_density / math.sqrt(dt_s)
     a = math.exp(-dt_s / p.correlation_time_s)
     sigma_bd = math.sqrt(
@@ -120,10 +117,19 @@ def _axis_noise(
         / 2.0
         * math.expm1(-2.0 * dt_s / p.correlation_time_s)
     )
+    return sigma_d, a, sigma_bd
+
+
+def _axis_noise(
+    values: FloatArray, dt_s: float, bias0: FloatArray, p: AxisNoiseParams, rng: np.random.Generator
+) -> tuple[FloatArray, FloatArray]:
+    """RotorS discrete step for n samples: (noise incl. bias, bias after the last sample)."""
+    n = values.shape[0]
+    sigma_d, a, sigma_bd = _axis_constants(dt_s, p)
     white = rng.standard_normal((n, 3)) * sigma_d
     drive = rng.standard_normal((n, 3)) * sigma_bd
     # b_k = a b_{k-1} + w_k, run along time for each axis, starting from the carried bias.
-    if n <= 4:  # one message online: a plain loop is much cheaper than lfilter's set-up
+    if n <= 4:  # a few samples: a plain loop is much cheaper than lfilter's set-up
         bias = np.empty((n, 3))
         prev = bias0
         for i in range(n):
@@ -134,6 +140,42 @@ def _axis_noise(
             lfilter([1.0], [1.0, -a], drive, axis=0, zi=(a * bias0)[None, :])[0], dtype=np.float64
         )
     return white + bias, bias[-1].copy()
+
+
+def _imu_noise_one(
+    gyro: FloatArray,
+    accel: FloatArray,
+    dt_s: float,
+    state: ImuNoiseState,
+    rng: np.random.Generator,
+    params: ImuNoiseParams,
+) -> tuple[FloatArray, FloatArray, ImuNoiseState]:
+    """One (3,) message (online use): the equations and draws of `_axis_noise` for n = 1, in
+    plain floats, since numpy's per-call overhead on 3-vectors dominates."""
+    gyro_l, accel_l = gyro.tolist(), accel.tolist()
+    if not all(map(math.isfinite, gyro_l + accel_l)):
+        raise NoiseInputError("IMU input contains NaN or infinite values; cannot add noise")
+    # one draw in the order of the block path: gyro white, gyro drive, accel white, accel drive
+    z = rng.standard_normal(12).tolist()
+    outs: list[list[float]] = []
+    biases: list[list[float]] = []
+    for values, bias0, turn_on, p, zw, zb in (
+        (gyro_l, state.gyro_bias, state.gyro_turn_on, params.gyro, z[0:3], z[3:6]),
+        (accel_l, state.accel_bias, state.accel_turn_on, params.accel, z[6:9], z[9:12]),
+    ):
+        sigma_d, a, sigma_bd = _axis_constants(dt_s, p)
+        bias = [a * b + w * sigma_bd for b, w in zip(bias0.tolist(), zb, strict=True)]
+        outs.append(
+            [
+                v + (w * sigma_d + b) + t
+                for v, w, b, t in zip(values, zw, bias, turn_on.tolist(), strict=True)
+            ]
+        )
+        biases.append(bias)
+    new_state = ImuNoiseState(
+        np.array(biases[0]), np.array(biases[1]), state.gyro_turn_on, state.accel_turn_on
+    )
+    return np.array(outs[0]), np.array(outs[1]), new_state
 
 
 def imu_noise(
@@ -169,6 +211,8 @@ def imu_noise(
         )
     if not (math.isfinite(dt_s) and dt_s > 0.0):
         raise NoiseInputError(f"IMU sample period dt_s = {dt_s!r}: must be finite and > 0")
+    if gyro.ndim == 1:
+        return _imu_noise_one(gyro, accel, dt_s, state, rng, params)
     if not (np.all(np.isfinite(gyro)) and np.all(np.isfinite(accel))):
         raise NoiseInputError("IMU input contains NaN or infinite values; cannot add noise")
     g2 = gyro.reshape(-1, 3)
