@@ -7,6 +7,7 @@ for MuJoCo and `grade bag` never needs rclpy.
 from __future__ import annotations
 
 import importlib
+import os
 import sys
 from collections.abc import Callable, Sequence
 
@@ -62,6 +63,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"grade {name}: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:
+        # The reader of stdout went away (`grade ... | head`): not a failure of the command.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":
