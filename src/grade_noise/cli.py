@@ -10,6 +10,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+import yaml
+
 from grade_noise.apply import (
     TUM_DEPTH_TOPIC,
     TUM_MOTION_TOPIC,
@@ -40,6 +42,25 @@ def _tum_config(args: argparse.Namespace) -> NoiseConfig:
         camera_hfov_deg=args.hfov_deg,
         blur_plane_depth_m=args.plane_depth_m,
     )
+
+
+def run_noise_seed(path: Path) -> tuple[int, Path] | None:
+    """The `noise_seed` a replay stored in its run.yaml, for a bag or a TUM folder inside a run
+    directory (RUN/bag, RUN/gt/<robot>/<camera>), or None."""
+    for parent in list(path.resolve().parents)[:3]:
+        run_yaml = parent / "run.yaml"
+        if run_yaml.is_file():
+            try:
+                data = yaml.safe_load(run_yaml.read_text())
+            except (OSError, yaml.YAMLError) as err:
+                raise NoiseInputError(f"{run_yaml}: unreadable run description: {err}") from err
+            seed = data.get("noise_seed") if isinstance(data, dict) else None
+            if seed is None:
+                return None
+            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+                raise NoiseConfigError(f"{run_yaml}: noise_seed {seed!r} must be an integer >= 0")
+            return seed, run_yaml
+    return None
 
 
 def main(argv: list[str]) -> int:
@@ -96,6 +117,10 @@ def main(argv: list[str]) -> int:
             print(f"{model.value}: {', '.join(sorted(table))}")
         return 0
     inp: Path = args.input
+    if args.seed is None and (found := run_noise_seed(inp)) is not None:
+        # A replay with a new noise seed: the same world, different noise (issue: replay).
+        args.seed, source = found
+        print(f"using noise_seed {args.seed} from {source}")
     if (inp / "metadata.yaml").is_file():
         if args.output is None or args.params is None:
             raise NoiseConfigError("a bag needs OUTPUT (a new bag path) and --params FILE")
