@@ -15,11 +15,9 @@ import sys
 from typing import Any
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import OccupancyGrid, Odometry, Path
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
@@ -202,31 +200,13 @@ class ExplorerNode(Node):
             self._map_pub.publish(msg)
 
 
-def main(args: list[str] | None = None) -> None:
+def main(args: list[str] | None = None) -> int:
     """Entry point: `ros2 run grade explorer --ros-args -p robot:=uav`."""
-    try:
-        grade_spin.init(args)
-    except RuntimeError as err:
-        print(f"explorer: cannot start: {err}", file=sys.stderr)
-        sys.exit(2)
-    node: ExplorerNode | None = None
-    try:
-        node = ExplorerNode()
-        grade_spin.spin_until_signal(node)
-    except ControlConfigError as err:
-        print(f"explorer: invalid parameters: {err}", file=sys.stderr)
-        sys.exit(2)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        if rclpy.ok():
-            raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    return grade_spin.run_node(
+        "explorer", ExplorerNode, args, config_errors=(ControlConfigError,),
+        config_error_what="invalid parameters", config_error_code=2,
+    )
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -22,11 +22,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped, Twist, TwistStamped
 from nav_msgs.msg import Odometry, Path
 from rcl_interfaces.msg import ParameterDescriptor, SetParametersResult
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
@@ -306,31 +304,13 @@ class JointControllerNode(Node):
             self._publisher.publish(msg)
 
 
-def main(args: list[str] | None = None) -> None:
+def main(args: list[str] | None = None) -> int:
     """Entry point: `ros2 run grade joint_controller --ros-args --params-file FILE`."""
-    try:
-        grade_spin.init(args)
-    except RuntimeError as err:  # rcl's RCLError: e.g. a parameters file it cannot parse
-        print(f"joint_controller: cannot start: {err}", file=sys.stderr)
-        sys.exit(2)
-    node: JointControllerNode | None = None
-    try:
-        node = JointControllerNode()
-        grade_spin.spin_until_signal(node)
-    except ControlConfigError as err:
-        print(f"joint_controller: invalid parameters: {err}", file=sys.stderr)
-        sys.exit(2)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        if rclpy.ok():
-            raise  # a real failure; after a signal, a publish on the dead context is expected
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    return grade_spin.run_node(
+        "joint_controller", JointControllerNode, args, config_errors=(ControlConfigError,),
+        config_error_what="invalid parameters", config_error_code=2,
+    )
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -14,11 +14,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import rclpy
 from geometry_msgs.msg import PoseStamped
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 
@@ -90,31 +88,13 @@ class WaypointMissionNode(Node):
             self._publisher.publish(msg)
 
 
-def main(args: list[str] | None = None) -> None:
+def main(args: list[str] | None = None) -> int:
     """Entry point: `ros2 run grade waypoint_mission --ros-args -p mission_file:=FILE`."""
-    try:
-        grade_spin.init(args)
-    except RuntimeError as err:
-        print(f"waypoint_mission: cannot start: {err}", file=sys.stderr)
-        sys.exit(2)
-    node: WaypointMissionNode | None = None
-    try:
-        node = WaypointMissionNode()
-        grade_spin.spin_until_signal(node)
-    except ControlConfigError as err:
-        print(f"waypoint_mission: invalid mission: {err}", file=sys.stderr)
-        sys.exit(2)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except RuntimeError:
-        if rclpy.ok():
-            raise
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
+    return grade_spin.run_node(
+        "waypoint_mission", WaypointMissionNode, args, config_errors=(ControlConfigError,),
+        config_error_what="invalid mission", config_error_code=2,
+    )
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

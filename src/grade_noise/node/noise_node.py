@@ -14,11 +14,9 @@ from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import rclpy
 from nav_msgs.msg import Odometry
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
@@ -224,23 +222,10 @@ class NoiseNode(Node):
 
 def main(args: list[str] | None = None) -> int:
     """Entry point of `ros2 run grade noise_node` and `python -m grade_noise.node.noise_node`."""
-    grade_spin.init(args)
-    node: NoiseNode | None = None
-    code = 0
-    try:
-        node = NoiseNode()
-        grade_spin.spin_until_signal(node)
-    except NoiseError as err:
-        print(f"noise_node: error: {err}", file=sys.stderr)
-        code = 1
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    finally:
-        if node is not None:
-            node.destroy_node()
-        if rclpy.ok():
-            rclpy.shutdown()
-    return code
+    return grade_spin.run_node(
+        "noise_node", NoiseNode, args, config_errors=(NoiseError,),
+        config_error_what="error", config_error_code=1,
+    )
 
 
 if __name__ == "__main__":

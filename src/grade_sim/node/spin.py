@@ -9,8 +9,9 @@ checks between callbacks, so every node shuts down the same clean way.
 from __future__ import annotations
 
 import signal
+import sys
 import threading
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 
 import rclpy
@@ -56,3 +57,39 @@ def spin_until_signal(node: Node) -> None:
     finally:
         executor.remove_node(node)
         executor.shutdown(timeout_sec=1.0)
+
+
+def run_node(
+    name: str,
+    factory: Callable[[], Node],
+    args: list[str] | None = None,
+    *,
+    config_errors: tuple[type[Exception], ...] = (),
+    config_error_what: str = "invalid parameters",
+    config_error_code: int = 2,
+) -> int:
+    """The whole life of a simple node: init, build, spin until a signal, clean up.
+
+    Returns the exit code: 0 after a clean stop; `config_error_code` when rcl cannot start (e.g.
+    an unparsable parameters file) or the node rejects its configuration (`config_errors`), with
+    the reason printed as `<name>: <what>: <reason>`.
+    """
+    try:
+        init(args)
+    except RuntimeError as err:  # rcl's RCLError, e.g. a parameters file it cannot parse
+        print(f"{name}: cannot start: {err}", file=sys.stderr)
+        return config_error_code
+    node: Node | None = None
+    try:
+        node = factory()
+        spin_until_signal(node)
+    except config_errors as err:
+        print(f"{name}: {config_error_what}: {err}", file=sys.stderr)
+        return config_error_code
+    except KeyboardInterrupt:  # a signal before the flag handler was installed
+        pass
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
