@@ -128,73 +128,35 @@ def generate_rooms(
             (TextureKind.NONE, TextureKind.GRADIENT, TextureKind.NOISE),
         )
 
-    # Walls along x (constant y), split at doorways in the interior ones.
-    for j, y in enumerate(ys):
-        interior = 0 < j < len(ys) - 1
-        for i in range(config.rooms_x):
-            x0, x1 = xs[i], xs[i + 1]
-            mat = wall_material()
-            name = f"wall_x{i}_y{j}"
-            if interior:
-                xc = (x0 + x1) / 2
-                b.add(
-                    f"{name}_a",
-                    "wall",
-                    (x0 - t / 2, y - t / 2, 0.0),
-                    (xc - door_w / 2, y + t / 2, height),
-                    mat,
-                )
-                b.add(
-                    f"{name}_b",
-                    "wall",
-                    (xc + door_w / 2, y - t / 2, 0.0),
-                    (x1 + t / 2, y + t / 2, height),
-                    mat,
-                )
-                b.add(
+    # Walls along x (at each y line), then along y (at each x line); interior ones get a doorway
+    # in the middle of every room side, so neighbouring room centres see each other through it.
+    for axis, lines, spans, prefix in (
+        (0, ys, xs, "wall_x{i}_y{j}"),
+        (1, xs, ys, "wall_y{i}_x{j}"),
+    ):
+        for j, at in enumerate(lines):
+            interior = 0 < j < len(lines) - 1
+            for i in range(len(spans) - 1):
+                mat = wall_material()
+                name = prefix.format(i=i, j=j)
+                lo, hi = spans[i] - t / 2, spans[i + 1] + t / 2
+                if not interior:
+                    _add_wall(b, name, axis, at, lo, hi, 0.0, height, t, mat)
+                    continue
+                mid = (spans[i] + spans[i + 1]) / 2
+                _add_wall(b, f"{name}_a", axis, at, lo, mid - door_w / 2, 0.0, height, t, mat)
+                _add_wall(b, f"{name}_b", axis, at, mid + door_w / 2, hi, 0.0, height, t, mat)
+                _add_wall(
+                    b,
                     f"{name}_lintel",
-                    "wall",
-                    (xc - door_w / 2, y - t / 2, door_h),
-                    (xc + door_w / 2, y + t / 2, height),
+                    axis,
+                    at,
+                    mid - door_w / 2,
+                    mid + door_w / 2,
+                    door_h,
+                    height,
+                    t,
                     mat,
-                )
-            else:
-                b.add(
-                    name, "wall", (x0 - t / 2, y - t / 2, 0.0), (x1 + t / 2, y + t / 2, height), mat
-                )
-    # Walls along y (constant x).
-    for i, x in enumerate(xs):
-        interior = 0 < i < len(xs) - 1
-        for j in range(config.rooms_y):
-            y0, y1 = ys[j], ys[j + 1]
-            mat = wall_material()
-            name = f"wall_y{j}_x{i}"
-            if interior:
-                yc = (y0 + y1) / 2
-                b.add(
-                    f"{name}_a",
-                    "wall",
-                    (x - t / 2, y0 - t / 2, 0.0),
-                    (x + t / 2, yc - door_w / 2, height),
-                    mat,
-                )
-                b.add(
-                    f"{name}_b",
-                    "wall",
-                    (x - t / 2, yc + door_w / 2, 0.0),
-                    (x + t / 2, y1 + t / 2, height),
-                    mat,
-                )
-                b.add(
-                    f"{name}_lintel",
-                    "wall",
-                    (x - t / 2, yc - door_w / 2, door_h),
-                    (x + t / 2, yc + door_w / 2, height),
-                    mat,
-                )
-            else:
-                b.add(
-                    name, "wall", (x - t / 2, y0 - t / 2, 0.0), (x + t / 2, y1 + t / 2, height), mat
                 )
 
     centres = [
@@ -220,6 +182,25 @@ def generate_rooms(
         ),
         ceiling_height_m=float(height),
     )
+
+
+def _add_wall(
+    b: _Builder,
+    name: str,
+    axis: int,
+    at: float,
+    lo: float,
+    hi: float,
+    z0: float,
+    z1: float,
+    thickness: float,
+    mat: Material,
+) -> None:
+    """A wall segment running along `axis` (0: x, 1: y) from lo to hi, centred on line `at`."""
+    if axis == 0:
+        b.add(name, "wall", (lo, at - thickness / 2, z0), (hi, at + thickness / 2, z1), mat)
+    else:
+        b.add(name, "wall", (at - thickness / 2, lo, z0), (at + thickness / 2, hi, z1), mat)
 
 
 def _tour(centres: list[tuple[float, float]], nx: int, ny: int) -> list[tuple[float, float]]:
