@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from grade_noise.errors import NoiseConfigError, NoiseInputError
 from grade_noise.sampling import fast_standard_normal
-from grade_noise.scratch import scratch
+from grade_noise.scratch import ScratchFrame, scratch_frame
 
 Float32Array = NDArray[np.float32]
 
@@ -166,23 +166,27 @@ def _central_difference(z: Float32Array, axis: int, scale: float, out: Float32Ar
         out[:, 0] = out[:, -1] = 0.0
 
 
-def _invalid_geometry(
-    filled: Float32Array, focal_px: float, params: DepthNoiseParams
-) -> NDArray[np.bool_] | None:
-    """Pixels next to depth discontinuities or on surfaces seen at a grazing angle (None: none
-    checked). `filled` is the depth with 0 where there is no return."""
-    invalid: NDArray[np.bool_] | None = None
-    # Intermediates live in per-thread scratch buffers: a smaller working set, and one that stays
-    # in the cache from frame to frame.
+def _mark_invalid_geometry(
+    filled: Float32Array,
+    focal_px: float,
+    params: DepthNoiseParams,
+    invalid: NDArray[np.bool_],
+    frame: ScratchFrame,
+) -> None:
+    """Add to `invalid` the pixels next to depth discontinuities or on surfaces seen at a grazing
+    angle. `filled` is the depth with 0 where there is no return."""
     shape = filled.shape
+    mask = frame.array(shape, np.bool_)
+    grad_u = frame.array(shape, np.float32)
+    grad_v = frame.array(shape, np.float32)
     if params.edge_jump_m > 0.0:
         kernel = np.ones((3, 3), np.uint8)
-        # the gradient buffers below, free until then
-        high = scratch("depth.grad_u", shape, np.float32)
-        low = scratch("depth.grad_v", shape, np.float32)
+        # the gradient arrays, free until the incidence test below
+        high, low = grad_u, grad_v
         cv2.dilate(filled, kernel, dst=high)
         cv2.erode(filled, kernel, dst=low)
-        invalid = cv2.subtract(high, low, dst=high) > np.float32(params.edge_jump_m)
+        cv2.subtract(high, low, dst=high)
+        invalid |= np.greater(high, np.float32(params.edge_jump_m), out=mask)
     if params.max_incidence_deg < 90.0:
         h, w = shape
         # Incidence from depth gradients. With p = z (u', v', 1), u' = (u - cx) / f, and
@@ -190,21 +194,18 @@ def _invalid_geometry(
         # so cos(incidence) = z / (|n| |(u', v', 1)|): invalid where z^2 < c^2 |n|^2 |r|^2.
         cos2 = math.cos(math.radians(params.max_incidence_deg)) ** 2
         u_map, v_map, limit = _incidence_geometry(h, w, float(focal_px), cos2)
-        a = scratch("depth.grad_u", shape, np.float32)
-        b = scratch("depth.grad_v", shape, np.float32)
+        a, b = grad_u, grad_v
         _central_difference(filled, 1, 0.5 * focal_px, a)
         _central_difference(filled, 0, 0.5 * focal_px, b)
-        nz = scratch("depth.normal_z", shape, np.float32)
+        nz = frame.array(shape, np.float32)
         np.copyto(nz, filled)
         cv2.accumulateProduct(u_map, a, nz)
         cv2.accumulateProduct(v_map, b, nz)
-        norm2 = np.multiply(nz, nz, out=scratch("depth.normal2", shape, np.float32))
+        norm2 = np.multiply(nz, nz, out=frame.array(shape, np.float32))
         cv2.accumulateSquare(a, norm2)
         cv2.accumulateSquare(b, norm2)
         norm2 *= limit
-        grazing = np.multiply(filled, filled, out=nz) < norm2
-        invalid = grazing if invalid is None else np.logical_or(invalid, grazing, out=invalid)
-    return invalid
+        invalid |= np.less(np.multiply(filled, filled, out=nz), norm2, out=mask)
 
 
 def depth_noise(
@@ -226,27 +227,44 @@ def depth_noise(
         raise NoiseInputError(f"depth image must be 2-D (h, w), got shape {z.shape}")
     if not (math.isfinite(focal_px) and focal_px > 0.0):
         raise NoiseInputError(f"focal length focal_px = {focal_px!r}: must be > 0")
-    negative = z < 0.0
+    # Intermediates come from the thread's scratch arena: memory the other models use too, so it
+    # is still in the cache from their calls.
+    with scratch_frame() as frame:
+        return _depth_noise(z, focal_px, rng, params, frame)
+
+
+def _depth_noise(
+    z: Float32Array,
+    focal_px: float,
+    rng: np.random.Generator,
+    params: DepthNoiseParams,
+    frame: ScratchFrame,
+) -> Float32Array:
+    """`depth_noise` of a contiguous float32 image, with intermediates from `frame`."""
+    shape = z.shape
+    mask = frame.array(shape, np.bool_)
+    negative = np.less(z, np.float32(0.0), out=mask)
     # -inf is "no return", not a negative depth
     if np.any(negative) and np.any(negative & np.isfinite(z)):
         raise NoiseInputError("depth image contains negative depths; expected metres >= 0")
     # Out of range is judged on the true depth (the sensor does not see that far) and again on the
     # measured one (a reading outside the range is never reported). NaN fails both comparisons.
-    valid = z >= np.float32(params.min_range_m)
-    valid &= z <= np.float32(params.max_range_m)
+    valid = np.greater_equal(z, np.float32(params.min_range_m), out=frame.array(shape, np.bool_))
+    valid &= np.less_equal(z, np.float32(params.max_range_m), out=mask)
     if params.min_range_m <= 0.0:
-        valid &= z > 0.0
-    # z where valid, else 0 (copyTo zero-fills a new output outside the mask)
-    filled: Float32Array = np.asarray(cv2.copyTo(z, valid.view(np.uint8)), dtype=np.float32)
+        valid &= np.greater(z, np.float32(0.0), out=mask)
+    # z where valid, else 0
+    filled: Float32Array = frame.array(shape, np.float32)
+    filled.fill(0.0)
+    cv2.copyTo(z, valid.view(np.uint8), filled)
     invalid = np.logical_not(valid, out=valid)
-    geometry = _invalid_geometry(filled, focal_px, params)
-    if geometry is not None:
-        invalid |= geometry
+    if params.edge_jump_m > 0.0 or params.max_incidence_deg < 90.0:
+        _mark_invalid_geometry(filled, focal_px, params, invalid, frame)
     z = filled
     if params.model is DepthModel.STRUCTURED_LIGHT and params.lateral_per_m > 0.0:
         # Lateral error: each pixel reads the depth of a neighbour displaced by sigma_L = l * z (m),
         # i.e. l * f pixels, nearest neighbour so no depth is interpolated across edges.
-        h, w = z.shape
+        h, w = shape
         sigma_px = np.float32(params.lateral_per_m * focal_px)
         du = fast_standard_normal(rng, (h, w)) * sigma_px
         dv = fast_standard_normal(rng, (h, w)) * sigma_px
@@ -264,7 +282,7 @@ def depth_noise(
             borderMode=cv2.BORDER_REPLICATE,
         ).view(np.bool_)
     if params.model is not DepthModel.NONE:
-        noise = fast_standard_normal(rng, z.shape)
+        noise = fast_standard_normal(rng, shape)
         if params.model is DepthModel.STEREO:  # sigma = c z^2, applied in place
             noise *= z
             noise *= z
@@ -272,14 +290,20 @@ def depth_noise(
         else:
             noise *= depth_sigma_m(z, focal_px, params)
         z = noise.__iadd__(z)  # z + sigma(z) n, in the noise buffer
+    elif z is filled:  # the output must not be a scratch array
+        z = z.copy()
     if params.quantisation_m > 0.0:
         q = np.float32(params.quantisation_m)
         z /= q
         np.rint(z, out=z)
         z *= q
-    invalid |= z < np.float32(params.min_range_m)
-    invalid |= z > np.float32(params.max_range_m)
-    # z is a buffer of this call (filled, the remap output or the noise), never the input
+    invalid |= np.less(z, np.float32(params.min_range_m), out=mask)
+    invalid |= np.greater(z, np.float32(params.max_range_m), out=mask)
+    # z is this call's own new array (the noise, a remap output or a copy), never the input
     out: Float32Array = z
-    np.copyto(out, np.float32(np.nan), where=invalid)
+    # NaN where invalid: a masked copy has no data-dependent branches, unlike numpy's masked
+    # assignment, which slows to ~3 ns a pixel on scattered invalid pixels
+    nan = frame.array(shape, np.float32)
+    nan.fill(np.float32(np.nan))
+    cv2.copyTo(nan, invalid.view(np.uint8), out)
     return out

@@ -22,13 +22,11 @@ from scipy.special import ndtri
 
 from grade_noise.errors import NoiseConfigError, NoiseInputError
 from grade_noise.sampling import random_uint16
-from grade_noise.scratch import scratch
+from grade_noise.scratch import ScratchFrame, scratch_frame
 
 FloatArray = NDArray[np.float64]
 UInt8Array = NDArray[np.uint8]
 Pixels = NDArray[np.integer[Any] | np.floating[Any]]
-
-_NORMAL = np.array([0.0, 0.0, 1.0])
 
 
 def intrinsics_from_hfov(width: int, height: int, hfov_deg: float) -> FloatArray:
@@ -50,9 +48,55 @@ class CameraMotion:
         return CameraMotion(np.zeros(3), np.zeros(3))
 
 
-def _skew(v: FloatArray) -> FloatArray:
-    """[v]x, the cross-product matrix of v."""
-    return np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+@dataclass(frozen=True)
+class _HomographyBasis:
+    """H(t) = sum_i c_i(t) B_i for one camera, twist and plane (see `homographies_at`)."""
+
+    basis: FloatArray  # (6, 9)
+    theta_rad_s: float
+
+    @staticmethod
+    def of(k: FloatArray, motion: CameraMotion, plane_depth_m: float) -> _HomographyBasis:
+        # The six 3x3 terms in plain floats: a handful of numpy calls on 3x3 arrays cost more
+        # than the arithmetic, the more so with the caches cold from the image passes.
+        ox, oy, oz = np.asarray(motion.omega_rad_s, dtype=np.float64).tolist()
+        vx, vy, vz = np.asarray(motion.velocity_m_s, dtype=np.float64).tolist()
+        theta = math.sqrt(ox * ox + oy * oy + oz * oz)
+        ax, ay, az = (ox / theta, oy / theta, oz / theta) if theta > 0.0 else (0.0, 0.0, 0.0)
+        px, py, pz = vx / plane_depth_m, vy / plane_depth_m, vz / plane_depth_m  # M = p n^T
+        axis = [[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]]  # S
+        norm2 = ax * ax + ay * ay + az * az
+        aa = (ax, ay, az)
+        axis2 = [[ai * aj - (norm2 if i == j else 0.0) for j, aj in enumerate(aa)]
+                 for i, ai in enumerate(aa)]  # S^2 = a a^T - |a|^2 I
+        # only the third column of M (n = e_z) and of S M, S^2 M is nonzero
+        axis_p = [r[0] * px + r[1] * py + r[2] * pz for r in axis]
+        axis2_p = [r[0] * px + r[1] * py + r[2] * pz for r in axis2]
+        terms = np.array(
+            [
+                [[1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [0.0, 0.0, 1.0]],
+                [[0.0, 0.0, -px], [0.0, 0.0, -py], [0.0, 0.0, -pz]],
+                [[-x for x in row] for row in axis],
+                [[0.0, 0.0, x] for x in axis_p],
+                axis2,
+                [[0.0, 0.0, -x] for x in axis2_p],
+            ]
+        )  # R^T = I - sin S + (1 - cos) S^2 since S^T = -S: coefficients 1, t, sin, t sin,
+        # 1 - cos, t (1 - cos)
+        basis = (k @ terms @ np.linalg.inv(k)).reshape(6, 9)
+        return _HomographyBasis(basis, theta)
+
+    def at(self, ts_s: FloatArray) -> FloatArray:
+        """(n, 3, 3) H(t) for the n times ts_s."""
+        ts = np.asarray(ts_s, dtype=np.float64).reshape(-1)
+        theta = self.theta_rad_s
+        sin = np.sin(theta * ts)
+        one_minus_cos = 2.0 * np.sin(0.5 * theta * ts) ** 2  # 1 - cos without cancellation
+        coeffs = np.stack(
+            [np.ones_like(ts), ts, sin, ts * sin, one_minus_cos, ts * one_minus_cos], 1
+        )
+        h: FloatArray = (coeffs @ self.basis).reshape(-1, 3, 3)
+        return h
 
 
 def homographies_at(
@@ -66,24 +110,7 @@ def homographies_at(
     (1, t, sin, t sin, 1 - cos, t (1 - cos)): one small matrix product for all n times instead of
     n rotations (this runs per strip and per blur step, so its cost adds up).
     """
-    ts = np.asarray(ts_s, dtype=np.float64).reshape(-1)
-    omega = np.asarray(motion.omega_rad_s, dtype=np.float64)
-    theta = math.sqrt(float(omega @ omega))
-    axis = _skew(omega / theta) if theta > 0.0 else np.zeros((3, 3))
-    plane = np.outer(np.asarray(motion.velocity_m_s, dtype=np.float64), _NORMAL) / plane_depth_m
-    # R^T = I - sin S + (1 - cos) S^2 since S^T = -S
-    eye = np.eye(3)
-    axis2 = axis @ axis
-    terms = np.stack(
-        [eye, -plane, -axis, axis @ plane, axis2, -axis2 @ plane]
-    )  # coefficients 1, t, sin, t sin, 1 - cos, t (1 - cos)
-    k_inv = np.linalg.inv(k)
-    basis = (k[None] @ terms @ k_inv[None]).reshape(6, 9)
-    sin = np.sin(theta * ts)
-    one_minus_cos = 2.0 * np.sin(0.5 * theta * ts) ** 2  # 1 - cos without cancellation
-    coeffs = np.stack([np.ones_like(ts), ts, sin, ts * sin, one_minus_cos, ts * one_minus_cos], 1)
-    h: FloatArray = (coeffs @ basis).reshape(-1, 3, 3)
-    return h
+    return _HomographyBasis.of(k, motion, plane_depth_m).at(ts_s)
 
 
 def homography_at(
@@ -95,19 +122,25 @@ def homography_at(
 
 
 def _pixel_motions_px(
-    k: FloatArray,
-    size_wh: tuple[int, int],
-    motion: CameraMotion,
-    durations_s: tuple[float, ...],
-    plane_depth_m: float,
+    homographies: _HomographyBasis, size_wh: tuple[int, int], durations_s: tuple[float, ...]
 ) -> tuple[float, ...]:
     """`pixel_motion_px` for several durations at once (0 for a zero duration)."""
-    w, h = size_wh
-    pts = np.array([[0, 0, 1], [w, 0, 1], [0, h, 1], [w, h, 1], [w / 2, h / 2, 1]], dtype=float).T
-    moved = homographies_at(k, motion, np.asarray(durations_s, dtype=float), plane_depth_m) @ pts
-    shift = moved[:, :2] / moved[:, 2:] - pts[None, :2]
-    travel = np.sqrt(np.max(np.einsum("nij,nij->nj", shift, shift), axis=1))
-    return tuple(float(t) if d else 0.0 for t, d in zip(travel, durations_s, strict=True))
+    w, h = float(size_wh[0]), float(size_wh[1])
+    corners = ((0.0, 0.0), (w, 0.0), (0.0, h), (w, h), (0.5 * w, 0.5 * h))
+    travel: list[float] = []
+    # plain floats: five points per homography
+    for hm, duration in zip(
+        homographies.at(np.asarray(durations_s, dtype=float)).tolist(), durations_s, strict=True
+    ):
+        (h00, h01, h02), (h10, h11, h12), (h20, h21, h22) = hm
+        largest = 0.0
+        for x, y in corners:
+            q = h20 * x + h21 * y + h22
+            dx = (h00 * x + h01 * y + h02) / q - x
+            dy = (h10 * x + h11 * y + h12) / q - y
+            largest = max(largest, dx * dx + dy * dy)
+        travel.append(math.sqrt(largest) if duration else 0.0)
+    return tuple(travel)
 
 
 def pixel_motion_px(
@@ -118,7 +151,8 @@ def pixel_motion_px(
     plane_depth_m: float,
 ) -> float:
     """Largest displacement of the four image corners and the centre over `duration_s`."""
-    return _pixel_motions_px(k, size_wh, motion, (duration_s,), plane_depth_m)[0]
+    basis = _HomographyBasis.of(k, motion, plane_depth_m)
+    return _pixel_motions_px(basis, size_wh, (duration_s,))[0]
 
 
 def blur_subposes(travel_px: float, max_step_px: float, max_subposes: int) -> int:
@@ -139,11 +173,9 @@ def _warp(image: Pixels, hm: FloatArray, dsize_wh: tuple[int, int], dst: Pixels)
 
 def _rows_warp(
     image: Pixels,
-    k: FloatArray,
-    motion: CameraMotion,
+    homographies: _HomographyBasis,
     t0_s: float,
     readout_s: float,
-    plane_depth_m: float,
     travel_px: float,
     out: Pixels,
 ) -> None:
@@ -157,20 +189,20 @@ def _rows_warp(
     bounds = np.linspace(0, h, strips + 1).round().astype(int)
     centres = 0.5 * (bounds[:-1] + bounds[1:] - 1)
     times = t0_s + (centres / h - 0.5) * readout_s
-    homs = homographies_at(k, motion, times, plane_depth_m)
+    homs = homographies.at(times)
     # shift @ H for each strip: the strip's output row 0 is image row r0
     homs[:, 1, :] -= bounds[:-1, None] * homs[:, 2, :]
-    for i in range(strips):
-        r0, r1 = int(bounds[i]), int(bounds[i + 1])
-        _warp(image, homs[i], (w, r1 - r0), out[r0:r1])
+    rows = bounds.tolist()
+    for hm, r0, r1 in zip(homs, rows[:-1], rows[1:], strict=True):
+        _warp(image, hm, (w, r1 - r0), out[r0:r1])
 
 
-def _padded(image: UInt8Array) -> UInt8Array:
-    """The image with 3 channels padded to 4 (a scratch buffer), else itself, contiguous: OpenCV
+def _padded(image: UInt8Array, frame: ScratchFrame) -> UInt8Array:
+    """The image with 3 channels padded to 4 (a scratch array), else itself, contiguous: OpenCV
     warps 4-channel rows with SIMD, about twice as fast as 3-channel ones."""
     src = np.ascontiguousarray(image)
     if src.ndim == 3 and src.shape[2] == 3:
-        dst = scratch("rgb.rgba_u8", (*src.shape[:2], 4), np.uint8)
+        dst = frame.array((*src.shape[:2], 4), np.uint8)
         cv2.cvtColor(src, cv2.COLOR_RGB2RGBA, dst=dst)
         return dst
     return src
@@ -211,33 +243,34 @@ def blur_and_shutter(
         )
     h, w = image.shape[:2]
     channels = image.shape[2] if image.ndim == 3 else 1
-    durations_s = (exposure_s, readout_s)
-    travel, shutter_px = _pixel_motions_px(k, (w, h), motion, durations_s, plane_depth_m)
+    homographies = _HomographyBasis.of(k, motion, plane_depth_m)
+    travel, shutter_px = _pixel_motions_px(homographies, (w, h), (exposure_s, readout_s))
     n = blur_subposes(travel, max_step_px, max_subposes)
     if n == 1 and shutter_px < 1e-2:
         return image.copy()
-    src = _padded(image)
-    if n == 1:
-        shuttered = scratch("rgb.shutter_u8", src.shape, np.uint8)
-        _rows_warp(src, k, motion, 0.0, readout_s, plane_depth_m, shutter_px, shuttered)
-        return _unpadded(shuttered, channels)
-    src_f32 = scratch("rgb.src_f32", src.shape, np.float32)
-    np.copyto(src_f32, src)
-    acc = scratch("rgb.acc_f32", src.shape, np.float32)
-    _rows_warp(src_f32, k, motion, -0.5 * exposure_s, readout_s, plane_depth_m, shutter_px, acc)
-    m = math.ceil(math.log2(n))
-    step_s = exposure_s / (2**m - 1)
-    moved = src_f32  # free again
-    homs = homographies_at(k, motion, step_s * 2.0 ** np.arange(m), plane_depth_m)
-    for hm in homs[:-1]:
-        _warp(acc, hm, (w, h), moved)
-        cv2.addWeighted(acc, 0.5, moved, 0.5, 0.0, dst=acc)
-    _warp(acc, homs[-1], (w, h), moved)
-    # the last average goes straight to uint8 (rounded, saturated); a padded copy of the input is
-    # free again by now and takes it (a smaller working set is a faster one)
-    blurred = src if channels == 3 else scratch("rgb.blurred_u8", src.shape, np.uint8)
-    cv2.addWeighted(acc, 0.5, moved, 0.5, 0.0, dst=blurred, dtype=cv2.CV_8U)
-    return _unpadded(blurred, channels)
+    with scratch_frame() as frame:
+        src = _padded(image, frame)
+        if n == 1:
+            shuttered = frame.array(src.shape, np.uint8)
+            _rows_warp(src, homographies, 0.0, readout_s, shutter_px, shuttered)
+            return _unpadded(shuttered, channels)
+        src_f32 = frame.array(src.shape, np.float32)
+        np.copyto(src_f32, src)
+        acc = frame.array(src.shape, np.float32)
+        _rows_warp(src_f32, homographies, -0.5 * exposure_s, readout_s, shutter_px, acc)
+        m = math.ceil(math.log2(n))
+        step_s = exposure_s / (2**m - 1)
+        moved = src_f32  # free again
+        homs = homographies.at(step_s * 2.0 ** np.arange(m))
+        for hm in homs[:-1]:
+            _warp(acc, hm, (w, h), moved)
+            cv2.addWeighted(acc, 0.5, moved, 0.5, 0.0, dst=acc)
+        _warp(acc, homs[-1], (w, h), moved)
+        # the last average goes straight to uint8 (rounded, saturated); a padded copy of the input
+        # is free again by now and takes it (a smaller working set is a faster one)
+        blurred = src if channels == 3 else frame.array(src.shape, np.uint8)
+        cv2.addWeighted(acc, 0.5, moved, 0.5, 0.0, dst=blurred, dtype=cv2.CV_8U)
+        return _unpadded(blurred, channels)
 
 
 def motion_blur(
@@ -435,34 +468,35 @@ def _photometric_in_place(
     if wide >= 128:  # noise of tens of levels: the table covers no bucket
         flat[:] = _exact_noisy(flat, random_uint16(rng, flat.size), sigma)
         return
-    outer_at: list[NDArray[np.intp]] = []
-    outer_levels: list[NDArray[np.uint8]] = []
-    outer_words: list[NDArray[np.uint16]] = []
-    # Blocks small enough to stay in the cache through all passes, and a multiple of 4 words so
-    # that the draws are those of one call for the whole image.
-    for start in range(0, flat.size, _PHOTOMETRIC_BLOCK):
-        levels = flat[start : start + _PHOTOMETRIC_BLOCK]
-        words = random_uint16(rng, levels.size)
-        index = np.bitwise_and(words, np.uint16(0xFF00))  # (q << 8) | level
-        np.bitwise_or(index, levels, out=index)
-        value = np.take(table, index, mode="wrap")  # "wrap": no bounds check, no buffering
-        value += words
-        value >>= np.uint16(8)
+    size = flat.size
+    words = random_uint16(rng, size)
+    with scratch_frame() as frame:
+        outer = np.empty(0, np.intp)
         if wide:
             # pixels whose high byte q is < wide or >= 256 - wide: (q + wide) mod 256 < 2 wide
-            rotated = np.add(words, np.uint16(wide << 8), out=index)
-            found = np.flatnonzero(rotated < np.uint16(2 * wide << 8))
-            outer_at.append(found + start)
-            outer_levels.append(levels[found])  # before the block is overwritten
-            outer_words.append(words[found])
-        np.copyto(levels, value, casting="unsafe")
-    if outer_at:
-        flat[np.concatenate(outer_at)] = _exact_noisy(
-            np.concatenate(outer_levels), np.concatenate(outer_words), sigma
-        )
+            rotated = np.add(words, np.uint16(wide << 8), out=frame.array((size,), np.uint16))
+            outer = np.flatnonzero(
+                np.less(rotated, np.uint16(2 * wide << 8), out=frame.array((size,), np.bool_))
+            )
+        outer_levels = flat[outer]  # before the image is overwritten
+        # Blocks small enough to stay in the cache through all passes.
+        block = min(size, _PHOTOMETRIC_BLOCK)
+        index_buf = frame.array((block,), np.uint16)
+        value_buf = frame.array((block,), np.uint16)
+        for start in range(0, size, block):
+            levels = flat[start : start + block]
+            block_words = words[start : start + block]
+            index, value = index_buf[: levels.size], value_buf[: levels.size]
+            np.bitwise_and(block_words, np.uint16(0xFF00), out=index)  # (q << 8) | level
+            np.bitwise_or(index, levels, out=index)
+            np.take(table, index, out=value, mode="wrap")  # "wrap": no bounds check
+            value += block_words
+            value >>= np.uint16(8)
+            np.copyto(levels, value, casting="unsafe")
+    flat[outer] = _exact_noisy(outer_levels, words[outer], sigma)
 
 
-_PHOTOMETRIC_BLOCK = 1 << 16
+_PHOTOMETRIC_BLOCK = 1 << 17
 
 
 def jpeg_artefacts(image: UInt8Array, quality: int) -> UInt8Array:
