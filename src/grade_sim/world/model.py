@@ -7,6 +7,8 @@ rooms, mesh files) produce it. Poses are in the `world` frame, z up, metres.
 from __future__ import annotations
 
 import enum
+import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -95,6 +97,46 @@ class OccupancyGrid:
         disc = (xx**2 + yy**2) <= r * r
         grown = binary_dilation(self.blocked, structure=disc) if r > 0 else self.blocked.copy()
         return OccupancyGrid(self.origin_xy, self.resolution_m, grown)
+
+    @classmethod
+    def from_boxes(
+        cls,
+        boxes: Sequence[StaticBox],
+        lo_xy: tuple[float, float],
+        hi_xy: tuple[float, float],
+        resolution_m: float,
+        ignore_labels: Sequence[str],
+        walkable_below_m: float,
+    ) -> OccupancyGrid:
+        """Cells covered by the (yawed) footprint of any box reaching below `walkable_below_m`.
+
+        Boxes with a label in `ignore_labels` (floors, ceilings, ground) and boxes whose bottom is
+        higher (door lintels, tree crowns) leave the ground free. A cell the footprint only grazes
+        is blocked too (half a cell of margin).
+        """
+        nx = math.ceil((hi_xy[0] - lo_xy[0]) / resolution_m)
+        ny = math.ceil((hi_xy[1] - lo_xy[1]) / resolution_m)
+        grid = cls(lo_xy, resolution_m, np.zeros((nx, ny), dtype=bool))
+        for box in boxes:
+            if (
+                box.label in ignore_labels
+                or box.center_xyz[2] - box.half_size_xyz[2] > walkable_below_m
+            ):
+                continue
+            c = np.asarray(box.center_xyz[:2])
+            h = np.asarray(box.half_size_xyz[:2])
+            reach = float(np.linalg.norm(h)) + resolution_m
+            lo = np.clip(grid.cell_of(c - reach), 0, [nx - 1, ny - 1])
+            hi = np.clip(grid.cell_of(c + reach), 0, [nx - 1, ny - 1])
+            ii, jj = np.mgrid[lo[0] : hi[0] + 1, lo[1] : hi[1] + 1]
+            centres = grid.center_of(np.stack([ii.ravel(), jj.ravel()], axis=1)) - c
+            cos, sin = math.cos(box.yaw_rad), math.sin(box.yaw_rad)
+            local_x = cos * centres[:, 0] + sin * centres[:, 1]
+            local_y = -sin * centres[:, 0] + cos * centres[:, 1]
+            margin = resolution_m / 2
+            inside = (np.abs(local_x) <= h[0] + margin) & (np.abs(local_y) <= h[1] + margin)
+            grid.blocked[ii.ravel()[inside], jj.ravel()[inside]] = True
+        return grid
 
     def segment_is_free(self, a_xy: FloatArray, b_xy: FloatArray) -> bool:
         length = float(np.linalg.norm(np.asarray(b_xy) - np.asarray(a_xy)))

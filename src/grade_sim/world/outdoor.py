@@ -224,38 +224,11 @@ def generate_outdoor(
         boxes=tuple(boxes),
         meshes=(),
         lights=tuple(world_lights),
-        free_space=occupancy(boxes, (-hx, -hy), (hx, hy)),
+        free_space=OccupancyGrid.from_boxes(
+            boxes, (-hx, -hy), (hx, hy), GRID_RESOLUTION_M, ("ground",), WALKABLE_BELOW_M
+        ),
         bounds_min_xyz=(-hx, -hy, 0.0),
         bounds_max_xyz=(hx, hy, float(max_height)),
         tour_xy=tuple(tour_polygon(config)),
         ceiling_height_m=float(max_height),
     )
-
-
-def occupancy(
-    boxes: list[StaticBox], lo_xy: tuple[float, float], hi_xy: tuple[float, float]
-) -> OccupancyGrid:
-    """Free-space grid: cells whose centre lies in a (yawed) footprint of a box near the ground."""
-    res = GRID_RESOLUTION_M
-    nx = math.ceil((hi_xy[0] - lo_xy[0]) / res)
-    ny = math.ceil((hi_xy[1] - lo_xy[1]) / res)
-    blocked = np.zeros((nx, ny), dtype=bool)
-    grid = OccupancyGrid(lo_xy, res, blocked)
-    for box in boxes:
-        bottom = box.center_xyz[2] - box.half_size_xyz[2]
-        if box.label == "ground" or bottom > WALKABLE_BELOW_M:
-            continue
-        c = np.asarray(box.center_xyz[:2])
-        h = np.asarray(box.half_size_xyz[:2])
-        reach = float(np.linalg.norm(h)) + res
-        lo = np.clip(grid.cell_of(c - reach), 0, [nx - 1, ny - 1])
-        hi = np.clip(grid.cell_of(c + reach), 0, [nx - 1, ny - 1])
-        ii, jj = np.mgrid[lo[0] : hi[0] + 1, lo[1] : hi[1] + 1]
-        centres = grid.center_of(np.stack([ii.ravel(), jj.ravel()], axis=1)) - c
-        cos, sin = math.cos(box.yaw_rad), math.sin(box.yaw_rad)
-        local_x = cos * centres[:, 0] + sin * centres[:, 1]
-        local_y = -sin * centres[:, 0] + cos * centres[:, 1]
-        # Half a cell of margin: a cell the footprint only grazes is blocked too.
-        inside = (np.abs(local_x) <= h[0] + res / 2) & (np.abs(local_y) <= h[1] + res / 2)
-        blocked[ii.ravel()[inside], jj.ravel()[inside]] = True
-    return grid

@@ -8,8 +8,6 @@ through each room centre, keeping those flights and most walking paths clear.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
@@ -168,7 +166,15 @@ def generate_rooms(
         for j in range(config.rooms_y):
             _furnish(b, rng, config, i, j, (xs[i], ys[j], xs[i + 1], ys[j + 1]))
 
-    grid = _occupancy(b.boxes, (xs[0] - t, ys[0] - t), (xs[-1] + t, ys[-1] + t))
+    # Door lintels start above 1 m, so doorways stay walkable.
+    grid = OccupancyGrid.from_boxes(
+        b.boxes,
+        (xs[0] - t, ys[0] - t),
+        (xs[-1] + t, ys[-1] + t),
+        GRID_RESOLUTION_M,
+        ("floor", "ceiling"),
+        walkable_below_m=1.0,
+    )
     world_lights = _lights(lights, rng, xs, ys, height)
     return World(
         boxes=tuple(b.boxes),
@@ -268,26 +274,6 @@ def _furnish(
             (TextureKind.NONE, TextureKind.NOISE, TextureKind.GRADIENT),
         )
         b.add(f"{kind}_r{i}{j}_{k}", "furniture", (lo[0], lo[1], 0.0), (hi[0], hi[1], sz), mat)
-
-
-def _occupancy(
-    boxes: list[StaticBox], lo_xy: tuple[float, float], hi_xy: tuple[float, float]
-) -> OccupancyGrid:
-    res = GRID_RESOLUTION_M
-    nx = math.ceil((hi_xy[0] - lo_xy[0]) / res)
-    ny = math.ceil((hi_xy[1] - lo_xy[1]) / res)
-    blocked = np.zeros((nx, ny), dtype=bool)
-    grid = OccupancyGrid(lo_xy, res, blocked)
-    for box in boxes:
-        if box.label in ("floor", "ceiling"):
-            continue
-        # Lintels over doorways leave the doorway walkable.
-        if box.center_xyz[2] - box.half_size_xyz[2] > 1.0:
-            continue
-        lo = grid.cell_of(np.array(box.center_xyz[:2]) - np.array(box.half_size_xyz[:2]))
-        hi = grid.cell_of(np.array(box.center_xyz[:2]) + np.array(box.half_size_xyz[:2]))
-        blocked[max(lo[0], 0) : hi[0] + 1, max(lo[1], 0) : hi[1] + 1] = True
-    return grid
 
 
 def _lights(
