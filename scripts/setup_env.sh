@@ -51,35 +51,35 @@ colcon_args=(--log-base "$ws/log" build --build-base "$ws/build" --install-base 
   --event-handlers console_direct- summary-)
 
 if ! stamp_is "$deps_stamp" "$deps_want"; then
-pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
-reqs=(-r requirements/base.txt -r requirements/dev.txt)
-[ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
-log "installing pinned dependencies"
-"${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
-"$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
-  || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
+  pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
+  reqs=(-r requirements/base.txt -r requirements/dev.txt)
+  [ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
+  log "installing pinned dependencies"
+  "${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
+  "$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
+    || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
 
-if [ "$system_ros" = 0 ]; then
-  # The ament_cmake wheels export CMake targets naming the wheel builder's Python paths; point
-  # those paths at this machine's Python and numpy headers so rosidl can generate C extensions.
-  pyinc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
-  npinc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
-  builder=/opt/python/cp311-cp311
-  if ! mkdir -p "$builder/include" "$builder/lib/python3.11/site-packages/numpy/_core" 2>/dev/null; then
-    echo "[setup] error: cannot create $builder (needed by the ROS 2 wheels' CMake files); run as root or create it" >&2
-    exit 1
+  if [ "$system_ros" = 0 ]; then
+    # The ament_cmake wheels export CMake targets naming the wheel builder's Python paths; point
+    # those paths at this machine's Python and numpy headers so rosidl can generate C extensions.
+    pyinc="$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["include"])')"
+    npinc="$("$venv/bin/python" -c 'import numpy; print(numpy.get_include())')"
+    builder=/opt/python/cp311-cp311
+    if ! mkdir -p "$builder/include" "$builder/lib/python3.11/site-packages/numpy/_core" 2>/dev/null; then
+      echo "[setup] error: cannot create $builder (needed by the ROS 2 wheels' CMake files); run as root or create it" >&2
+      exit 1
+    fi
+    ln -sfn "$pyinc" "$builder/include/python3.11"
+    ln -sfn "$npinc" "$builder/lib/python3.11/site-packages/numpy/_core/include"
+    rm -rf "$ws/src/tf2_msgs"
+    cp -r tools/interfaces/tf2_msgs "$ws/src/tf2_msgs"
+    log "generating tf2_msgs (not on PyPI)"
+    AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" \
+      colcon "${colcon_args[@]}" --base-paths "$ws/src" --packages-select tf2_msgs >"$ws/tf2_msgs_build.log" 2>&1 \
+      || { cat "$ws/tf2_msgs_build.log" >&2; echo "[setup] error: tf2_msgs generation failed" >&2; exit 1; }
   fi
-  ln -sfn "$pyinc" "$builder/include/python3.11"
-  ln -sfn "$npinc" "$builder/lib/python3.11/site-packages/numpy/_core/include"
-  rm -rf "$ws/src/tf2_msgs"
-  cp -r tools/interfaces/tf2_msgs "$ws/src/tf2_msgs"
-  log "generating tf2_msgs (not on PyPI)"
-  AMENT_PREFIX_PATH="$venv" CMAKE_PREFIX_PATH="$venv" \
-    colcon "${colcon_args[@]}" --base-paths "$ws/src" --packages-select tf2_msgs >"$ws/tf2_msgs_build.log" 2>&1 \
-    || { cat "$ws/tf2_msgs_build.log" >&2; echo "[setup] error: tf2_msgs generation failed" >&2; exit 1; }
-fi
 
-echo "$deps_want" >"$deps_stamp"
+  echo "$deps_want" >"$deps_stamp"
 fi
 
 log "building grade with colcon (--symlink-install)"
