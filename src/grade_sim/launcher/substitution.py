@@ -60,11 +60,16 @@ class _Parser:
     def error(self, what: str) -> SubstitutionError:
         return SubstitutionError(f"{what} at character {self.i + 1} of {self.s!r}")
 
-    def template(self) -> Template:
+    def text(self, stops: str, quote: str | None) -> list[Part]:
+        """Literal text and substitutions from here up to a character of `stops` (or the end).
+
+        `quote` is the quote character enclosing this text, if any, passed on to nested
+        substitutions so their arguments end at it too.
+        """
         parts: list[Part] = []
         buf: list[str] = []
         s = self.s
-        while self.i < len(s):
+        while self.i < len(s) and s[self.i] not in stops:
             c = s[self.i]
             if c == "\\":
                 buf.append(s[self.i + 1] if self.i + 1 < len(s) else "\\")
@@ -77,13 +82,16 @@ class _Parser:
                 if buf:
                     parts.append(Text("".join(buf)))
                     buf = []
-                parts.append(self.substitution(None))
+                parts.append(self.substitution(quote))
             else:
                 buf.append(c)
                 self.i += 1
         if buf:
             parts.append(Text("".join(buf)))
-        return tuple(parts)
+        return parts
+
+    def template(self) -> Template:
+        return tuple(self.text("", None))
 
     def substitution(self, quote: str | None) -> Substitution:
         self.i += 2  # "$("
@@ -121,63 +129,17 @@ class _Parser:
         s = self.s
         if quote is None and self.i < len(s) and s[self.i] in "'\"":
             return self.quoted(s[self.i])
-        stops = " ()" + (quote if quote is not None else "'\"")
-        parts: list[Part] = []
-        buf: list[str] = []
-        while self.i < len(s):
-            c = s[self.i]
-            if c == "\\":
-                buf.append(s[self.i + 1] if self.i + 1 < len(s) else "\\")
-                self.i += 2
-            elif c == "$":
-                if not s.startswith("$(", self.i):
-                    raise self.error(
-                        "a '$' that does not start a substitution must be escaped as '\\$'"
-                    )
-                if buf:
-                    parts.append(Text("".join(buf)))
-                    buf = []
-                parts.append(self.substitution(quote))
-            elif c in stops:
-                break
-            else:
-                buf.append(c)
-                self.i += 1
-        if buf:
-            parts.append(Text("".join(buf)))
+        parts = self.text(" ()" + (quote if quote is not None else "'\""), quote)
         if not parts:
             raise self.error("empty substitution argument")
         return tuple(parts)
 
     def quoted(self, q: str) -> Template:
-        s = self.s
         self.i += 1
-        parts: list[Part] = []
-        buf: list[str] = []
-        while True:
-            if self.i >= len(s):
-                raise self.error(f"unterminated {q}quoted{q} argument")
-            c = s[self.i]
-            if c == q:
-                self.i += 1
-                break
-            if c == "\\":
-                buf.append(s[self.i + 1] if self.i + 1 < len(s) else "\\")
-                self.i += 2
-            elif c == "$":
-                if not s.startswith("$(", self.i):
-                    raise self.error(
-                        "a '$' that does not start a substitution must be escaped as '\\$'"
-                    )
-                if buf:
-                    parts.append(Text("".join(buf)))
-                    buf = []
-                parts.append(self.substitution(q))
-            else:
-                buf.append(c)
-                self.i += 1
-        if buf:
-            parts.append(Text("".join(buf)))
+        parts = self.text(q, q)
+        if self.i >= len(self.s):
+            raise self.error(f"unterminated {q}quoted{q} argument")
+        self.i += 1  # the closing quote
         return tuple(parts)
 
 
