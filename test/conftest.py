@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -21,3 +23,20 @@ os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 def repo_root() -> Path:
     """The repository root (launch/, config/ and src/ live there)."""
     return REPO_ROOT
+
+
+@pytest.fixture
+def observer() -> Iterator[Any]:
+    """An rclpy node in the test process, in its own context (a process apart from the nodes
+    under test), for checking names, topics and parameters over ROS 2."""
+    rclpy = pytest.importorskip("rclpy")
+    from rclpy.context import Context
+
+    context = Context()
+    rclpy.init(context=context)
+    node = rclpy.create_node("test_observer", context=context)
+    try:
+        yield node
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=context)

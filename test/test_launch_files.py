@@ -5,13 +5,9 @@ standard ROS 2 form."""
 
 from __future__ import annotations
 
-import os
-import queue
 import re
-import signal
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,6 +17,7 @@ import pytest
 import yaml
 
 from grade_sim.launcher.frontend import DeclareArg, Group, parse_launch_file
+from process_support import CollectedProcess, grade_launch_command
 
 REPO = Path(__file__).resolve().parent.parent
 LAUNCH_DIR = REPO / "launch"
@@ -118,56 +115,14 @@ def test_launch_check_cli_passes_over_every_shipped_file() -> None:
 # ------------------------------------------------------------------------------ running them
 
 
-class Runner:
-    """`grade launch` as a subprocess whose output lines are collected by a thread."""
+class Runner(CollectedProcess):
+    """`grade launch ARGS...` as a subprocess in tmp_path."""
 
     def __init__(self, args: list[str], tmp_path: Path) -> None:
-        env = dict(os.environ)  # ROS_DOMAIN_ID and LOCALHOST discovery from test/conftest.py
-        env["ROS_LOG_DIR"] = str(tmp_path / "ros_log")
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "grade_sim.cli.main", "launch", *args], env=env, cwd=tmp_path,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self._queue: queue.Queue[str] = queue.Queue()
-        self._thread = threading.Thread(target=self._read, daemon=True)
-        self._thread.start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line.rstrip("\n"))
-            self._queue.put(line)
-
-    @property
-    def text(self) -> str:
-        return "\n".join(self.lines)
+        super().__init__(grade_launch_command(args), tmp_path)
 
     def stop(self, timeout_s: float = 60.0) -> int:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-        try:
-            code = self.popen.wait(timeout=timeout_s)
-        except subprocess.TimeoutExpired:
-            self.popen.kill()
-            raise
-        self._thread.join(timeout=5.0)
-        return code
-
-
-@pytest.fixture
-def observer() -> Iterator[Any]:
-    """An rclpy node in the test process (a separate process from the launched nodes)."""
-    rclpy = pytest.importorskip("rclpy")
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("launch_files_observer", context=context)
-    try:
-        yield node
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=context)
+        return self.interrupt(timeout_s)
 
 
 def wait_nodes(node: Any, want: set[tuple[str, str]], runner: Runner,

@@ -2,18 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
 import os
-import queue
 import signal
-import subprocess
 import sys
-import threading
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+
+from process_support import CollectedProcess, grade_launch_command
 
 rclpy = pytest.importorskip("rclpy")
 
@@ -86,60 +83,17 @@ def launch_env(prefix: Path, tmp_path: Path) -> dict[str, str]:
     return env
 
 
-class Runner:
-    """`grade launch` as a subprocess whose output lines are collected by a thread."""
+class Runner(CollectedProcess):
+    """`grade launch ARGS...` as a subprocess with the given environment."""
 
     def __init__(self, args: list[str], env: dict[str, str]) -> None:
-        self.popen = subprocess.Popen(
-            [sys.executable, "-m", "grade_sim.cli.main", "launch", *args], env=env,
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-        self.lines: list[str] = []
-        self.queue: queue.Queue[str] = queue.Queue()
-        self.thread = threading.Thread(target=self._read, daemon=True)
-        self.thread.start()
-
-    def _read(self) -> None:
-        assert self.popen.stdout is not None
-        for line in self.popen.stdout:
-            self.lines.append(line.rstrip("\n"))
-            self.queue.put(line)
-
-    def wait_for(self, predicate: str, count: int = 1, timeout_s: float = 60.0) -> None:
-        deadline = time.monotonic() + timeout_s
-        while sum(predicate in line for line in self.lines) < count:
-            if time.monotonic() > deadline or (self.popen.poll() is not None and \
-                    self.queue.empty()):
-                pytest.fail(f"no {count} x {predicate!r} in output:\n" + "\n".join(self.lines))
-            with contextlib.suppress(queue.Empty):
-                self.queue.get(timeout=0.2)
+        super().__init__(grade_launch_command(args), env=env)
 
     def finish(self, timeout_s: float = 60.0) -> int:
-        code = self.popen.wait(timeout=timeout_s)
-        self.thread.join(timeout=5.0)
-        return code
+        return self.wait(timeout_s)
 
     def kill(self) -> None:
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-
-
-@pytest.fixture
-def observer() -> Iterator[rclpy.node.Node]:
-    """An rclpy node in the test process, in its own context."""
-    from rclpy.context import Context
-
-    context = Context()
-    rclpy.init(context=context)
-    node = rclpy.create_node("launch_test_observer", context=context)
-    try:
-        yield node
-    finally:
-        node.destroy_node()
-        rclpy.shutdown(context=context)
+        self.cleanup()
 
 
 def get_parameters(node: rclpy.node.Node, target: str, names: list[str]) -> list[object]:

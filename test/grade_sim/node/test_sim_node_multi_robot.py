@@ -12,11 +12,12 @@ from typing import Any
 
 import pytest
 import yaml
-from sim_node_support import DATA, Proc, spin_until
+from sim_node_support import DATA, spin_until
 
 from grade_sim.config.scenario import load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.sensors.schedule import RateSchedule
+from process_support import CollectedProcess
 
 SCENARIO = DATA / "multi_robot_small.yaml"
 ROBOT_TOPICS = {
@@ -51,8 +52,9 @@ def read_bag(bag: Path) -> tuple[dict[str, str], list[tuple[str, int, Any]]]:
 
     with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
         topics = {c.topic: c.msgtype for c in reader.connections}
-        messages = [(c.topic, t, reader.deserialize(raw, c.msgtype))
-                    for c, t, raw in reader.messages()]
+        messages = [
+            (c.topic, t, reader.deserialize(raw, c.msgtype)) for c, t, raw in reader.messages()
+        ]
         assert len(messages) == reader.message_count
     return topics, messages
 
@@ -65,8 +67,9 @@ def tf_edges(messages: list[tuple[str, int, Any]]) -> dict[str, str]:
             continue
         for tr in msg.transforms:
             child, parent = tr.child_frame_id, tr.header.frame_id
-            assert parent_of.setdefault(child, parent) == parent, \
+            assert parent_of.setdefault(child, parent) == parent, (
                 f"frame {child} has two parents: {parent_of[child]} and {parent}"
+            )
     return parent_of
 
 
@@ -78,7 +81,8 @@ def header_frame(msg: Any) -> str:
 @pytest.mark.ros
 @pytest.mark.slow
 def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
-        launch: Callable[[str, list[str]], Proc], tmp_path: Path) -> None:
+    launch: Callable[[str, list[str]], CollectedProcess], tmp_path: Path
+) -> None:
     out = tmp_path / "run"
     proc = launch("multi_robot.launch.yaml", [f"scenario:={SCENARIO}", f"output_dir:={out}"])
     assert proc.wait() == 0, proc.text
@@ -95,8 +99,12 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
     rates = scenario.rates
     phys = rates.physics_hz
     n_steps = round((scenario.bootstrap_s + scenario.duration_s) * phys) + 1
-    rate_of = {"imu": rates.imu_hz, "odom": rates.odom_hz, "joint_states": rates.joint_states_hz,
-               "camera/pose": rates.camera_pose_hz}
+    rate_of = {
+        "imu": rates.imu_hz,
+        "odom": rates.odom_hz,
+        "joint_states": rates.joint_states_hz,
+        "camera/pose": rates.camera_pose_hz,
+    }
     counts: dict[str, int] = defaultdict(int)
     for topic, _, _ in messages:
         counts[topic] += 1
@@ -123,8 +131,10 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
         if hasattr(msg, "header") and not topic.endswith(("/pose", "/joint_states")):
             assert header_frame(msg).startswith(f"{robot}/"), (topic, header_frame(msg))
         if topic.endswith("/odom"):
-            assert (msg.header.frame_id, msg.child_frame_id) == (f"{robot}/odom",
-                                                                 f"{robot}/base_link")
+            assert (msg.header.frame_id, msg.child_frame_id) == (
+                f"{robot}/odom",
+                f"{robot}/base_link",
+            )
         if topic.endswith("/joint_states"):
             assert tuple(msg.name) == joints[robot], (topic, list(msg.name))
         if topic.endswith("/rgb/image_raw"):
@@ -144,8 +154,13 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
             seen.add(frame)
         assert frame == "world"
     for robot in robots:
-        assert {f"{robot}/odom", f"{robot}/base_link", f"{robot}/imu_link",
-                f"{robot}/camera_link", f"{robot}/camera_optical_frame"} <= frames
+        assert {
+            f"{robot}/odom",
+            f"{robot}/base_link",
+            f"{robot}/imu_link",
+            f"{robot}/camera_link",
+            f"{robot}/camera_optical_frame",
+        } <= frames
         assert (out / "gt" / robot / "trajectory.txt").is_file()
     # The ground robot's camera sits on its yaw joint: that mount moves, so it is on /tf.
     assert parent_of["omni1/camera_mount"] == "omni1/base_link"
@@ -154,13 +169,21 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
 @pytest.mark.ros
 @pytest.mark.slow
 def test_interrupting_a_recording_launch_leaves_a_readable_bag(
-        launch: Callable[[str, list[str]], Proc], observer: Any, tmp_path: Path) -> None:
+    launch: Callable[[str, list[str]], CollectedProcess], observer: Any, tmp_path: Path
+) -> None:
     from rosgraph_msgs.msg import Clock
 
     out = tmp_path / "run"
-    proc = launch("multi_robot.launch.yaml",
-                  [f"scenario:={SCENARIO}", f"output_dir:={out}", "robot_count:=2",
-                   "realtime:=true", "duration_s:=120.0"])
+    proc = launch(
+        "multi_robot.launch.yaml",
+        [
+            f"scenario:={SCENARIO}",
+            f"output_dir:={out}",
+            "robot_count:=2",
+            "realtime:=true",
+            "duration_s:=120.0",
+        ],
+    )
     latest_s = [0.0]
 
     def on_clock(msg: Any) -> None:

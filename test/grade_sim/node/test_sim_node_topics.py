@@ -10,17 +10,20 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from sim_node_support import DATA, Proc, spin_until
+from sim_node_support import DATA, spin_until
 
 from grade_sim.launcher.substitution import find_package_prefix
+from process_support import CollectedProcess
 
 SCENARIO = DATA / "indoor_small.yaml"
 
 
-def sim_node(tmp_path: Path, *params: str) -> Proc:
+def sim_node(tmp_path: Path, *params: str) -> CollectedProcess:
     exe = find_package_prefix("grade") / "lib/grade/sim_node"
     args = [f"scenario:={SCENARIO}", *params]
-    return Proc([str(exe), "--ros-args", *[a for p in args for a in ("-p", p)]], tmp_path)
+    return CollectedProcess(
+        [str(exe), "--ros-args", *[a for p in args for a in ("-p", p)]], tmp_path
+    )
 
 
 def stamp_s(stamp: Any) -> float:
@@ -47,29 +50,56 @@ def test_every_topic_arrives_with_its_type_frame_and_rate(observer: Any, tmp_pat
         "/uav1/imu": (Imu, "sensor_msgs/msg/Imu", 240.0, "uav1/imu_link"),
         "/uav1/odom": (Odometry, "nav_msgs/msg/Odometry", 60.0, "uav1/odom"),
         "/uav1/joint_states": (JointState, "sensor_msgs/msg/JointState", 120.0, ""),
-        "/uav1/camera/rgb/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
-                                       "uav1/camera_optical_frame"),
-        "/uav1/camera/depth/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
-                                         "uav1/camera_optical_frame"),
-        "/uav1/camera/instance/image_raw": (Image, "sensor_msgs/msg/Image", 30.0,
-                                            "uav1/camera_optical_frame"),
-        "/uav1/camera/camera_info": (CameraInfo, "sensor_msgs/msg/CameraInfo", 30.0,
-                                     "uav1/camera_optical_frame"),
+        "/uav1/camera/rgb/image_raw": (
+            Image,
+            "sensor_msgs/msg/Image",
+            30.0,
+            "uav1/camera_optical_frame",
+        ),
+        "/uav1/camera/depth/image_raw": (
+            Image,
+            "sensor_msgs/msg/Image",
+            30.0,
+            "uav1/camera_optical_frame",
+        ),
+        "/uav1/camera/instance/image_raw": (
+            Image,
+            "sensor_msgs/msg/Image",
+            30.0,
+            "uav1/camera_optical_frame",
+        ),
+        "/uav1/camera/camera_info": (
+            CameraInfo,
+            "sensor_msgs/msg/CameraInfo",
+            30.0,
+            "uav1/camera_optical_frame",
+        ),
         "/uav1/camera/pose": (PoseStamped, "geometry_msgs/msg/PoseStamped", 60.0, "world"),
     }
-    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    latched = QoSProfile(
+        depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL
+    )
     received: dict[str, list[Any]] = defaultdict(list)
     for name, (cls, _, _, _) in topics.items():
-        qos = latched if name in ("/tf_static", "/starting_experiment") else (
-            QoSProfile(depth=100) if name in ("/clock", "/tf") else qos_profile_sensor_data)
+        qos = (
+            latched
+            if name in ("/tf_static", "/starting_experiment")
+            else (QoSProfile(depth=100) if name in ("/clock", "/tf") else qos_profile_sensor_data)
+        )
         observer.create_subscription(cls, name, lambda msg, n=name: received[n].append(msg), qos)
 
     proc = sim_node(tmp_path, "realtime:=true", "duration_s:=60.0")
     try:
         # About 2 s of simulated (= paced wall) time after the bootstrap.
-        spin_until(observer, lambda: len(received["/uav1/camera/rgb/image_raw"]) >= 60 and
-                   all(received[n] for n in topics), 60.0, proc)
+        spin_until(
+            observer,
+            lambda: (
+                len(received["/uav1/camera/rgb/image_raw"]) >= 60
+                and all(received[n] for n in topics)
+            ),
+            60.0,
+            proc,
+        )
         graph = dict(observer.get_topic_names_and_types())
         for name, (_, type_name, _, _) in topics.items():
             assert graph.get(name) == [type_name], (name, graph.get(name))
