@@ -10,14 +10,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_control.config import UAV_JOINTS, ControllerConfig
 from grade_control.errors import ControlError
 from grade_control.pid import JointPid
 from grade_control.setpoints import Reference, SetpointTracker, pose_to_body_values
-
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

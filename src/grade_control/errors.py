@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grade_sim.errors import ConfigError, GradeError
+from grade_common.errors import ConfigError, GradeError
 
 
 class ControlError(GradeError):

@@ -26,9 +26,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
+from grade_common.types import FloatArray
 from grade_control.errors import ControlConfigError
-
-FloatArray = NDArray[np.float64]
 
 UNKNOWN, FREE, OCCUPIED = -1, 0, 100  # nav_msgs/OccupancyGrid values
 _LOG_FREE, _LOG_OCC, _LOG_MIN, _LOG_MAX = -0.4, 0.85, -2.0, 3.5

@@ -10,9 +10,8 @@ from __future__ import annotations
 import math
 
 import numpy as np
-from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from grade_common.types import FloatArray
 
 
 def wrap_angle(angle_rad: FloatArray | float) -> FloatArray:

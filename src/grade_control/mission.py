@@ -28,12 +28,10 @@ from typing import Any
 
 import numpy as np
 import yaml
-from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_control.errors import ControlConfigError
 from grade_control.geometry import wrap_angle
-
-FloatArray = NDArray[np.float64]
 
 
 class YawPolicy(Enum):

@@ -23,12 +23,10 @@ negated its output to compensate; nothing like that is needed here.
 from __future__ import annotations
 
 import numpy as np
-from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_control.config import ControllerConfig
 from grade_control.geometry import wrap_angle
-
-FloatArray = NDArray[np.float64]
 
 
 class JointPid:

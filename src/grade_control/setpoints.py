@@ -17,8 +17,8 @@ from dataclasses import dataclass
 from enum import Enum
 
 import numpy as np
-from numpy.typing import NDArray
 
+from grade_common.types import BoolArray, FloatArray
 from grade_control.config import UAV_JOINTS, ControllerConfig, VelocityFrame
 from grade_control.errors import SetpointError
 from grade_control.geometry import (
@@ -27,9 +27,6 @@ from grade_control.geometry import (
     rpy_to_matrix,
     wrap_angle,
 )
-
-FloatArray = NDArray[np.float64]
-BoolArray = NDArray[np.bool_]
 
 
 class SetpointMode(Enum):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grade_sim.errors import GradeError, OutputExistsError
+from grade_common.errors import GradeError, OutputExistsError
 
 __all__ = [
     "AlignmentError",

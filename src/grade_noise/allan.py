@@ -5,11 +5,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_noise.errors import NoiseInputError
-
-FloatArray = NDArray[np.float64]
 
 
 def allan_deviation(

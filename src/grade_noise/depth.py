@@ -16,11 +16,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.types import Float32Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
 from grade_noise.sampling import fast_standard_normal
 from grade_noise.scratch import ScratchFrame, scratch_frame
-
-Float32Array = NDArray[np.float32]
 
 
 class DepthModel(enum.Enum):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from grade_sim.errors import ConfigError, GradeError, OutputExistsError
+from grade_common.errors import ConfigError, GradeError, OutputExistsError
 
 
 class NoiseError(GradeError):

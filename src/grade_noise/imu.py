@@ -12,12 +12,10 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-from numpy.typing import NDArray
 from scipy.signal import lfilter
 
+from grade_common.types import FloatArray
 from grade_noise.errors import NoiseConfigError, NoiseInputError
-
-FloatArray = NDArray[np.float64]
 
 
 @dataclass(frozen=True)

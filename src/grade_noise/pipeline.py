@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_noise.config import ModelKind, NoiseConfig, TopicNoise, needs_motion
 from grade_noise.depth import depth_noise, depth_preset
 from grade_noise.errors import NoiseConfigError, NoiseInputError
@@ -36,8 +37,6 @@ from grade_noise.rgb import (
     rgb_noise,
     rgb_preset,
 )
-
-FloatArray = NDArray[np.float64]
 
 # Body (x forward, y left, z up) -> optical (x right, y down, z forward) for a camera looking
 # along the body x axis.

@@ -20,12 +20,11 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.special import ndtri
 
+from grade_common.types import FloatArray, UInt8Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
 from grade_noise.sampling import random_uint16
 from grade_noise.scratch import ScratchFrame, scratch_frame
 
-FloatArray = NDArray[np.float64]
-UInt8Array = NDArray[np.uint8]
 Pixels = NDArray[np.integer[Any] | np.floating[Any]]
 
 

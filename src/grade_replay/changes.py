@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from grade_common.errors import ConfigError
 from grade_replay.errors import ReplayConfigError
 from grade_sim.config.scenario import (
     RatesConfig,
@@ -26,7 +27,6 @@ from grade_sim.config.scenario import (
     scenario_from_mapping,
     scenario_to_mapping,
 )
-from grade_sim.errors import ConfigError
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import RobotSetup, Scene
 

@@ -28,12 +28,11 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_replay.errors import ReplayError
 from grade_sim.io.ground_truth import DEPTH_SCALE
 from grade_sim.io.record import ExperimentRecord
 from grade_sim.robots.model import JointKind, RobotModel, robot_model
-
-FloatArray = NDArray[np.float64]
 
 SSIM_WINDOW = 11
 SSIM_SIGMA = 1.5

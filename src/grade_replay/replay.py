@@ -21,6 +21,8 @@ from typing import Any
 import numpy as np
 import yaml
 
+from grade_common.errors import GradeError, OutputExistsError
+from grade_common.types import FloatArray
 from grade_replay.changes import (
     ReplayChanges,
     apply_to_scenario,
@@ -29,13 +31,11 @@ from grade_replay.changes import (
 )
 from grade_replay.errors import ReplayConfigError, ReplayError
 from grade_replay.fidelity import FidelityReport, compare_runs
-from grade_sim.errors import GradeError, OutputExistsError
 from grade_sim.io.record import ExperimentRecord, load_record
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
 from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import RunResult, run_scenario
-from grade_sim.world.model import FloatArray
 
 RECORD_FILE = "record.npz"
 RUN_FILE = "run.yaml"

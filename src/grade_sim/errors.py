@@ -1,17 +1,7 @@
-"""Errors of grade. Every package derives its own from `GradeError` so callers catch one type."""
+"""Errors of the simulator beyond the common ones in `grade_common.errors`."""
 
-
-class GradeError(Exception):
-    """Base of every error grade raises on purpose; the CLI prints it without a traceback."""
-
-
-class ConfigError(GradeError):
-    """A configuration value (scenario, parameters file) is missing, malformed or out of range."""
+from grade_common.errors import GradeError
 
 
 class BackendError(GradeError):
     """An engine backend is unknown, unavailable, or failed."""
-
-
-class OutputExistsError(GradeError):
-    """An output path exists already and would be overwritten."""

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grade_common.types import FloatArray
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
     FlyingTimeline,
@@ -29,7 +30,7 @@ from grade_sim.config.scenario import EnvironmentKind, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
-from grade_sim.world.model import FloatArray, World
+from grade_sim.world.model import World
 from grade_sim.world.outdoor import generate_outdoor
 from grade_sim.world.procedural import generate_rooms
 

@@ -6,9 +6,9 @@ import math
 
 import pytest
 
+from grade_common.errors import ConfigError, GradeError
 from grade_control.config import AxisConfig, ControllerConfig, StateSource
 from grade_control.errors import ControlConfigError
-from grade_sim.errors import ConfigError, GradeError
 
 
 def test_uav_defaults_are_grades() -> None:

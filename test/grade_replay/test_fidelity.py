@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import yaml
 
+from grade_common.rotations import quat_from_rpy, quat_to_matrix
 from grade_replay.fidelity import (
     SSIM_SIGMA,
     SSIM_WINDOW,
@@ -25,7 +26,6 @@ from grade_replay.fidelity import (
 )
 from grade_sim.config.scenario import RobotConfig, RobotKind
 from grade_sim.robots.model import robot_model
-from grade_sim.rotations import quat_from_rpy, quat_to_matrix
 
 C1 = (0.01 * 255) ** 2
 C2 = (0.03 * 255) ** 2

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
+from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
 from grade_replay.changes import CameraChange, ReplayChanges
 from grade_replay.errors import ReplayConfigError
 from grade_replay.fidelity import base_poses
@@ -29,7 +30,6 @@ from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_
 from grade_sim.io.ground_truth import tum_stamp
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
-from grade_sim.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
 from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sim.orchestrator import Simulator, stamp_ns_of
 from grade_sim.sim.run import run_scenario

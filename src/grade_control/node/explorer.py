@@ -22,10 +22,10 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
+from grade_common.node import spin as grade_spin
 from grade_control.errors import ControlConfigError
 from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExplorer
 from grade_control.geometry import rpy_to_quaternion
-from grade_sim.node import spin as grade_spin
 
 _NODE_DEFAULTS: dict[str, Any] = {
     "robot": "uav", "camera": "camera", "altitude_m": 1.2, "map_rate_hz": 5.0,

@@ -31,6 +31,7 @@ from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 
+from grade_common.node import spin as grade_spin
 from grade_control.config import AXIS_FIELDS, ControllerConfig, StateSource, default_axis
 from grade_control.controller import (
     JointController,
@@ -39,7 +40,6 @@ from grade_control.controller import (
     measured_from_pose,
 )
 from grade_control.errors import ControlConfigError, SetpointError
-from grade_sim.node import spin as grade_spin
 
 READ_ONLY = ("robot", "joints", "rate_hz", "state_source", "lockstep")
 

@@ -20,10 +20,10 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 
+from grade_common.node import spin as grade_spin
 from grade_control.errors import ControlConfigError
 from grade_control.geometry import quaternion_to_rpy, rpy_to_quaternion
 from grade_control.mission import Mission, MissionPhase, load_mission
-from grade_sim.node import spin as grade_spin
 
 
 class WaypointMissionNode(Node):

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grade_eval.core.trajectory import FloatArray, PoseTrajectory, se3_from, se3_inverse
+from grade_common.types import FloatArray
+from grade_eval.core.trajectory import PoseTrajectory, se3_from, se3_inverse
 from grade_eval.errors import AlignmentError, EvalConfigError
 
 

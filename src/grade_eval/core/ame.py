@@ -9,9 +9,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial import cKDTree
 
+from grade_common.types import FloatArray
 from grade_eval.core.metrics import Statistics
 from grade_eval.core.pointmap import PointMap, check_voxel_size, pack_keys, voxel_indices
-from grade_eval.core.trajectory import FloatArray
 from grade_eval.errors import EvalConfigError, MapError
 
 

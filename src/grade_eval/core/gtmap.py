@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_eval.core.pointmap import PointMap, VoxelAccumulator, check_voxel_size
-from grade_eval.core.trajectory import FloatArray
 from grade_eval.errors import EvalConfigError, MapError
 
 

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_eval.core.trajectory import FloatArray, PoseTrajectory, rotation_angles_rad, se3_inverse
+from grade_common.types import FloatArray
+from grade_eval.core.trajectory import PoseTrajectory, rotation_angles_rad, se3_inverse
 from grade_eval.errors import EvalConfigError, TrajectoryError
 
 

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_eval.core.trajectory import FloatArray
+from grade_common.types import FloatArray
 from grade_eval.errors import EvalConfigError, MapError
 
 _BITS = 21

@@ -8,9 +8,8 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from grade_common.types import FloatArray
 from grade_eval.errors import TrajectoryError
-
-FloatArray = NDArray[np.float64]
 
 
 def quat_wxyz_to_matrix(quat_wxyz: FloatArray) -> FloatArray:

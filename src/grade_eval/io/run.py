@@ -11,9 +11,10 @@ import cv2
 import numpy as np
 import yaml
 
+from grade_common.types import FloatArray
 from grade_eval.core.gtmap import DepthFrame
 from grade_eval.core.sync import matching_time_indices
-from grade_eval.core.trajectory import FloatArray, PoseTrajectory
+from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import FormatError
 from grade_eval.io.tum import read_tum
 

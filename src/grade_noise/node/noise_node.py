@@ -22,12 +22,12 @@ from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image, Imu
 
+from grade_common.node import spin as grade_spin
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, config_from_parameters
 from grade_noise.errors import NoiseError
 from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS, array_to_data, image_to_array
 from grade_noise.odometry import OdometrySample
 from grade_noise.pipeline import NoisePipeline
-from grade_sim.node import spin as grade_spin
 
 _MSG_CLASSES: dict[ModelKind, Any] = {
     ModelKind.IMU: Imu,

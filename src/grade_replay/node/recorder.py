@@ -9,9 +9,7 @@ it stays readable, and the counts are logged.
 from __future__ import annotations
 
 import importlib
-import signal
 import sys
-import threading
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -33,6 +31,7 @@ from rosbags.interfaces import (
     QosTime,
 )
 
+from grade_common.signals import stop_flag
 from grade_replay.errors import ReplayError
 from grade_replay.recorder_core import BagRecorder, RecorderConfig, register_type
 
@@ -167,17 +166,15 @@ def main(args: list[str] | None = None) -> None:
     point (rclpy's default handler) could land between opening the bag and keeping a reference
     to it, and leave the bag unfinished.
     """
-    stop = threading.Event()
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-    previous = {sig: signal.signal(sig, lambda *_: stop.set())
-                for sig in (signal.SIGINT, signal.SIGTERM)}
     node: RecorderNode | None = None
     try:
-        node = RecorderNode()
-        executor = SingleThreadedExecutor()
-        executor.add_node(node)
-        while not stop.is_set() and rclpy.ok():
-            executor.spin_once(timeout_sec=0.1)
+        with stop_flag() as stop:
+            node = RecorderNode()
+            executor = SingleThreadedExecutor()
+            executor.add_node(node)
+            while not stop.is_set() and rclpy.ok():
+                executor.spin_once(timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
     except ReplayError as err:
@@ -188,8 +185,6 @@ def main(args: list[str] | None = None) -> None:
             node.finish()
             node.destroy_node()
         rclpy.try_shutdown()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 if __name__ == "__main__":

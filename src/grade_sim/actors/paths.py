@@ -8,8 +8,9 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_sim.errors import GradeError
-from grade_sim.world.model import FloatArray, OccupancyGrid
+from grade_common.errors import GradeError
+from grade_common.types import FloatArray
+from grade_sim.world.model import OccupancyGrid
 
 SQRT2 = math.sqrt(2.0)
 

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
 from grade_sim.config.scenario import PeopleConfig, PersonMotion
-from grade_sim.world.model import FloatArray, OccupancyGrid
+from grade_sim.world.model import OccupancyGrid
 
 PERSON_RADIUS_M = 0.35
 HEADING_RATE_RPS = 3.0

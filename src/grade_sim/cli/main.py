@@ -11,7 +11,7 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 
-from grade_sim.errors import GradeError
+from grade_common.errors import GradeError
 
 # name -> ("module:function", one-line help). The function takes argv (list[str]) and returns
 # an exit code.

@@ -6,8 +6,8 @@ import argparse
 import json
 from pathlib import Path
 
+from grade_common.errors import GradeError
 from grade_sim.cli.run import print_summary
-from grade_sim.errors import GradeError
 from grade_sim.report.contact_sheet import contact_sheet
 from grade_sim.report.trajectory_plot import trajectory_plot
 

@@ -10,8 +10,8 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
+from grade_common.errors import ConfigError
 from grade_sim.config.scenario import load_scenario
-from grade_sim.errors import ConfigError
 from grade_sim.sim.run import run_scenario
 
 

@@ -13,8 +13,8 @@ from typing import Any
 
 import yaml
 
-from grade_sim.config.schema import bounds, from_mapping, to_mapping
-from grade_sim.errors import ConfigError
+from grade_common.errors import ConfigError
+from grade_common.schema import bounds, from_mapping, to_mapping
 
 Vec3 = tuple[float, float, float]
 Range = tuple[float, float]

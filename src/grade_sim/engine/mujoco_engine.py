@@ -17,6 +17,14 @@ from xml.sax.saxutils import quoteattr
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.rotations import (
+    R_LINK_MJCAM,
+    R_LINK_OPTICAL,
+    matrix_to_quat,
+    quat_from_rpy,
+    quat_to_matrix,
+)
+from grade_common.types import FloatArray
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PART_NAMES, PartShape
 from grade_sim.config.scenario import CameraConfig, MountConfig
@@ -24,15 +32,8 @@ from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.errors import BackendError
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfRobot, load_urdf
-from grade_sim.rotations import (
-    R_LINK_MJCAM,
-    R_LINK_OPTICAL,
-    matrix_to_quat,
-    quat_from_rpy,
-    quat_to_matrix,
-)
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import FloatArray, Material, TextureKind
+from grade_sim.world.model import Material, TextureKind
 
 HIDDEN_GROUP = 5
 VELOCITY_BANDWIDTH_HZ = 40.0  # actuator time constant 1 / (2 pi 40) ~ 4 ms

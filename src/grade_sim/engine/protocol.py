@@ -12,8 +12,8 @@ from typing import Protocol
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.types import FloatArray
 from grade_sim.scene import Scene
-from grade_sim.world.model import FloatArray
 
 
 @dataclass(frozen=True)

@@ -17,9 +17,9 @@ import cv2
 import numpy as np
 import yaml
 
+from grade_common.rotations import quat_to_matrix
 from grade_sim.engine.protocol import RobotState
 from grade_sim.io.messages import TopicSpec
-from grade_sim.rotations import quat_to_matrix
 from grade_sim.scene import Scene
 from grade_sim.sensors.camera import vertical_fov_deg
 from grade_sim.sensors.schedule import RateSchedule

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_sim.world.model import FloatArray
+from grade_common.types import FloatArray
 
 
 class QosProfile(enum.Enum):

@@ -13,9 +13,9 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from grade_common.errors import GradeError
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.engine.protocol import RobotState
-from grade_sim.errors import GradeError
 from grade_sim.io.messages import TopicSpec
 from grade_sim.scene import Scene
 

@@ -10,7 +10,7 @@ import os
 import shutil
 from pathlib import Path
 
-from grade_sim.errors import OutputExistsError
+from grade_common.errors import OutputExistsError
 
 
 class RunDirectory:

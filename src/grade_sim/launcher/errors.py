@@ -1,6 +1,6 @@
 """Errors of the launcher."""
 
-from grade_sim.errors import ConfigError, GradeError
+from grade_common.errors import ConfigError, GradeError
 
 
 class LaunchFileError(ConfigError):

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import FrameType
 from typing import IO
 
-from grade_sim.errors import ConfigError
+from grade_common.errors import ConfigError
 from grade_sim.launcher.frontend import Output, ProcessPlan
 
 _POLL_S = 0.05

@@ -32,13 +32,14 @@ from rclpy.qos import (
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
+from grade_common.errors import GradeError
+from grade_common.signals import stop_flag
 from grade_sim.config.scenario import MotionMode, load_scenario
-from grade_sim.errors import GradeError
 from grade_sim.io.messages import QosProfile, TopicSpec
 from grade_sim.robots.model import robot_model
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
 from grade_sim.sim.orchestrator import Simulator
-from grade_sim.sim.run import run_scenario, stop_on_signals
+from grade_sim.sim.run import run_scenario
 
 QOS = {
     QosProfile.SENSOR: qos_profile_sensor_data,
@@ -252,7 +253,7 @@ def _run(node: SimNode) -> int:
     )
     sim = Simulator(publish_only)
     try:
-        with stop_on_signals(sim.stop_event):
+        with stop_flag(sim.stop_event):
             _attach(node, sim, odom_topics)
             stats = sim.run()
     finally:

@@ -7,7 +7,7 @@ from pathlib import Path
 import cv2
 import numpy as np
 
-from grade_sim.errors import GradeError
+from grade_common.errors import GradeError
 from grade_sim.io.ground_truth import DEPTH_SCALE
 
 

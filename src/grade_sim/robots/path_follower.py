@@ -13,8 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grade_common.types import FloatArray
 from grade_sim.robots.model import RobotModel
-from grade_sim.world.model import FloatArray
 
 ACCEL_MPS2 = 1.0
 POSITION_GAIN = 4.0

@@ -34,10 +34,10 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_sim.errors import ConfigError
-from grade_sim.rotations import matrix_to_quat, quat_from_rpy, quat_to_matrix
+from grade_common.errors import ConfigError
+from grade_common.rotations import matrix_to_quat, quat_from_rpy, quat_to_matrix
+from grade_common.types import FloatArray
 
-FloatArray = NDArray[np.float64]
 _LOG = logging.getLogger(__name__)
 
 DEFAULT_RGBA = (0.6, 0.6, 0.62, 1.0)

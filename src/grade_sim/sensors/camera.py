@@ -6,8 +6,8 @@ import math
 
 import numpy as np
 
+from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig
-from grade_sim.world.model import FloatArray
 
 
 def intrinsics(config: CameraConfig) -> FloatArray:

@@ -7,10 +7,10 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.rotations import quat_to_matrix
+from grade_common.types import FloatArray
 from grade_sim.actors.flying import ObjectShape
-from grade_sim.rotations import quat_to_matrix
 from grade_sim.scene import Scene
-from grade_sim.world.model import FloatArray
 
 
 @dataclass(frozen=True)

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grade_sim.errors import GradeError
-from grade_sim.world.model import FloatArray
+from grade_common.errors import GradeError
+from grade_common.types import FloatArray
 
 RESEND_AFTER_S = 0.5
 

@@ -18,17 +18,17 @@ from typing import Protocol
 
 import numpy as np
 
+from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_from_rpy, quat_to_matrix
+from grade_common.types import FloatArray
 from grade_sim.config.scenario import MotionMode, Scenario, Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.engine.registry import create_backend
 from grade_sim.io import messages as msgs
 from grade_sim.io.messages import QosProfile, TopicSpec, Transform
-from grade_sim.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_from_rpy, quat_to_matrix
 from grade_sim.scene import RobotSetup, Scene, build_scene
 from grade_sim.sensors.camera import intrinsics
 from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sim.boxes import Box3D, actor_boxes
-from grade_sim.world.model import FloatArray
 
 START_TOPIC = "/starting_experiment"
 IDENTITY_QUAT = np.array([1.0, 0.0, 0.0, 0.0])

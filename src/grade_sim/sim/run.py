@@ -5,16 +5,14 @@ from __future__ import annotations
 import json
 import resource
 import shutil
-import signal
-import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import yaml
 
+from grade_common.signals import stop_flag
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
@@ -70,26 +68,6 @@ def summarize(sim: Simulator, stats: RunStats, frames_written: int) -> dict[str,
     }
 
 
-@contextmanager
-def stop_on_signals(stop: threading.Event) -> Iterator[None]:
-    """SIGINT/SIGTERM ask the loop to stop after the current step (then files are closed)."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
-
-    def handler(signum: int, frame: object) -> None:
-        stop.set()
-
-    for s in previous:
-        signal.signal(s, handler)
-    try:
-        yield
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
-
-
 def run_scenario(
     scenario: Scenario,
     out: Path,
@@ -137,7 +115,7 @@ def run_scenario(
     # Signals only ask the loop to stop, from here on: even a Ctrl-C during the hook (e.g. a
     # node waiting for subscribers) ends in a closed bag, a summary and a committed directory.
     try:
-        with stop_on_signals(sim.stop_event):
+        with stop_flag(sim.stop_event):
             if simulator_hook is not None:
                 simulator_hook(sim)
             stats = sim.run(progress=progress)

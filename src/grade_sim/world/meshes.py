@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 
+from grade_common.errors import ConfigError
 from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
-from grade_sim.errors import ConfigError
 from grade_sim.world.model import Light, Material, OccupancyGrid, StaticMesh, World
 
 SUPPORTED_SUFFIXES = (".obj", ".stl", ".glb", ".gltf", ".ply")

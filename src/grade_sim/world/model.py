@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from numpy.typing import NDArray
 
-FloatArray = NDArray[np.float64]
+from grade_common.types import FloatArray
 
 
 class TextureKind(enum.Enum):

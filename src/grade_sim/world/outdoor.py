@@ -15,14 +15,7 @@ import math
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, OutdoorConfig
-from grade_sim.world.model import (
-    Light,
-    Material,
-    OccupancyGrid,
-    StaticBox,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, TextureKind, World
 
 GRID_RESOLUTION_M = 0.2
 GROUND_THICKNESS_M = 0.1

@@ -11,14 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
-from grade_sim.world.model import (
-    Light,
-    Material,
-    OccupancyGrid,
-    StaticBox,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, TextureKind, World
 
 # name, size (x, y, z) in metres: common indoor furniture.
 FURNITURE = (

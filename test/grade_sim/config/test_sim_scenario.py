@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 import yaml
 
+from grade_common.errors import ConfigError, GradeError
 from grade_sim.config.scenario import (
     EnvironmentKind,
     PersonMotion,
@@ -21,7 +22,6 @@ from grade_sim.config.scenario import (
     scenario_from_mapping,
     scenario_to_mapping,
 )
-from grade_sim.errors import ConfigError, GradeError
 
 
 def cam(**fields: Any) -> dict[str, Any]:

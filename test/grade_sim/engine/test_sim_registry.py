@@ -8,9 +8,10 @@ from pathlib import Path
 
 import pytest
 
+from grade_common.errors import GradeError
 from grade_sim.engine.mujoco_engine import MujocoEngine
 from grade_sim.engine.registry import BACKENDS, available_backends, create_backend
-from grade_sim.errors import BackendError, GradeError
+from grade_sim.errors import BackendError
 from grade_sim.scene import Scene
 from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import run_scenario

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from grade_sim.errors import ConfigError
+from grade_common.errors import ConfigError
 from grade_sim.launcher.frontend import Output, ProcessPlan, Where
 from grade_sim.launcher.process import RunnerConfig, RunReport, run_processes
 

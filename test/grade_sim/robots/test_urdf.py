@@ -14,11 +14,11 @@ import numpy as np
 import pytest
 import trimesh
 
+from grade_common.errors import ConfigError
+from grade_common.rotations import quat_from_rpy, quat_to_matrix
 from grade_sim.config.scenario import load_scenario, scenario_from_mapping
 from grade_sim.engine.mujoco_engine import MujocoEngine, build_mjcf
-from grade_sim.errors import ConfigError
 from grade_sim.robots.urdf import GeomShape, UrdfError, load_urdf
-from grade_sim.rotations import quat_from_rpy, quat_to_matrix
 from grade_sim.scene import Scene, build_scene
 
 DATA = Path(__file__).parent / "data"

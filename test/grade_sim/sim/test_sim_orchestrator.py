@@ -8,10 +8,10 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grade_common.rotations import quat_to_matrix
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.engine.protocol import RobotState
 from grade_sim.io.messages import TopicSpec
-from grade_sim.rotations import quat_to_matrix
 from grade_sim.scene import Scene
 from grade_sim.sim.orchestrator import CameraSample, Simulator, stamp_ns_of
 

@@ -13,9 +13,9 @@ from typing import Any
 import pytest
 import yaml
 
+from grade_common.errors import OutputExistsError
 from grade_sim.cli import main as cli
 from grade_sim.config.scenario import Scenario, load_scenario
-from grade_sim.errors import OutputExistsError
 from grade_sim.io.record import load_record
 from grade_sim.io.run_dir import RunDirectory
 from grade_sim.sim.orchestrator import Simulator

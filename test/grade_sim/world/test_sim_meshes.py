@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import trimesh
 
+from grade_common.errors import ConfigError
 from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
-from grade_sim.errors import ConfigError
 from grade_sim.world.meshes import load_mesh_world
 from grade_sim.world.model import World
 

@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from scipy.ndimage import label
 
+from grade_common.errors import ConfigError
 from grade_sim.config.scenario import (
     EnvironmentKind,
     LightsConfig,
@@ -20,7 +21,6 @@ from grade_sim.config.scenario import (
     load_scenario,
     scenario_from_mapping,
 )
-from grade_sim.errors import ConfigError
 from grade_sim.scene import build_scene
 from grade_sim.world.model import StaticBox, World
 from grade_sim.world.outdoor import (

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from grade_sim.world.model import FloatArray
+from grade_common.types import FloatArray
 
 
 def quat_from_rpy(roll: float, pitch: float, yaw: float) -> FloatArray:

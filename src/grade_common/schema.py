@@ -14,7 +14,7 @@ import typing
 from collections.abc import Mapping
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
-from grade_sim.errors import ConfigError
+from grade_common.errors import ConfigError
 
 T = TypeVar("T")
 

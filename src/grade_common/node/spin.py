@@ -8,16 +8,15 @@ checks between callbacks, so every node shuts down the same clean way.
 
 from __future__ import annotations
 
-import signal
 import sys
-import threading
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from collections.abc import Callable
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
+
+from grade_common.signals import stop_flag
 
 SPIN_PERIOD_S = 0.1
 
@@ -25,23 +24,6 @@ SPIN_PERIOD_S = 0.1
 def init(args: list[str] | None = None) -> None:
     """rclpy.init without rclpy's signal handlers (use `spin_until_signal`)."""
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
-
-
-@contextmanager
-def stop_flag() -> Iterator[threading.Event]:
-    """An event set by SIGINT/SIGTERM while the context is active (main thread only)."""
-    stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():
-        yield stop
-        return
-    previous = {
-        sig: signal.signal(sig, lambda *_: stop.set()) for sig in (signal.SIGINT, signal.SIGTERM)
-    }
-    try:
-        yield stop
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
 
 
 def spin_until_signal(node: Node) -> None:

@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.spatial.transform import Rotation
 
-from grade_sim.rotations import (
+from grade_common.rotations import (
     R_LINK_MJCAM,
     R_LINK_OPTICAL,
     matrix_to_quat,

@@ -1,0 +1,13 @@
+"""Errors of grade. Every package derives its own from `GradeError` so callers catch one type."""
+
+
+class GradeError(Exception):
+    """Base of every error grade raises on purpose; the CLI prints it without a traceback."""
+
+
+class ConfigError(GradeError):
+    """A configuration value (scenario, parameters file) is missing, malformed or out of range."""
+
+
+class OutputExistsError(GradeError):
+    """An output path exists already and would be overwritten."""
