@@ -1,7 +1,8 @@
-"""Errors of grade_eval; all derive from grade_sim's GradeError so the CLI prints them cleanly."""
+"""Errors of grade_eval; all derive from grade_common's GradeError so the CLI prints them."""
 
 from __future__ import annotations
 
+from grade_common import errors as common
 from grade_common.errors import GradeError, OutputExistsError
 
 __all__ = [
@@ -20,7 +21,7 @@ class EvalError(GradeError):
     """Base of every error grade_eval raises on purpose."""
 
 
-class FormatError(EvalError):
+class FormatError(EvalError, common.FormatError):
     """An input file (TUM, YAML, PNG, bag) is malformed; the message names file and line."""
 
 

@@ -28,9 +28,9 @@ import numpy as np
 import yaml
 from numpy.typing import NDArray
 
+from grade_common.tum import DEPTH_SCALE
 from grade_common.types import FloatArray
 from grade_replay.errors import ReplayError
-from grade_sim.io.ground_truth import DEPTH_SCALE
 from grade_sim.io.record import ExperimentRecord
 from grade_sim.robots.model import JointKind, RobotModel, robot_model
 

@@ -14,6 +14,7 @@ import pytest
 import yaml
 
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
+from grade_common.tum import tum_stamp
 from grade_replay.changes import CameraChange, ReplayChanges
 from grade_replay.errors import ReplayConfigError
 from grade_replay.fidelity import base_poses
@@ -27,7 +28,6 @@ from grade_replay.replay import (
 )
 from grade_sim.cli.main import main as grade_main
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
-from grade_sim.io.ground_truth import tum_stamp
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
 from grade_sim.sensors.schedule import RateSchedule

@@ -11,18 +11,18 @@ import cv2
 import numpy as np
 import yaml
 
-from grade_common.types import FloatArray
+from grade_common import tum
+from grade_common.rundir import INSTANCES_YAML, RunLayout
+from grade_common.tum import CameraInfo
 from grade_eval.core.gtmap import DepthFrame
 from grade_eval.core.sync import matching_time_indices
 from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import FormatError
 from grade_eval.io.tum import read_tum
 
-DEPTH_SCALE = 5000.0  # depth png: metres x 5000
-
 
 def _gt(run_dir: Path) -> Path:
-    gt = run_dir / "gt"
+    gt = RunLayout(run_dir).gt
     if not gt.is_dir():
         raise FormatError(f"{run_dir}: not a run directory (no gt/ folder)")
     return gt
@@ -30,14 +30,14 @@ def _gt(run_dir: Path) -> Path:
 
 def list_robots(run_dir: str | Path) -> list[str]:
     """Robots with a gt/<robot>/trajectory.txt."""
-    gt = _gt(Path(run_dir))
-    return sorted(p.parent.name for p in gt.glob("*/trajectory.txt"))
+    _gt(Path(run_dir))
+    return RunLayout(Path(run_dir)).robots()
 
 
 def list_cameras(run_dir: str | Path, robot: str) -> list[str]:
     """Cameras of a robot with a groundtruth.txt."""
-    base = _gt(Path(run_dir)) / robot
-    return sorted(p.parent.name for p in base.glob("*/groundtruth.txt"))
+    _gt(Path(run_dir))
+    return RunLayout(Path(run_dir)).cameras(robot)
 
 
 def _only(names: list[str], what: str, where: Path) -> str:
@@ -49,64 +49,26 @@ def _only(names: list[str], what: str, where: Path) -> str:
 def read_robot_trajectory(run_dir: str | Path, robot: str | None = None) -> PoseTrajectory:
     """gt/<robot>/trajectory.txt (base_link in world); robot may be omitted if there is one."""
     run = Path(run_dir)
-    name = robot or _only(list_robots(run), "robot", run / "gt")
-    path = _gt(run) / name / "trajectory.txt"
+    name = robot or _only(list_robots(run), "robot", _gt(run))
+    path = RunLayout(run).trajectory(name)
     if not path.is_file():
         raise FormatError(f"{path}: missing; robots in the run: {list_robots(run)}")
     return read_tum(path, f"gt:{name}")
 
 
-@dataclass(frozen=True)
-class CameraInfo:
-    """Image size and 3x3 intrinsics."""
-
-    width: int
-    height: int
-    camera_matrix: FloatArray
-    depth_scale: float = DEPTH_SCALE
-
-
 def read_camera_info(path: Path) -> CameraInfo:
     """camera_info.yaml with width, height, K (row-major 9 numbers), optional depth_scale."""
-    try:
-        data = yaml.safe_load(path.read_text())
-        k = np.asarray(data["K"] if "K" in data else data["k"], dtype=np.float64).reshape(3, 3)
-        info = CameraInfo(int(data["width"]), int(data["height"]), k,
-                          float(data.get("depth_scale", DEPTH_SCALE)))
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
-        raise FormatError(f"{path}: camera info needs width, height and K (9 numbers): "
-                          f"{err!r}") from err
-    if not (info.depth_scale > 0):
-        raise FormatError(f"{path}: depth_scale = {info.depth_scale}: must be > 0")
-    if not (k[0, 0] > 0 and k[1, 1] > 0):
-        raise FormatError(f"{path}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")
-    return info
+    return tum.read_camera_info(path, error=FormatError)
 
 
 def read_list(path: Path) -> list[tuple[float, str]]:
     """A TUM RGB-D list file: '# comments' and 'stamp filename' lines."""
-    try:
-        lines = path.read_text().splitlines()
-    except OSError as err:
-        raise FormatError(f"{path}: cannot read: {err}") from err
-    out: list[tuple[float, str]] = []
-    for number, raw in enumerate(lines, start=1):
-        line = raw.strip()
-        if not line or line.startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise FormatError(f"{path}:{number}: expected 'timestamp filename', got {line!r}")
-        try:
-            out.append((float(parts[0]), parts[1]))
-        except ValueError as err:
-            raise FormatError(f"{path}:{number}: bad timestamp {parts[0]!r}") from err
-    return out
+    return [(float(stamp), name) for stamp, name in tum.read_list(path, error=FormatError)]
 
 
 def read_instances(run_dir: str | Path) -> dict[int, tuple[str, str]]:
     """gt/instances.yaml: instance id -> (name, class)."""
-    path = _gt(Path(run_dir)) / "instances.yaml"
+    path = _gt(Path(run_dir)) / INSTANCES_YAML
     try:
         data = yaml.safe_load(path.read_text()) or {}
         return {int(k): (str(v["name"]), str(v["class"])) for k, v in data.items()}
@@ -146,17 +108,17 @@ class CameraStream:
              camera: str | None = None) -> CameraStream:
         """Open gt/<robot>/<camera>/ (names may be omitted when unique)."""
         run = Path(run_dir)
-        rob = robot or _only(list_robots(run), "robot", run / "gt")
-        cam = camera or _only(list_cameras(run, rob), "camera", run / "gt" / rob)
-        d = _gt(run) / rob / cam
+        rob = robot or _only(list_robots(run), "robot", _gt(run))
+        cam = camera or _only(list_cameras(run, rob), "camera", _gt(run) / rob)
+        d = RunLayout(run).camera_dir(rob, cam)
         if not d.is_dir():
             raise FormatError(f"{d}: missing; cameras of {rob}: {list_cameras(run, rob)}")
-        lists = {n: (read_list(d / f"{n}.txt") if (d / f"{n}.txt").is_file() else [])
-                 for n in ("depth", "rgb", "instance")}
+        lists = {n: (read_list(d / tum.list_file(n)) if (d / tum.list_file(n)).is_file() else [])
+                 for n in tum.IMAGE_KINDS}
         if not lists["depth"]:
-            raise FormatError(f"{d / 'depth.txt'}: missing or empty; no depth frames")
-        return cls(d, read_camera_info(d / "camera_info.yaml"),
-                   read_tum(d / "groundtruth.txt", f"gt:{rob}/{cam}"),
+            raise FormatError(f"{d / tum.list_file('depth')}: missing or empty; no depth frames")
+        return cls(d, read_camera_info(d / tum.CAMERA_INFO_YAML),
+                   read_tum(d / tum.GROUNDTRUTH_TXT, f"gt:{rob}/{cam}"),
                    lists["depth"], lists["rgb"], lists["instance"])
 
     def frames(self, with_rgb: bool = True, with_instances: bool = False,
@@ -170,7 +132,7 @@ class CameraStream:
         poses = self.trajectory.poses_se3
         for i, (stamp, name) in enumerate(self.depth):
             if i not in pose_of:
-                raise FormatError(f"{self.directory / 'groundtruth.txt'}: no pose within "
+                raise FormatError(f"{self.directory / tum.GROUNDTRUTH_TXT}: no pose within "
                                   f"{max_pose_diff_s} s of depth frame {stamp:.6f}")
             depth_raw = _imread(self.directory / name, cv2.IMREAD_UNCHANGED)
             if depth_raw.dtype != np.uint16 or depth_raw.ndim != 2:
@@ -183,8 +145,8 @@ class CameraStream:
             inst = None
             if with_instances:
                 if round(stamp, 6) not in inst_by:
-                    raise FormatError(f"{self.directory / 'instance.txt'}: no instance mask for "
-                                      f"depth frame {stamp:.6f}")
+                    listing = self.directory / tum.list_file("instance")
+                    raise FormatError(f"{listing}: no instance mask for depth frame {stamp:.6f}")
                 inst = _imread(self.directory / inst_by[round(stamp, 6)], cv2.IMREAD_UNCHANGED)
             yield DepthFrame(stamp, depth_raw.astype(np.float64) / self.info.depth_scale,
                              self.info.camera_matrix, poses[pose_of[i]], rgb, inst)

@@ -17,7 +17,26 @@ import cv2
 import numpy as np
 import yaml
 
+from grade_common.atomic import StagedOutput
 from grade_common.rotations import quat_to_matrix
+from grade_common.rundir import INSTANCES_YAML
+from grade_common.tum import (
+    BOXES_2D_JSONL,
+    BOXES_3D_JSONL,
+    CAMERA_INFO_YAML,
+    DEPTH_SCALE,
+    GROUNDTRUTH_TXT,
+    IMAGE_KINDS,
+    TRAJECTORY_TXT,
+    CameraInfo,
+    depth_to_png_u16,
+    list_file,
+    list_header,
+    list_line,
+    pose_header,
+    tum_pose_line,
+    tum_stamp,
+)
 from grade_sim.engine.protocol import RobotState
 from grade_sim.io.messages import TopicSpec
 from grade_sim.scene import Scene
@@ -26,30 +45,7 @@ from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sim.boxes import loose_box_2d, tight_boxes_2d
 from grade_sim.sim.orchestrator import CameraSample
 
-DEPTH_SCALE = 5000.0  # TUM: uint16 = metres x 5000
-MAX_DEPTH_M = 65535 / DEPTH_SCALE
 QUEUE_FRAMES = 16
-
-
-def tum_stamp(stamp_ns: int) -> str:
-    """The stamp in seconds as docs/conventions.md names files: `%.6f` (rounded, like every
-    other tool that derives a frame name from a message stamp)."""
-    return f"{stamp_ns / 1e9:.6f}"
-
-
-def tum_pose_line(stamp_ns: int, position: np.ndarray, quat_wxyz: np.ndarray) -> str:
-    p, q = position, quat_wxyz
-    return (
-        f"{tum_stamp(stamp_ns)} {p[0]:.9f} {p[1]:.9f} {p[2]:.9f} "
-        f"{q[1]:.9f} {q[2]:.9f} {q[3]:.9f} {q[0]:.9f}\n"
-    )
-
-
-def depth_to_png_u16(depth_m: np.ndarray) -> np.ndarray:
-    """TUM depth encoding; no return and depths beyond 13.1 m (not representable) become 0."""
-    scaled = np.rint(depth_m.astype(np.float64) * DEPTH_SCALE)
-    scaled[(depth_m <= 0) | (depth_m > MAX_DEPTH_M) | ~np.isfinite(depth_m)] = 0
-    return scaled.astype(np.uint16)
 
 
 class _CameraFiles:
@@ -64,34 +60,18 @@ class _CameraFiles:
         vfov: float,
     ) -> None:
         self.root = root
-        for sub in ("rgb", "depth", "instance"):
-            (root / sub).mkdir(parents=True, exist_ok=True)
-        (root / "camera_info.yaml").write_text(
-            yaml.safe_dump(
-                {
-                    "frame_id": frame_id,
-                    "width": width,
-                    "height": height,
-                    "K": [float(v) for v in k.reshape(-1)],
-                    "D": [0.0] * 5,
-                    "distortion_model": "plumb_bob",
-                    "hfov_deg": hfov,
-                    "vfov_deg": vfov,
-                    "depth_scale": DEPTH_SCALE,
-                },
-                sort_keys=False,
-            )
-        )
+        for kind in IMAGE_KINDS:
+            (root / kind).mkdir(parents=True, exist_ok=True)
+        info = CameraInfo(width, height, k, DEPTH_SCALE, frame_id, hfov, vfov)
+        (root / CAMERA_INFO_YAML).write_text(info.to_yaml())
         # These files stay open for the whole run (one line per frame) and close in close().
-        self.lists = {
-            name: open(root / f"{name}.txt", "w") for name in ("rgb", "depth", "instance")
-        }
-        for name, f in self.lists.items():
-            f.write(f"# {name} images\n# timestamp filename\n")
-        self.groundtruth = open(root / "groundtruth.txt", "w")
-        self.groundtruth.write("# optical frame in world\n# timestamp tx ty tz qx qy qz qw\n")
-        self.boxes2d = open(root / "boxes2d.jsonl", "w")
-        self.boxes3d = open(root / "boxes3d.jsonl", "w")
+        self.lists = {kind: open(root / list_file(kind), "w") for kind in IMAGE_KINDS}
+        for kind, f in self.lists.items():
+            f.write(list_header(kind))
+        self.groundtruth = open(root / GROUNDTRUTH_TXT, "w")
+        self.groundtruth.write(pose_header("optical frame in world"))
+        self.boxes2d = open(root / BOXES_2D_JSONL, "w")
+        self.boxes3d = open(root / BOXES_3D_JSONL, "w")
 
     def close(self) -> None:
         for f in (*self.lists.values(), self.groundtruth, self.boxes2d, self.boxes3d):
@@ -109,7 +89,7 @@ class GroundTruthWriter:
         self.start_step = start_step
         self._png = [cv2.IMWRITE_PNG_COMPRESSION, int(png_compression)]
         gt_root.mkdir(parents=True, exist_ok=True)
-        (gt_root / "instances.yaml").write_text(
+        (gt_root / INSTANCES_YAML).write_text(
             yaml.safe_dump(
                 {
                     int(i): {"name": info.name, "class": info.label}
@@ -135,10 +115,10 @@ class GroundTruthWriter:
                     vertical_fov_deg(cam),
                 )
         self._traj = {
-            r.model.name: open(gt_root / r.model.name / "trajectory.txt", "w") for r in scene.robots
+            r.model.name: open(gt_root / r.model.name / TRAJECTORY_TXT, "w") for r in scene.robots
         }
         for f in self._traj.values():
-            f.write("# base_link in world\n# timestamp tx ty tz qx qy qz qw\n")
+            f.write(pose_header("base_link in world"))
         self._traj_sched = RateSchedule(
             scene.scenario.rates.odom_hz, scene.scenario.rates.physics_hz
         )
@@ -157,10 +137,9 @@ class GroundTruthWriter:
                 return
             path, array = item
             try:
-                tmp = path.with_name(f".{path.name}.tmp.png")
-                if not cv2.imwrite(str(tmp), array, self._png):
-                    raise OSError(f"cannot write {path}")
-                tmp.replace(path)
+                with StagedOutput(path, overwrite=True) as tmp:
+                    if not cv2.imwrite(str(tmp), array, self._png):
+                        raise OSError(f"cannot write {path}")
             except BaseException as err:  # reported in close(); never lose it silently
                 self._error = err
 
@@ -185,13 +164,13 @@ class GroundTruthWriter:
             self._queue.put(
                 (files.root / "rgb" / f"{t}.png", cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
             )
-            files.lists["rgb"].write(f"{t} rgb/{t}.png\n")
+            files.lists["rgb"].write(list_line(t, "rgb"))
         if frame.depth_m is not None:
             self._queue.put((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
-            files.lists["depth"].write(f"{t} depth/{t}.png\n")
+            files.lists["depth"].write(list_line(t, "depth"))
         if frame.instance is not None:
             self._queue.put((files.root / "instance" / f"{t}.png", frame.instance))
-            files.lists["instance"].write(f"{t} instance/{t}.png\n")
+            files.lists["instance"].write(list_line(t, "instance"))
             self._write_boxes(files, sample, t, frame.instance)
         files.groundtruth.write(
             tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 import yaml
 
+from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.engine.protocol import RobotState
@@ -100,10 +101,8 @@ class ExperimentRecorder:
         for o, otl in zip(self.scene.objects, self.scene.object_timelines, strict=True):
             arrays[f"object/{o.name}/position_xyz"] = otl.position_xyz[:n]
             arrays[f"object/{o.name}/quat_wxyz"] = otl.quat_wxyz[:n]
-        tmp = self.path.with_name(f".{self.path.name}.tmp")
-        with open(tmp, "wb") as f:
+        with StagedOutput(self.path, overwrite=True) as tmp, open(tmp, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
-        tmp.replace(self.path)
 
 
 def load_record(path: Path) -> ExperimentRecord:

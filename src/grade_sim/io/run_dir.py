@@ -6,10 +6,9 @@ even then the old one is only removed once the new one is complete.
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
+from grade_common.atomic import StagedOutput
 from grade_common.errors import OutputExistsError
 
 
@@ -23,23 +22,10 @@ class RunDirectory:
                 f"output directory {str(self.final)!r} exists already; choose a new "
                 "path (or pass --overwrite to replace it once the new run is complete)"
             )
-        self.final.parent.mkdir(parents=True, exist_ok=True)
-        self.path = self.final.parent / f".{self.final.name}.partial-{os.getpid()}"
-        if self.path.exists():
-            shutil.rmtree(self.path)
+        self._staged = StagedOutput(self.final, overwrite=overwrite)
+        self.path = self._staged.path
         self.path.mkdir()
-        self._committed = False
 
     def commit(self) -> Path:
         """Move the finished directory to its final name; returns that path."""
-        if self._committed:
-            return self.final
-        if self.final.exists():
-            trash = self.final.parent / f".{self.final.name}.replaced-{os.getpid()}"
-            os.replace(self.final, trash)
-            os.replace(self.path, self.final)
-            shutil.rmtree(trash, ignore_errors=True)
-        else:
-            os.replace(self.path, self.final)
-        self._committed = True
-        return self.final
+        return self._staged.commit()

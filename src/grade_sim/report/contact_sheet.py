@@ -7,8 +7,9 @@ from pathlib import Path
 import cv2
 import numpy as np
 
+from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
-from grade_sim.io.ground_truth import DEPTH_SCALE
+from grade_common.tum import DEPTH_SCALE
 
 
 def _colorize_depth(depth_u16: np.ndarray, max_m: float) -> np.ndarray:
@@ -73,7 +74,6 @@ def contact_sheet(camera_dir: Path, out: Path, frames: int = 4, width: int = 320
         )
         rows.append(row)
     sheet = np.vstack(rows)
-    tmp = out.with_name(f".{out.name}.tmp.png")
-    cv2.imwrite(str(tmp), sheet)
-    tmp.replace(out)
+    with StagedOutput(out, overwrite=True) as tmp:
+        cv2.imwrite(str(tmp), sheet)
     return out

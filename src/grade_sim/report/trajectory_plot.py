@@ -4,17 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import numpy as np
-
+from grade_common.atomic import StagedOutput
+from grade_common.rundir import RunLayout
+from grade_common.tum import read_poses
 from grade_sim.io.record import load_record
 from grade_sim.scene import build_scene
-
-
-def _read_tum(path: Path) -> np.ndarray:
-    rows = [
-        line.split() for line in path.read_text().splitlines() if line and not line.startswith("#")
-    ]
-    return np.array(rows, dtype=np.float64) if rows else np.zeros((0, 8))
 
 
 def trajectory_plot(run_dir: Path, out: Path) -> Path:
@@ -25,7 +19,8 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
     import matplotlib.pyplot as plt
     from matplotlib.patches import Rectangle
 
-    record = load_record(run_dir / "record.npz")
+    layout = RunLayout(run_dir)
+    record = load_record(layout.record)
     scene = build_scene(record.scenario)
     fig, ax = plt.subplots(figsize=(8, 7), dpi=110)
     for box in scene.world.boxes:
@@ -46,10 +41,10 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
         p = otl.position_xyz[start:n]
         ax.plot(p[:, 0], p[:, 1], lw=0.8, ls="--", alpha=0.6, color="tab:purple")
     for robot in scene.robots:
-        traj = _read_tum(run_dir / "gt" / robot.model.name / "trajectory.txt")
-        if len(traj):
-            ax.plot(traj[:, 1], traj[:, 2], lw=2, label=f"{robot.model.name} (ground truth)")
-            ax.plot(traj[0, 1], traj[0, 2], "k^", ms=7)
+        xyz = read_poses(layout.trajectory(robot.model.name), allow_empty=True).positions_xyz
+        if len(xyz):
+            ax.plot(xyz[:, 0], xyz[:, 1], lw=2, label=f"{robot.model.name} (ground truth)")
+            ax.plot(xyz[0, 0], xyz[0, 1], "k^", ms=7)
     ax.plot([], [], color="tab:orange", label="people")
     ax.plot([], [], color="tab:purple", ls="--", label="flying objects")
     ax.set_aspect("equal")
@@ -61,8 +56,7 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
     ax.set_title(f"{run_dir.name}: top view, seed {record.scenario.seed}")
     ax.legend(loc="upper right", fontsize=8)
     fig.tight_layout()
-    tmp = out.with_name(f".{out.name}.tmp.png")
-    fig.savefig(tmp)
+    with StagedOutput(out, overwrite=True) as tmp:
+        fig.savefig(tmp)
     plt.close(fig)
-    tmp.replace(out)
     return out

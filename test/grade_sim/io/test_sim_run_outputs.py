@@ -18,8 +18,8 @@ import pytest
 import yaml
 
 from grade_common.rotations import quat_to_matrix
+from grade_common.tum import DEPTH_SCALE, tum_stamp
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
-from grade_sim.io.ground_truth import DEPTH_SCALE, tum_stamp
 from grade_sim.io.messages import typestore
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene

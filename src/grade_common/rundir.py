@@ -1,0 +1,138 @@
+"""The run directory as code: the names every tool writes and reads (docs/conventions.md).
+
+    RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_seed`
+    RUN/summary.json    topic counts and rates, timings
+    RUN/bag/            rosbag2 (MCAP)
+    RUN/record.npz      experiment record
+    RUN/gt/instances.yaml, RUN/gt/<robot>/trajectory.txt, RUN/gt/<robot>/<camera>/ (TUM RGB-D)
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grade_common.errors import FormatError, GradeError
+from grade_common.tum import GROUNDTRUTH_TXT, TRAJECTORY_TXT
+
+RUN_YAML = "run.yaml"
+SUMMARY_JSON = "summary.json"
+BAG_DIR = "bag"
+RECORD_NPZ = "record.npz"
+GT_DIR = "gt"
+INSTANCES_YAML = "instances.yaml"
+
+
+class RunKey(enum.StrEnum):
+    """Top-level keys of run.yaml."""
+
+    STATUS = "status"
+    SCENARIO = "scenario"
+    NOISE_SEED = "noise_seed"  # a replay's new noise seed (grade noise apply picks it up)
+    REPLAY = "replay"  # what a replay changed
+
+
+class RunStatus(enum.StrEnum):
+    """`status` in run.yaml."""
+
+    RUNNING = "running"
+    COMPLETE = "complete"
+    INTERRUPTED = "interrupted"
+
+
+@dataclass(frozen=True)
+class RunLayout:
+    """Paths inside one run directory."""
+
+    root: Path
+
+    @property
+    def run_yaml(self) -> Path:
+        return self.root / RUN_YAML
+
+    @property
+    def summary_json(self) -> Path:
+        return self.root / SUMMARY_JSON
+
+    @property
+    def bag(self) -> Path:
+        return self.root / BAG_DIR
+
+    @property
+    def record(self) -> Path:
+        return self.root / RECORD_NPZ
+
+    @property
+    def gt(self) -> Path:
+        return self.root / GT_DIR
+
+    @property
+    def instances(self) -> Path:
+        return self.gt / INSTANCES_YAML
+
+    def robot_dir(self, robot: str) -> Path:
+        return self.gt / robot
+
+    def trajectory(self, robot: str) -> Path:
+        """gt/<robot>/trajectory.txt: base_link in world."""
+        return self.gt / robot / TRAJECTORY_TXT
+
+    def camera_dir(self, robot: str, camera: str) -> Path:
+        """gt/<robot>/<camera>/: a TUM RGB-D camera folder."""
+        return self.gt / robot / camera
+
+    def robots(self) -> list[str]:
+        """Robots with a trajectory.txt, sorted."""
+        return sorted(p.parent.name for p in self.gt.glob(f"*/{TRAJECTORY_TXT}"))
+
+    def cameras(self, robot: str) -> list[str]:
+        """Cameras of a robot with a groundtruth.txt, sorted."""
+        return sorted(p.parent.name for p in self.robot_dir(robot).glob(f"*/{GROUNDTRUTH_TXT}"))
+
+
+def run_root_of(path: str | Path) -> Path | None:
+    """The run directory that `path` is, or sits in as RUN/bag or RUN/gt/<robot>/<camera>
+    (the places tools take as input), or None. Decided by the layout, not by searching."""
+    p = Path(path).resolve()
+    candidates = [p]
+    if p.name == BAG_DIR:
+        candidates.append(p.parent)
+    if len(p.parents) >= 3 and p.parents[1].name == GT_DIR:
+        candidates.append(p.parents[2])
+    for root in candidates:
+        if (root / RUN_YAML).is_file():
+            return root
+    return None
+
+
+def read_run_yaml(path: str | Path, *, error: type[GradeError] = FormatError) -> dict[str, Any]:
+    """The run.yaml mapping of a run directory (or the file itself).
+
+    Raises:
+        error: missing, unreadable or not a mapping.
+    """
+    file = Path(path)
+    if file.is_dir():
+        file = file / RUN_YAML
+    try:
+        data = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise error(f"{file}: unreadable run description: {err}") from err
+    if not isinstance(data, dict):
+        raise error(f"{file}: not a grade run.yaml (expected a mapping)")
+    return data
+
+
+def write_run_yaml(root: Path, status: RunStatus, scenario: dict[str, Any],
+                   extra: dict[str, Any]) -> None:
+    """Write run.yaml: status, the scenario snapshot, then the extra top-level keys."""
+    (root / RUN_YAML).write_text(
+        yaml.safe_dump(
+            {RunKey.STATUS.value: status.value, RunKey.SCENARIO.value: scenario, **extra},
+            sort_keys=False,
+        )
+    )

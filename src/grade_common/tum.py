@@ -1,0 +1,244 @@
+"""The TUM RGB-D format as grade writes and reads it (docs/conventions.md, "Run directory").
+
+A camera folder holds `rgb/ depth/ instance/` PNGs named `<t>.png`, list files `rgb.txt`,
+`depth.txt`, `instance.txt` ("timestamp filename" lines), `groundtruth.txt` (poses) and
+`camera_info.yaml`; a robot folder holds `trajectory.txt`. `<t>` is the stamp in seconds with
+six decimals. Poses are "t tx ty tz qx qy qz qw" (quaternion x, y, z, w as TUM writes it; grade's
+arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from grade_common.errors import FormatError, GradeError
+from grade_common.types import FloatArray
+
+DEPTH_SCALE = 5000.0  # uint16 depth units per metre
+MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
+IMAGE_KINDS = ("rgb", "depth", "instance")
+GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
+TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
+CAMERA_INFO_YAML = "camera_info.yaml"
+BOXES_2D_JSONL = "boxes2d.jsonl"  # per frame: tight (and loose) 2D boxes of visible actors
+BOXES_3D_JSONL = "boxes3d.jsonl"  # per frame: 3D boxes of visible actors
+POSE_COLUMNS = "# timestamp tx ty tz qx qy qz qw"
+LIST_COLUMNS = "# timestamp filename"
+Vector = Sequence[float] | FloatArray
+
+
+def list_file(kind: str) -> str:
+    """The list file of an image kind: `rgb.txt`, `depth.txt`, `instance.txt`."""
+    return f"{kind}.txt"
+
+
+def tum_stamp(stamp_ns: int) -> str:
+    """The stamp in seconds as frames are named: `%.6f` (rounded, like every other tool that
+    derives a frame name from a message stamp)."""
+    return f"{stamp_ns / 1e9:.6f}"
+
+
+def pose_header(what: str) -> str:
+    """The two comment lines opening a pose file: what the poses are, then the columns."""
+    return f"# {what}\n{POSE_COLUMNS}\n"
+
+
+def tum_pose_line(stamp_ns: int, position: Vector, quat_wxyz: Vector) -> str:
+    """One pose line of a simulated stamp (see `tum_stamp`), ending in a newline."""
+    return pose_line(tum_stamp(stamp_ns), position, quat_wxyz)
+
+
+def pose_line(stamp: str, position: Vector, quat_wxyz: Vector) -> str:
+    """One pose line (nine decimals) ending in a newline; `stamp` is already formatted."""
+    p, q = position, quat_wxyz
+    return (
+        f"{stamp} {p[0]:.9f} {p[1]:.9f} {p[2]:.9f} "
+        f"{q[1]:.9f} {q[2]:.9f} {q[3]:.9f} {q[0]:.9f}\n"
+    )
+
+
+def list_header(kind: str) -> str:
+    """The two comment lines opening a list file."""
+    return f"# {kind} images\n{LIST_COLUMNS}\n"
+
+
+def list_line(stamp: str, kind: str) -> str:
+    """One list line for the `<kind>/<stamp>.png` frame, ending in a newline."""
+    return f"{stamp} {kind}/{stamp}.png\n"
+
+
+def depth_to_png_u16(depth_m: NDArray[Any]) -> NDArray[np.uint16]:
+    """Depth in metres -> TUM uint16; no return (<= 0, NaN, inf) and depths beyond MAX_DEPTH_M
+    (not representable, counted by `depth_beyond_range`) become 0."""
+    scaled = np.rint(depth_m.astype(np.float64) * DEPTH_SCALE)
+    scaled[(depth_m <= 0) | (depth_m > MAX_DEPTH_M) | ~np.isfinite(depth_m)] = 0
+    return scaled.astype(np.uint16)
+
+
+def depth_beyond_range(depth_m: NDArray[Any]) -> int:
+    """Pixels with a valid depth too deep for the uint16 encoding (written as 0)."""
+    return int(np.count_nonzero(np.isfinite(depth_m) & (depth_m > MAX_DEPTH_M)))
+
+
+@dataclass(frozen=True)
+class PoseTable:
+    """The poses of a TUM file, in file order."""
+
+    stamps: tuple[str, ...]  # as written (frame names use them)
+    stamps_s: FloatArray  # (N,)
+    positions_xyz: FloatArray  # (N, 3)
+    quats_wxyz: FloatArray  # (N, 4)
+    line_numbers: tuple[int, ...]
+
+
+def _data_lines(path: Path, text: str) -> list[tuple[int, str]]:
+    lines = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = raw.strip()
+        if line and not line.startswith("#"):
+            lines.append((number, line))
+    return lines
+
+
+def _read(path: Path, what: str, error: type[GradeError]) -> str:
+    try:
+        return path.read_text()
+    except OSError as err:
+        raise error(f"{path}: cannot read {what}: {err}") from err
+
+
+def read_poses(
+    path: str | Path,
+    *,
+    increasing: bool = True,
+    allow_empty: bool = False,
+    error: type[GradeError] = FormatError,
+) -> PoseTable:
+    """Read a TUM pose file (spaces or commas between the 8 numbers, '#' comments).
+
+    Raises:
+        error: unreadable file, a malformed line (file and line number in the message), no
+            poses (unless `allow_empty`), or (with `increasing`) stamps that do not strictly
+            increase.
+    """
+    file = Path(path)
+    rows: list[list[float]] = []
+    stamps: list[str] = []
+    numbers: list[int] = []
+    for number, line in _data_lines(file, _read(file, "trajectory", error)):
+        fields = line.replace(",", " ").split()
+        if len(fields) != 8:
+            raise error(
+                f"{file}:{number}: expected 8 numbers 't tx ty tz qx qy qz qw', "
+                f"got {len(fields)} fields: {line[:80]!r}"
+            )
+        try:
+            values = [float(f) for f in fields]
+        except ValueError as err:
+            raise error(f"{file}:{number}: not a number in {line[:80]!r}") from err
+        if not all(np.isfinite(values)):
+            raise error(f"{file}:{number}: non-finite value in {line[:80]!r}")
+        rows.append(values)
+        stamps.append(fields[0])
+        numbers.append(number)
+    if not rows and not allow_empty:
+        raise error(f"{file}: no poses (only comments or blank lines)")
+    data = np.asarray(rows, dtype=np.float64).reshape(-1, 8)
+    steps = np.diff(data[:, 0])
+    if increasing and (steps <= 0).any():
+        k = int(np.argmax(steps <= 0)) + 1
+        raise error(
+            f"{file}:{numbers[k]}: stamp {data[k, 0]:.9f} is not after the "
+            f"previous stamp {data[k - 1, 0]:.9f} (line {numbers[k - 1]}); "
+            "stamps must be strictly increasing"
+        )
+    return PoseTable(
+        tuple(stamps), data[:, 0], data[:, 1:4], data[:, [7, 4, 5, 6]], tuple(numbers)
+    )
+
+
+def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> list[tuple[str, str]]:
+    """A list file's (stamp as written, relative file name) pairs, in file order.
+
+    Raises:
+        error: unreadable file, or a line that is not 'timestamp filename' with a numeric stamp.
+    """
+    file = Path(path)
+    out: list[tuple[str, str]] = []
+    for number, line in _data_lines(file, _read(file, "list", error)):
+        parts = line.split()
+        if len(parts) != 2:
+            raise error(f"{file}:{number}: expected 'timestamp filename', got {line!r}")
+        try:
+            float(parts[0])
+        except ValueError as err:
+            raise error(f"{file}:{number}: bad timestamp {parts[0]!r}") from err
+        out.append((parts[0], parts[1]))
+    return out
+
+
+@dataclass(frozen=True)
+class CameraInfo:
+    """camera_info.yaml of a camera folder: image size, 3x3 intrinsics, depth PNG scale."""
+
+    width: int
+    height: int
+    camera_matrix: FloatArray
+    depth_scale: float = DEPTH_SCALE
+    frame_id: str = ""
+    hfov_deg: float | None = None
+    vfov_deg: float | None = None
+
+    def to_yaml(self) -> str:
+        """The file as grade writes it (plumb_bob, zero distortion)."""
+        text: str = yaml.safe_dump(
+            {
+                "frame_id": self.frame_id,
+                "width": self.width,
+                "height": self.height,
+                "K": [float(v) for v in self.camera_matrix.reshape(-1)],
+                "D": [0.0] * 5,
+                "distortion_model": "plumb_bob",
+                "hfov_deg": self.hfov_deg,
+                "vfov_deg": self.vfov_deg,
+                "depth_scale": self.depth_scale,
+            },
+            sort_keys=False,
+        )
+        return text
+
+
+def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError) -> CameraInfo:
+    """Read camera_info.yaml: width, height, K (row-major 9 numbers; `k` is accepted too), an
+    optional depth_scale.
+
+    Raises:
+        error: unreadable file, a missing or malformed field, non-positive scale or focal length.
+    """
+    file = Path(path)
+    try:
+        data = yaml.safe_load(file.read_text())
+        k = np.asarray(data["K"] if "K" in data else data["k"], dtype=np.float64).reshape(3, 3)
+        info = CameraInfo(
+            int(data["width"]),
+            int(data["height"]),
+            k,
+            float(data.get("depth_scale", DEPTH_SCALE)),
+            str(data.get("frame_id", "")),
+        )
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
+        raise error(
+            f"{file}: camera info needs width, height and K (9 numbers): {err!r}"
+        ) from err
+    if not (info.depth_scale > 0):
+        raise error(f"{file}: depth_scale = {info.depth_scale}: must be > 0")
+    if not (k[0, 0] > 0 and k[1, 1] > 0):
+        raise error(f"{file}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")
+    return info
