@@ -86,15 +86,14 @@ class StagedOutput:
 
         Raises:
             exists_error: without `overwrite`, the final path appeared while writing; the new
-                output then stays where it was written.
+                output stays at `.path` (the caller keeps or discards it).
         """
         if self.committed:
             return self.final
         if self.final.exists() or self.final.is_symlink():
             if not self.overwrite:
                 raise self._exists_error(
-                    f"{self.final}: output appeared while writing; not overwriting it "
-                    f"(the new output is at {self.path})"
+                    f"{self.final}: output appeared while writing; not overwriting it"
                 )
             aside = _free_sibling(self.final, mark=".replaced")
             os.replace(self.final, aside)
@@ -152,16 +151,3 @@ def write_bytes(
     with StagedOutput(final, overwrite=overwrite, exists_error=exists_error) as tmp:
         tmp.write_bytes(data)
     return Path(final)
-
-
-def write_text(
-    final: str | Path,
-    text: str,
-    *,
-    overwrite: bool = False,
-    exists_error: type[GradeError] = OutputExistsError,
-) -> Path:
-    """Write a whole text file atomically (UTF-8); returns its final path."""
-    return write_bytes(
-        final, text.encode("utf-8"), overwrite=overwrite, exists_error=exists_error
-    )

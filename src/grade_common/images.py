@@ -4,6 +4,7 @@ messages alike: both have encoding, height, width, step, is_bigendian and data).
 from __future__ import annotations
 
 from collections.abc import Collection
+from typing import Any, Protocol
 
 import numpy as np
 from numpy.typing import NDArray
@@ -22,16 +23,19 @@ ENCODINGS: dict[str, tuple[type[np.generic], int]] = {
     "32FC1": (np.float32, 1),
 }
 
-ImageData = bytes | bytearray | memoryview | NDArray[np.uint8]
+class ImageMessage(Protocol):
+    """The fields of sensor_msgs/Image that hold the pixels (rclpy and rosbags messages)."""
+
+    encoding: str
+    height: int
+    width: int
+    step: int
+    is_bigendian: int
+    data: Any  # bytes-like: rclpy's array.array('B'), rosbags' uint8 ndarray, bytes
 
 
 def image_to_array(
-    encoding: str,
-    height: int,
-    width: int,
-    step: int,
-    is_bigendian: int | bool,
-    data: ImageData,
+    msg: ImageMessage,
     allowed: Collection[str] | None = None,
     error: type[GradeError] = FormatError,
 ) -> NDArray[np.generic]:
@@ -41,15 +45,16 @@ def image_to_array(
         allowed: the encodings the caller accepts (default: every one in ENCODINGS).
         error: the error type raised for a bad encoding or a short buffer.
     """
+    encoding, height, width, step = msg.encoding, msg.height, msg.width, msg.step
     accepted = ENCODINGS.keys() if allowed is None else allowed
     if encoding not in accepted or encoding not in ENCODINGS:
         raise error(
             f"unsupported image encoding '{encoding}'; expected one of {sorted(accepted)}"
         )
     dtype, channels = ENCODINGS[encoding]
-    wire = np.dtype(dtype).newbyteorder(">" if is_bigendian else "<")
+    wire = np.dtype(dtype).newbyteorder(">" if msg.is_bigendian else "<")
     row_bytes = width * channels * wire.itemsize
-    buf = np.frombuffer(bytes(data) if isinstance(data, memoryview) else data, dtype=np.uint8)
+    buf = np.frombuffer(msg.data, dtype=np.uint8)
     if step < row_bytes or buf.size < step * height:
         raise error(
             f"image buffer of {buf.size} bytes (step {step}) is too small for {width}x{height} "

@@ -23,15 +23,17 @@ def quat_from_rpy(roll: float, pitch: float, yaw: float) -> FloatArray:
 
 
 def quat_mul(a: FloatArray, b: FloatArray) -> FloatArray:
-    aw, ax, ay, az = a
-    bw, bx, by, bz = b
-    return np.array(
+    """Hamilton product of wxyz quaternions, element-wise over leading axes ((4,) or (..., 4))."""
+    aw, ax, ay, az = np.moveaxis(a, -1, 0)
+    bw, bx, by, bz = np.moveaxis(b, -1, 0)
+    return np.stack(
         [
             aw * bw - ax * bx - ay * by - az * bz,
             aw * bx + ax * bw + ay * bz - az * by,
             aw * by - ax * bz + ay * bw + az * bx,
             aw * bz + ax * by - ay * bx + az * bw,
-        ]
+        ],
+        axis=-1,
     )
 
 

@@ -10,7 +10,6 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -27,13 +26,11 @@ GT_DIR = "gt"
 INSTANCES_YAML = "instances.yaml"
 
 
-class RunKey(enum.StrEnum):
-    """Top-level keys of run.yaml."""
-
-    STATUS = "status"
-    SCENARIO = "scenario"
-    NOISE_SEED = "noise_seed"  # a replay's new noise seed (grade noise apply picks it up)
-    REPLAY = "replay"  # what a replay changed
+# Top-level keys of run.yaml
+STATUS_KEY = "status"
+SCENARIO_KEY = "scenario"
+NOISE_SEED_KEY = "noise_seed"  # a replay's new noise seed (grade noise apply picks it up)
+REPLAY_KEY = "replay"  # what a replay changed
 
 
 class RunStatus(enum.StrEnum):
@@ -44,35 +41,17 @@ class RunStatus(enum.StrEnum):
     INTERRUPTED = "interrupted"
 
 
-@dataclass(frozen=True)
 class RunLayout:
     """Paths inside one run directory."""
 
-    root: Path
-
-    @property
-    def run_yaml(self) -> Path:
-        return self.root / RUN_YAML
-
-    @property
-    def summary_json(self) -> Path:
-        return self.root / SUMMARY_JSON
-
-    @property
-    def bag(self) -> Path:
-        return self.root / BAG_DIR
-
-    @property
-    def record(self) -> Path:
-        return self.root / RECORD_NPZ
-
-    @property
-    def gt(self) -> Path:
-        return self.root / GT_DIR
-
-    @property
-    def instances(self) -> Path:
-        return self.gt / INSTANCES_YAML
+    def __init__(self, root: str | Path) -> None:
+        self.root = Path(root)
+        self.run_yaml = self.root / RUN_YAML
+        self.summary_json = self.root / SUMMARY_JSON
+        self.bag = self.root / BAG_DIR
+        self.record = self.root / RECORD_NPZ
+        self.gt = self.root / GT_DIR
+        self.instances = self.gt / INSTANCES_YAML
 
     def robot_dir(self, robot: str) -> Path:
         return self.gt / robot
@@ -132,7 +111,7 @@ def write_run_yaml(root: Path, status: RunStatus, scenario: dict[str, Any],
     """Write run.yaml: status, the scenario snapshot, then the extra top-level keys."""
     (root / RUN_YAML).write_text(
         yaml.safe_dump(
-            {RunKey.STATUS.value: status.value, RunKey.SCENARIO.value: scenario, **extra},
+            {STATUS_KEY: status.value, SCENARIO_KEY: scenario, **extra},
             sort_keys=False,
         )
     )

@@ -10,6 +10,7 @@ import numpy as np
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt
 
+from grade_common.atomic import StagedOutput
 from grade_eval.core.ame import AmeResult
 from grade_eval.core.evaluate import TrajectoryEval
 from grade_eval.core.pointmap import PointMap
@@ -17,12 +18,9 @@ from grade_eval.errors import OutputExistsError
 
 
 def _save(fig: object, path: Path) -> Path:
-    if path.exists():
-        raise OutputExistsError(f"{path}: exists already; choose a new output path")
-    tmp = path.with_name(f".tmp_{path.name}")
-    fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120)  # type: ignore[attr-defined]
+    with StagedOutput(path, exists_error=OutputExistsError) as tmp:
+        fig.savefig(tmp, format=path.suffix.lstrip(".") or "png", dpi=120)  # type: ignore[attr-defined]
     plt.close(fig)  # type: ignore[arg-type]
-    tmp.replace(path)
     return path
 
 

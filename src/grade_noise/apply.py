@@ -8,29 +8,28 @@ bag's order with the same pipeline as the online node, so the same seed gives id
 from __future__ import annotations
 
 import dataclasses
-import os
 import shutil
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import cv2
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
+from grade_common import tum
+from grade_common.atomic import StagedOutput
+from grade_common.images import array_to_data, image_to_array
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, TopicNoise
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
-from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS, array_to_data, image_to_array
+from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS
 from grade_noise.odometry import OdometrySample
 from grade_noise.pipeline import NoisePipeline
 
-TUM_DEPTH_SCALE_M = 1.0 / 5000.0
+TUM_DEPTH_SCALE_M = 1.0 / tum.DEPTH_SCALE
 TUM_RGB_TOPIC = "/tum/rgb"
 TUM_DEPTH_TOPIC = "/tum/depth"
 TUM_MOTION_TOPIC = "/tum/groundtruth"
@@ -58,21 +57,10 @@ def check_output(input_path: Path, output_path: Path) -> None:
         raise NoiseOutputExistsError(f"output folder {output_path.parent} does not exist")
 
 
-@contextmanager
-def _staged(output_path: Path) -> Iterator[Path]:
-    """Yield a path with output_path's name inside a temporary sibling folder; on success move it
-    to output_path, on failure remove it (names inside a bag derive from its folder name)."""
-    staging = output_path.parent / f".{output_path.name}.partial-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
-    try:
-        yield staging / output_path.name
-        if output_path.exists():
-            raise NoiseOutputExistsError(f"output {output_path} appeared while writing; kept it")
-        (staging / output_path.name).rename(output_path)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+def _staged(output_path: Path) -> StagedOutput:
+    """The output at `.<name>.partial/<name>` (names inside a bag derive from its folder name),
+    moved to output_path on success and removed on failure."""
+    return StagedOutput(output_path, nested=True, exists_error=NoiseOutputExistsError)
 
 
 def _vec(v: Any) -> NDArray[np.float64]:
@@ -129,9 +117,7 @@ def _noisy_message(pipeline: NoisePipeline, spec: TopicNoise, msg: Any) -> Any:
             twist=dataclasses.replace(msg.twist, twist=new_twist),
         )
     allowed = RGB_ENCODINGS if spec.model is ModelKind.RGB else DEPTH_ENCODINGS
-    arr = image_to_array(
-        msg.encoding, msg.height, msg.width, msg.step, msg.is_bigendian, msg.data, allowed
-    )
+    arr = image_to_array(msg, allowed, error=NoiseInputError)
     if spec.model is ModelKind.RGB:
         noisy_img: NDArray[np.generic] = pipeline.rgb(topic, _stamp_ns(msg), arr, msg.encoding)
     else:
@@ -265,30 +251,16 @@ def apply_to_bag(
     return ApplyResult(output_bag, counts, copied)
 
 
-def _read_tum_list(path: Path) -> list[tuple[str, str]]:
-    """(timestamp text, relative file) pairs of a TUM rgb.txt / depth.txt."""
-    entries = []
-    for n, line in enumerate(path.read_text().splitlines(), 1):
-        if not line.strip() or line.startswith("#"):
-            continue
-        parts = line.split()
-        if len(parts) != 2:
-            raise NoiseInputError(f"{path}:{n}: expected 'timestamp filename', got {line!r}")
-        entries.append((parts[0], parts[1]))
-    return entries
-
-
 def _camera_motion_from_groundtruth(
     path: Path,
 ) -> tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]]:
     """Stamps (s), angular and linear velocity in the optical frame, from TUM poses by central
     differences (the poses are the optical frame in the world)."""
-    data = np.loadtxt(path, comments="#", ndmin=2)
-    if data.shape[1] != 8 or data.shape[0] < 2:
+    poses = tum.read_poses(path, increasing=False, error=NoiseInputError)
+    if len(poses.stamps) < 2:
         raise NoiseInputError(f"{path}: expected >= 2 TUM lines 't tx ty tz qx qy qz qw'")
-    if not np.all(np.isfinite(data)):
-        raise NoiseInputError(f"{path}: contains NaN or infinite values")
-    t, pos, rot = data[:, 0], data[:, 1:4], Rotation.from_quat(data[:, 4:8])
+    t, pos = poses.stamps_s, poses.positions_xyz
+    rot = Rotation.from_quat(poses.quats_wxyz[:, [1, 2, 3, 0]])
     i0 = np.clip(np.arange(len(t)) - 1, 0, len(t) - 1)
     i1 = np.clip(np.arange(len(t)) + 1, 0, len(t) - 1)
     dt = t[i1] - t[i0]
@@ -300,14 +272,10 @@ def _camera_motion_from_groundtruth(
 
 
 def _tum_intrinsics(folder: Path) -> NDArray[np.float64] | None:
-    info = folder / "camera_info.yaml"
+    info = folder / tum.CAMERA_INFO_YAML
     if not info.is_file():
         return None
-    doc = yaml.safe_load(info.read_text())
-    k = doc.get("K", doc.get("k")) if isinstance(doc, dict) else None
-    if k is None or len(k) != 9:
-        raise NoiseInputError(f"{info}: expected 'K' with 9 numbers (row-major 3x3)")
-    return np.asarray(k, dtype=np.float64).reshape(3, 3)
+    return tum.read_camera_info(info, error=NoiseInputError).camera_matrix
 
 
 def apply_to_tum(
@@ -320,21 +288,23 @@ def apply_to_tum(
     so the noisy images stay paired with the exact data.
     """
     check_output(input_dir, output_dir)
-    if not (input_dir / "rgb.txt").is_file() and not (input_dir / "depth.txt").is_file():
+    rgb_list, depth_list = tum.list_file("rgb"), tum.list_file("depth")
+    if not (input_dir / rgb_list).is_file() and not (input_dir / depth_list).is_file():
         raise NoiseInputError(f"{input_dir} is not a TUM RGB-D folder (no rgb.txt or depth.txt)")
     pipeline = NoisePipeline(config)
     specs = {s.input_topic: s for s in config.topics}
     k = _tum_intrinsics(input_dir)
     jobs: list[tuple[float, str, str]] = []
-    for topic, listing in ((TUM_RGB_TOPIC, "rgb.txt"), (TUM_DEPTH_TOPIC, "depth.txt")):
+    for topic, listing in ((TUM_RGB_TOPIC, rgb_list), (TUM_DEPTH_TOPIC, depth_list)):
         if topic in specs:
             if not (input_dir / listing).is_file():
                 raise NoiseInputError(f"{input_dir / listing} is missing")
-            jobs += [(float(s), topic, f) for s, f in _read_tum_list(input_dir / listing)]
+            entries = tum.read_list(input_dir / listing, error=NoiseInputError)
+            jobs += [(float(s), topic, f) for s, f in entries]
     jobs.sort(key=lambda j: (j[0], j[1]))
     motion = None
     if TUM_RGB_TOPIC in specs and config.motion_topic:
-        motion = _camera_motion_from_groundtruth(input_dir / "groundtruth.txt")
+        motion = _camera_motion_from_groundtruth(input_dir / tum.GROUNDTRUTH_TXT)
     counts = {t: 0 for t in specs}
     with _staged(output_dir) as tmp:
         shutil.copytree(input_dir, tmp, symlinks=True)

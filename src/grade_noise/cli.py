@@ -10,8 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-import yaml
-
+from grade_common.rundir import NOISE_SEED_KEY, RUN_YAML, read_run_yaml, run_root_of
 from grade_noise.apply import (
     TUM_DEPTH_TOPIC,
     TUM_MOTION_TOPIC,
@@ -47,20 +46,16 @@ def _tum_config(args: argparse.Namespace) -> NoiseConfig:
 def run_noise_seed(path: Path) -> tuple[int, Path] | None:
     """The `noise_seed` a replay stored in its run.yaml, for a bag or a TUM folder inside a run
     directory (RUN/bag, RUN/gt/<robot>/<camera>), or None."""
-    for parent in list(path.resolve().parents)[:3]:
-        run_yaml = parent / "run.yaml"
-        if run_yaml.is_file():
-            try:
-                data = yaml.safe_load(run_yaml.read_text())
-            except (OSError, yaml.YAMLError) as err:
-                raise NoiseInputError(f"{run_yaml}: unreadable run description: {err}") from err
-            seed = data.get("noise_seed") if isinstance(data, dict) else None
-            if seed is None:
-                return None
-            if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
-                raise NoiseConfigError(f"{run_yaml}: noise_seed {seed!r} must be an integer >= 0")
-            return seed, run_yaml
-    return None
+    root = run_root_of(path)
+    if root is None:
+        return None
+    run_yaml = root / RUN_YAML
+    seed = read_run_yaml(run_yaml, error=NoiseInputError).get(NOISE_SEED_KEY)
+    if seed is None:
+        return None
+    if not isinstance(seed, int) or isinstance(seed, bool) or seed < 0:
+        raise NoiseConfigError(f"{run_yaml}: noise_seed {seed!r} must be an integer >= 0")
+    return seed, run_yaml
 
 
 def main(argv: list[str]) -> int:

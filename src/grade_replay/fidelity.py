@@ -25,9 +25,10 @@ from typing import Any
 
 import cv2
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
+from grade_common import tum
+from grade_common.rotations import quat_mul
 from grade_common.tum import DEPTH_SCALE
 from grade_common.types import FloatArray
 from grade_replay.errors import ReplayError
@@ -71,21 +72,6 @@ class Stats:
 
 
 # -- robot poses ---------------------------------------------------------------------------------
-def _quat_mul(a: FloatArray, b: FloatArray) -> FloatArray:
-    """Hamilton product of (..., 4) wxyz arrays."""
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 def _rotate(q: FloatArray, v: FloatArray) -> FloatArray:
     """Rotate vectors v (n, 3) by unit quaternions q (n, 4)."""
     u = q[:, 1:]
@@ -119,7 +105,7 @@ def base_poses(model: RobotModel, joint_positions: FloatArray) -> tuple[FloatArr
         else:
             half = q[:, k : k + 1] / 2.0
             step = np.concatenate([np.cos(half), np.sin(half) * axis], axis=1)
-            quat = _quat_mul(quat, step)
+            quat = quat_mul(quat, step)
     return pos, quat
 
 
@@ -250,31 +236,21 @@ def depth_mae(depth_a_m: FloatArray, depth_b_m: FloatArray) -> tuple[float, int]
 
 
 def _read_list(path: Path) -> dict[str, str]:
-    """TUM list file: stamp -> relative file name."""
-    out: dict[str, str] = {}
+    """TUM list file: stamp -> relative file name (empty when the file is missing)."""
     if not path.is_file():
-        return out
-    for line in path.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        stamp, name = line.split()[:2]
-        out[stamp] = name
-    return out
+        return {}
+    return dict(tum.read_list(path, error=FidelityError))
 
 
 def _read_poses(path: Path) -> dict[str, tuple[FloatArray, FloatArray]]:
-    """TUM trajectory: stamp -> (position, quaternion wxyz)."""
-    out: dict[str, tuple[FloatArray, FloatArray]] = {}
+    """TUM trajectory: stamp -> (position, quaternion wxyz) (empty when the file is missing)."""
     if not path.is_file():
-        return out
-    for line in path.read_text().splitlines():
-        if not line.strip() or line.startswith("#"):
-            continue
-        v = line.split()
-        xyz = np.array([float(x) for x in v[1:4]])
-        qx, qy, qz, qw = (float(x) for x in v[4:8])
-        out[v[0]] = (xyz, np.array([qw, qx, qy, qz]))
-    return out
+        return {}
+    table = tum.read_poses(path, increasing=False, allow_empty=True, error=FidelityError)
+    return {
+        stamp: (table.positions_xyz[i], table.quats_wxyz[i])
+        for i, stamp in enumerate(table.stamps)
+    }
 
 
 def _imread(path: Path, flags: int) -> NDArray[Any]:
@@ -285,14 +261,12 @@ def _imread(path: Path, flags: int) -> NDArray[Any]:
 
 
 def _intrinsics(cam_dir: Path) -> tuple[int, int, list[float]] | None:
-    info = cam_dir / "camera_info.yaml"
-    if not info.is_file():
+    """Image size and K of a camera folder, or None when it has no camera_info.yaml."""
+    path = cam_dir / tum.CAMERA_INFO_YAML
+    if not path.is_file():
         return None
-    try:
-        data = yaml.safe_load(info.read_text())
-        return int(data["width"]), int(data["height"]), [float(v) for v in data["K"]]
-    except (yaml.YAMLError, KeyError, TypeError, ValueError) as err:
-        raise FidelityError(f"{info}: unreadable camera_info ({err})") from err
+    info = tum.read_camera_info(path, error=FidelityError)
+    return info.width, info.height, info.camera_matrix.reshape(-1).tolist()
 
 
 @dataclass(frozen=True)
@@ -358,12 +332,13 @@ def camera_fidelity(
         return skipped("not in the replay")
     if ia != ib:
         return skipped("intrinsics or size changed")
-    rgb_a, rgb_b = _read_list(original_cam / "rgb.txt"), _read_list(replay_cam / "rgb.txt")
-    dep_a, dep_b = _read_list(original_cam / "depth.txt"), _read_list(replay_cam / "depth.txt")
-    ins_a, ins_b = (_read_list(original_cam / "instance.txt"),
-                    _read_list(replay_cam / "instance.txt"))
-    pose_a = _read_poses(original_cam / "groundtruth.txt")
-    pose_b = _read_poses(replay_cam / "groundtruth.txt")
+    rgb_a, rgb_b, dep_a, dep_b, ins_a, ins_b = (
+        _read_list(cam / tum.list_file(kind))
+        for kind in tum.IMAGE_KINDS
+        for cam in (original_cam, replay_cam)
+    )
+    pose_a = _read_poses(original_cam / tum.GROUNDTRUTH_TXT)
+    pose_b = _read_poses(replay_cam / tum.GROUNDTRUTH_TXT)
     stamps_a = set(rgb_a) | set(dep_a) | set(ins_a)
     stamps_b = set(rgb_b) | set(dep_b) | set(ins_b)
     shared = sorted(stamps_a & stamps_b, key=float)

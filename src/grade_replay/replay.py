@@ -10,8 +10,6 @@ layout of docs/conventions.md plus fidelity.json; the original run is only read.
 from __future__ import annotations
 
 import enum
-import os
-import shutil
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -21,7 +19,15 @@ from typing import Any
 import numpy as np
 import yaml
 
+from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError, OutputExistsError
+from grade_common.rundir import (
+    NOISE_SEED_KEY,
+    RECORD_NPZ,
+    REPLAY_KEY,
+    RUN_YAML,
+    SCENARIO_KEY,
+)
 from grade_common.types import FloatArray
 from grade_replay.changes import (
     ReplayChanges,
@@ -36,9 +42,6 @@ from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
 from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import RunResult, run_scenario
-
-RECORD_FILE = "record.npz"
-RUN_FILE = "run.yaml"
 
 
 class RunDirError(ReplayError):
@@ -121,7 +124,7 @@ def load_run(run_dir: Path) -> LoadedRun:
     root = Path(run_dir)
     if not root.is_dir():
         raise RunDirError(f"run directory {str(root)!r} does not exist")
-    run_file = root / RUN_FILE
+    run_file = root / RUN_YAML
     if not run_file.is_file():
         raise RunDirError(
             f"{str(run_file)!r} is missing; {str(root)!r} is not a complete run directory "
@@ -131,13 +134,13 @@ def load_run(run_dir: Path) -> LoadedRun:
         run_yaml = yaml.safe_load(run_file.read_text())
     except (yaml.YAMLError, UnicodeDecodeError) as err:
         raise RunDirError(f"{str(run_file)!r} is not valid YAML: {err}") from err
-    if not isinstance(run_yaml, dict) or not isinstance(run_yaml.get("scenario"), dict):
+    if not isinstance(run_yaml, dict) or not isinstance(run_yaml.get(SCENARIO_KEY), dict):
         raise RunDirError(f"{str(run_file)!r} has no 'scenario' mapping; not a grade run.yaml")
     try:
-        record = load_record(root / RECORD_FILE)
+        record = load_record(root / RECORD_NPZ)
     except GradeError as err:
         raise RunDirError(str(err)) from err
-    rec_path = root / RECORD_FILE
+    rec_path = root / RECORD_NPZ
     if record.n_steps == 0:
         raise RunDirError(f"{str(rec_path)!r} holds no steps; nothing to replay")
     for rc in record.scenario.robots:
@@ -198,7 +201,7 @@ def replay_run(
     drawn = build_scene(record.scenario)
     if record.n_steps > drawn.n_steps:
         raise RunDirError(
-            f"{str(loaded.path / RECORD_FILE)!r} has {record.n_steps} steps but its scenario "
+            f"{str(loaded.path / RECORD_NPZ)!r} has {record.n_steps} steps but its scenario "
             f"only {drawn.n_steps}; the record does not belong to this scenario"
         )
     scene = apply_to_scene(drawn, scenario, changes)
@@ -211,7 +214,7 @@ def replay_run(
             sim.backend.set_hidden_instances(hidden)
 
     run_info: dict[str, Any] = {
-        "replay": {
+        REPLAY_KEY: {
             "source": str(loaded.path.resolve()),
             "mode": config.mode.value,
             "recorded_steps": record.n_steps,
@@ -222,16 +225,14 @@ def replay_run(
     }
     if changes.noise_seed is not None:
         # Read by the noise stage (grade noise --seed); the world seed stays the recorded one.
-        run_info["noise_seed"] = changes.noise_seed
-    final.parent.mkdir(parents=True, exist_ok=True)
-    staging = final.parent / f".{final.name}.replay-{os.getpid()}"
-    if staging.exists():
-        shutil.rmtree(staging)
-    staging.mkdir()
+        run_info[NOISE_SEED_KEY] = changes.noise_seed
+    # run_scenario stages and commits the run inside this staging folder; the replay only takes
+    # the final name once its fidelity report is written too.
+    staged = StagedOutput(final, nested=True, exists_error=ReplayOutputExistsError)
     try:
         result = run_scenario(
             scenario,
-            staging / final.name,
+            staged.path,
             progress=progress,
             simulator_hook=hook,
             scene=scene,
@@ -239,16 +240,11 @@ def replay_run(
             run_info=run_info,
         )
         # The recorded scenario had experiment_record on (it made record.npz), so has this one.
-        replayed = load_record(result.path / RECORD_FILE)
+        replayed = load_record(result.path / RECORD_NPZ)
         report = compare_runs(record, loaded.path, replayed, result.path, config.mode.value)
         report.write(result.path)
-        if final.exists():
-            raise ReplayOutputExistsError(
-                f"output directory {str(final)!r} appeared while replaying; not overwritten "
-                f"(the replay is discarded)"
-            )
-        os.rename(result.path, final)
+        staged.commit()
     finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        staged.discard()
     run = RunResult(final, result.stats, result.summary)
     return ReplayResult(final, run, report, record.n_steps)

@@ -22,8 +22,9 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
+from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
-from grade_control.errors import ControlConfigError
+from grade_control.errors import ControlConfigError, ControlError
 from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExplorer
 from grade_control.geometry import rpy_to_quaternion
 
@@ -39,15 +40,8 @@ _NODE_DEFAULTS: dict[str, Any] = {
 
 def depth_image_to_array(msg: Image) -> np.ndarray:
     """sensor_msgs/Image (32FC1 metres or 16UC1 millimetres) -> float metres (H, W)."""
-    order = ">" if msg.is_bigendian else "<"
-    if msg.encoding == "32FC1":
-        dtype, scale = np.dtype(f"{order}f4"), 1.0
-    elif msg.encoding == "16UC1":
-        dtype, scale = np.dtype(f"{order}u2"), 1e-3
-    else:
-        raise ValueError(f"depth encoding {msg.encoding!r} is not supported (32FC1, 16UC1)")
-    row = np.frombuffer(bytes(msg.data), dtype=dtype).reshape(msg.height, -1)
-    return row[:, :msg.width].astype(np.float64) * scale
+    array = image_to_array(msg, allowed=("32FC1", "16UC1"), error=ControlError)
+    return array.astype(np.float64) * (1e-3 if msg.encoding == "16UC1" else 1.0)
 
 
 def pose_matrix(pose: Any) -> np.ndarray:
@@ -138,7 +132,7 @@ class ExplorerNode(Node):
             return
         try:
             depth = depth_image_to_array(depth_msg)
-        except ValueError as err:
+        except ControlError as err:
             self.get_logger().warning(str(err), throttle_duration_sec=5.0)
             return
         self.explorer.integrate_depth(depth, self._camera_matrix, self._poses[nearest])

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import numpy as np
 
+from grade_common import atomic
 from grade_eval.core.pointmap import PointMap
 from grade_eval.errors import FormatError, OutputExistsError
 
@@ -17,12 +17,7 @@ _PLY_TYPES = {"float": "f4", "float32": "f4", "double": "f8", "float64": "f8", "
 
 
 def _atomic_bytes(path: Path, payload: bytes) -> Path:
-    if path.exists():
-        raise OutputExistsError(f"{path}: exists already; choose a new output path")
-    tmp = path.with_name(f".{path.name}.tmp{os.getpid()}")
-    tmp.write_bytes(payload)
-    os.replace(tmp, path)
-    return path
+    return atomic.write_bytes(path, payload, exists_error=OutputExistsError)
 
 
 def write_ply(path: str | Path, point_map: PointMap) -> Path:

@@ -36,7 +36,7 @@ def format_tum(trajectory: PoseTrajectory) -> str:
 
 def write_text_atomic(path: str | Path, text: str) -> Path:
     """Write text under a temporary name and rename it into place; refuse an existing path."""
-    return atomic.write_text(path, text, exists_error=OutputExistsError)
+    return atomic.write_bytes(path, text.encode(), exists_error=OutputExistsError)
 
 
 def write_tum(path: str | Path, trajectory: PoseTrajectory) -> Path:

@@ -22,10 +22,11 @@ from rclpy.parameter import Parameter
 from rclpy.qos import qos_profile_sensor_data
 from sensor_msgs.msg import Image, Imu
 
+from grade_common.images import array_to_data, image_to_array
 from grade_common.node import spin as grade_spin
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, config_from_parameters
-from grade_noise.errors import NoiseError
-from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS, array_to_data, image_to_array
+from grade_noise.errors import NoiseError, NoiseInputError
+from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS
 from grade_noise.odometry import OdometrySample
 from grade_noise.pipeline import NoisePipeline
 
@@ -176,15 +177,7 @@ class NoiseNode(Node):
 
     def _noisy_image(self, topic: str, model: ModelKind, msg: Image) -> Image:
         allowed = RGB_ENCODINGS if model is ModelKind.RGB else DEPTH_ENCODINGS
-        arr = image_to_array(
-            msg.encoding,
-            msg.height,
-            msg.width,
-            msg.step,
-            msg.is_bigendian,
-            bytes(msg.data),
-            allowed,
-        )
+        arr = image_to_array(msg, allowed, error=NoiseInputError)
         if model is ModelKind.RGB:
             noisy: np.ndarray = self.pipeline.rgb(topic, _stamp_ns(msg), arr, msg.encoding)
         else:

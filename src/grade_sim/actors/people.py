@@ -16,6 +16,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.rotations import quat_mul
 from grade_common.types import FloatArray
 from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
 from grade_sim.config.scenario import PeopleConfig, PersonMotion
@@ -214,20 +215,6 @@ def _quat_about_z(angle: FloatArray) -> FloatArray:
     return np.stack([np.cos(h), z, z, np.sin(h)], axis=-1)
 
 
-def _quat_mul(a: FloatArray, b: FloatArray) -> FloatArray:
-    aw, ax, ay, az = np.moveaxis(a, -1, 0)
-    bw, bx, by, bz = np.moveaxis(b, -1, 0)
-    return np.stack(
-        [
-            aw * bw - ax * bx - ay * by - az * bz,
-            aw * bx + ax * bw + ay * bz - az * by,
-            aw * by - ax * bz + ay * bw + az * bx,
-            aw * bz + ax * by - ay * bx + az * bw,
-        ],
-        axis=-1,
-    )
-
-
 def part_poses(
     scale: FloatArray,
     position_xy: FloatArray,
@@ -294,7 +281,7 @@ def part_poses(
     world[..., 0] = position_xy[:, 0:1] + c * pos_local[..., 0] - sn * pos_local[..., 1]
     world[..., 1] = position_xy[:, 1:2] + sn * pos_local[..., 0] + c * pos_local[..., 1]
     world[..., 2] = pos_local[..., 2]
-    quat = _quat_mul(
+    quat = quat_mul(
         _quat_about_z(np.repeat(heading_rad[:, None], 12, axis=1)), _quat_about_y(angle)
     )
     return world, quat

@@ -10,8 +10,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from grade_common.rundir import (
+    BAG_DIR,
+    GT_DIR,
+    RECORD_NPZ,
+    SUMMARY_JSON,
+    RunStatus,
+    write_run_yaml,
+)
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.io.bag_writer import BagWriter
@@ -89,12 +95,7 @@ def run_scenario(
     run_dir = RunDirectory(out, overwrite=overwrite)
     root = run_dir.path
     extra = dict(run_info or {})
-    (root / "run.yaml").write_text(
-        yaml.safe_dump(
-            {"status": "running", "scenario": scenario_to_mapping(scenario), **extra},
-            sort_keys=False,
-        )
-    )
+    write_run_yaml(root, RunStatus.RUNNING, scenario_to_mapping(scenario), extra)
     try:
         sim = Simulator(scenario, command_source=command_source, scene=scene, replay=replay)
     except BaseException:
@@ -104,13 +105,13 @@ def run_scenario(
     own: list[SimObserver] = []
     rec = scenario.record
     if rec.bag:
-        own.append(BagWriter(root / "bag", sim.topics()))
+        own.append(BagWriter(root / BAG_DIR, sim.topics()))
     gt = None
     if rec.ground_truth:
-        gt = GroundTruthWriter(root / "gt", sim.scene, sim.start_step, rec.png_compression)
+        gt = GroundTruthWriter(root / GT_DIR, sim.scene, sim.start_step, rec.png_compression)
         own.append(gt)
     if rec.experiment_record:
-        own.append(ExperimentRecorder(root / "record.npz", sim.scene, sim.start_step))
+        own.append(ExperimentRecorder(root / RECORD_NPZ, sim.scene, sim.start_step))
     sim.observers = own + list(observers)
     # Signals only ask the loop to stop, from here on: even a Ctrl-C during the hook (e.g. a
     # node waiting for subscribers) ends in a closed bag, a summary and a committed directory.
@@ -122,12 +123,7 @@ def run_scenario(
     finally:
         sim.finish()
     summary = summarize(sim, stats, gt.frames_written if gt else 0)
-    (root / "summary.json").write_text(json.dumps(summary, indent=2))
-    (root / "run.yaml").write_text(
-        yaml.safe_dump(
-            {"status": stats.status, "scenario": scenario_to_mapping(scenario), **extra},
-            sort_keys=False,
-        )
-    )
+    (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
+    write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()
     return RunResult(path, stats, summary)

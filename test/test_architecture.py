@@ -1,0 +1,123 @@
+"""The layer rule of docs/architecture.md: no import runs from a lower layer to a higher one.
+
+Imports are read from the source (ast), including those inside functions, and so are module
+paths written as strings (`"grade_noise.cli:main"` in a lazy-import table is an import too).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+SRC = Path(__file__).resolve().parent.parent / "src"
+
+# package -> the grade packages it may import besides itself (docs/architecture.md)
+ALLOWED: dict[str, frozenset[str]] = {
+    "grade_common": frozenset(),
+    "grade_launch": frozenset({"grade_common"}),
+    "grade_sim": frozenset({"grade_common"}),
+    "grade_control": frozenset({"grade_common"}),
+    "grade_noise": frozenset({"grade_common"}),
+    "grade_eval": frozenset({"grade_common"}),
+    "grade_replay": frozenset({"grade_common", "grade_sim"}),
+    "grade_cli": frozenset(
+        {
+            "grade_common",
+            "grade_launch",
+            "grade_sim",
+            "grade_control",
+            "grade_noise",
+            "grade_eval",
+            "grade_replay",
+        }
+    ),
+}
+
+# grade_sim's own layers, low to high; a module may import its own layer and lower ones.
+SIM_LAYERS: list[set[str]] = [
+    {"config", "errors"},
+    {"world", "robots"},
+    {"actors"},
+    {"scene"},
+    {"engine"},
+    {"sensors"},
+    {"io"},
+    {"sim"},
+    {"report"},
+    {"node", "bench", "cli"},
+]
+SIM_RANK = {part: rank for rank, parts in enumerate(SIM_LAYERS) for part in parts}
+_MODULE_STRING = re.compile(r"^(grade_[a-z]+)(\.[a-z_.]+)?(:[a-z_]+)?$")
+PY_FILES = sorted(SRC.rglob("*.py"))
+
+
+def imported_modules(path: Path) -> list[str]:
+    """Every grade module a file imports or names as a module-path string."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    out: list[str] = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            out.append(node.module)
+            out += [f"{node.module}.{alias.name}" for alias in node.names]
+        elif isinstance(node, ast.Constant) and isinstance(node.value, str):
+            match = _MODULE_STRING.match(node.value)
+            if match and match.group(1) in ALLOWED and (match.group(2) or match.group(3)):
+                out.append(node.value.split(":")[0])
+    return [m for m in out if m.split(".")[0] in ALLOWED]
+
+
+def _package_of(path: Path) -> str:
+    return path.relative_to(SRC).parts[0]
+
+
+def test_every_package_has_a_rule() -> None:
+    packages = {p.name for p in SRC.iterdir() if (p / "__init__.py").is_file()}
+    assert packages == set(ALLOWED), "add the new package to docs/architecture.md and ALLOWED"
+
+
+@pytest.mark.parametrize("path", PY_FILES, ids=lambda p: str(p.relative_to(SRC)))
+def test_imports_follow_the_package_layers(path: Path) -> None:
+    package = _package_of(path)
+    for module in imported_modules(path):
+        target = module.split(".")[0]
+        assert target == package or target in ALLOWED[package], (
+            f"{path.relative_to(SRC)} imports {module}: {package} may import only "
+            f"{sorted(ALLOWED[package])} (docs/architecture.md)"
+        )
+
+
+SIM_FILES = [p for p in PY_FILES if _package_of(p) == "grade_sim"]
+
+
+@pytest.mark.parametrize("path", SIM_FILES, ids=lambda p: str(p.relative_to(SRC)))
+def test_grade_sim_imports_go_down_its_layers(path: Path) -> None:
+    parts = path.relative_to(SRC / "grade_sim").with_suffix("").parts
+    if parts[0] == "__init__":
+        return
+    rank = SIM_RANK[parts[0]]
+    for module in imported_modules(path):
+        names = module.split(".")
+        if names[0] != "grade_sim" or len(names) < 2 or names[1] not in SIM_RANK:
+            continue
+        assert SIM_RANK[names[1]] <= rank, (
+            f"grade_sim/{'/'.join(parts)} ({parts[0]}) imports {module} from the higher layer "
+            f"{names[1]}; layers low to high: {SIM_LAYERS} (docs/architecture.md)"
+        )
+
+
+def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text(
+        "import os\nfrom grade_sim.scene import Scene\nTABLE = {'x': 'grade_eval.cli:main'}\n"
+        "def f():\n    from grade_noise import apply\n"
+    )
+    found = imported_modules(bad)
+    assert "grade_sim.scene" in found
+    assert "grade_eval.cli" in found
+    assert "grade_noise" in found
+    assert all(m.split(".")[0] in ALLOWED for m in found)
