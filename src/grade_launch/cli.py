@@ -14,11 +14,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.frontend import plan_launch
-from grade_sim.launcher.process import RunnerConfig, run_processes
-from grade_sim.launcher.substitution import SubstitutionError, find_package_prefix
-from grade_sim.launcher.validate import check_launch_files
+from grade_launch.errors import LaunchFileError
+from grade_launch.frontend import plan_launch
+from grade_launch.process import RunnerConfig, run_processes
+from grade_launch.substitution import SubstitutionError, find_package_prefix
+from grade_launch.validate import check_launch_files
 
 
 def _parser() -> argparse.ArgumentParser:

@@ -11,8 +11,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.frontend import (
+from grade_launch.errors import LaunchFileError
+from grade_launch.frontend import (
     Action,
     DeclareArg,
     Group,

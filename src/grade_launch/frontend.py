@@ -28,8 +28,8 @@ from pathlib import Path
 
 import yaml
 
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.substitution import (
+from grade_launch.errors import LaunchFileError
+from grade_launch.substitution import (
     Context,
     Part,
     SubstitutionError,
