@@ -15,7 +15,7 @@ import tempfile
 from pathlib import Path
 
 from grade_launch.errors import LaunchFileError
-from grade_launch.frontend import plan_launch
+from grade_launch.executor import plan_launch
 from grade_launch.process import RunnerConfig, run_processes
 from grade_launch.substitution import SubstitutionError, find_package_prefix
 from grade_launch.validate import check_launch_files

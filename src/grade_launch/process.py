@@ -24,7 +24,7 @@ from types import FrameType
 from typing import IO
 
 from grade_common.errors import ConfigError
-from grade_launch.frontend import Output, ProcessPlan
+from grade_launch.plan import Output, ProcessPlan
 
 _POLL_S = 0.05
 

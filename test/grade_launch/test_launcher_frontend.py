@@ -11,7 +11,9 @@ import yaml
 
 from grade_launch.cli import main as launch_main
 from grade_launch.errors import LaunchFileError
-from grade_launch.frontend import Output, plan_launch, prefix_namespace
+from grade_launch.executor import plan_launch
+from grade_launch.names import prefix_namespace
+from grade_launch.plan import Output
 from grade_launch.substitution import (
     Context,
     SubstitutionError,

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from grade_common.errors import ConfigError
-from grade_launch.frontend import Output, ProcessPlan, Where
+from grade_launch.actions import Where
+from grade_launch.plan import Output, ProcessPlan
 from grade_launch.process import RunnerConfig, RunReport, run_processes
 
 
