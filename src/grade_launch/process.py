@@ -17,14 +17,14 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from types import FrameType
 from typing import IO
 
 from grade_common.errors import ConfigError
-from grade_launch.plan import Output, ProcessPlan
+from grade_common.signals import STOP_SIGNALS
+from grade_launch.plan import ProcessPlan
 
 _POLL_S = 0.05
 
@@ -150,33 +150,72 @@ def run_processes(
     """
     out = stdout if stdout is not None else sys.stdout
     err = stderr if stderr is not None else sys.stderr
-    log_dir: Path | None = None
-    log_file: IO[str] | None = None
-    if any(p.output in (Output.LOG, Output.BOTH) for p in plans):
-        log_dir = _log_dir(dict(os.environ))
-        log_dir.mkdir(parents=True, exist_ok=False)
-        log_file = (log_dir / "launch.log").open("w")
-    printer = _Printer(out, err, log_file)
-    if log_dir is not None:
-        printer.info("launch", f"All log files can be found below {log_dir}")
+    log_dir = _log_dir(dict(os.environ)) if any(p.output.to_log for p in plans) else None
+    with contextlib.ExitStack() as stack:
+        log_file: IO[str] | None = None
+        if log_dir is not None:
+            log_dir.mkdir(parents=True, exist_ok=False)
+            log_file = stack.enter_context((log_dir / "launch.log").open("w"))
+        printer = _Printer(out, err, log_file)
+        if log_dir is not None:
+            printer.info("launch", f"All log files can be found below {log_dir}")
+        interrupts = stack.enter_context(_received_signals())
+        group = stack.enter_context(ProcessGroup(config, printer))
+        group.start(plans)
+        group.wait(interrupts)
+        return group.report(interrupted=bool(interrupts), log_dir=log_dir)
 
-    interrupts: list[int] = []
 
-    def on_signal(signum: int, _frame: FrameType | None) -> None:
-        interrupts.append(signum)
+@contextlib.contextmanager
+def _received_signals() -> Iterator[list[signal.Signals]]:
+    """Every SIGINT/SIGTERM received while active, in order (main thread only).
 
-    previous: dict[signal.Signals, object] = {}
-    if threading.current_thread() is threading.main_thread():
-        for sig in (signal.SIGINT, signal.SIGTERM):
-            previous[sig] = signal.signal(sig, on_signal)
-
-    running: list[_Running] = []
-    results: list[ProcessResult] = []
+    Not grade_common.signals.stop_flag: a flag cannot count, and each further signal escalates
+    the shutdown one step (SIGTERM, then SIGKILL); the log also names the signal.
+    """
+    received: list[signal.Signals] = []
+    if threading.current_thread() is not threading.main_thread():
+        yield received
+        return
+    previous = {
+        sig: signal.signal(sig, lambda signum, _: received.append(signal.Signals(signum)))
+        for sig in STOP_SIGNALS
+    }
     try:
-        shutdown_at: float | None = None
-        sigterm_sent_at: float | None = None
-        not_started: list[str] = []
-        for plan in plans:
+        yield received
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+class ProcessGroup:
+    """The processes of one launch: started in order, output pumped, exits watched, stopped.
+
+    Use as a context manager: leaving it kills whatever still runs (only after an unexpected
+    error, since `wait` returns when all have ended).
+    """
+
+    def __init__(self, config: RunnerConfig, printer: _Printer) -> None:
+        self.config = config
+        self.printer = printer
+        self.running: list[_Running] = []
+        self.results: list[ProcessResult] = []
+        self.not_started: tuple[str, ...] = ()
+        self.shutdown_at: float | None = None  # when SIGINT went out
+        self.sigterm_sent_at: float | None = None
+
+    def __enter__(self) -> ProcessGroup:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        for proc in self.running:
+            if proc.popen.poll() is None:
+                _signal(proc, signal.SIGKILL)
+                proc.popen.wait()
+
+    def start(self, plans: Sequence[ProcessPlan]) -> None:
+        """Start the processes in order; if one cannot start, stop those already started."""
+        for index, plan in enumerate(plans):
             try:
                 popen = subprocess.Popen(
                     list(plan.cmd),
@@ -187,112 +226,118 @@ def run_processes(
                     start_new_session=True,
                 )
             except OSError as error:
-                printer.info(plan.label, f"could not start {plan.cmd[0]}: {error}", "ERROR")
-                not_started = [p.label for p in plans[len(running) :]]
-                break
-            printer.info(plan.label, f"process started with pid [{popen.pid}]")
-            proc = _Running(plan, popen)
-            to_screen = plan.output in (Output.SCREEN, Output.BOTH)
-            to_log = plan.output in (Output.LOG, Output.BOTH)
-            assert popen.stdout is not None
-            assert popen.stderr is not None
-            for pipe, screen in ((popen.stdout, out if to_screen else None), (popen.stderr, err)):
-                thread = threading.Thread(
-                    target=_reader, daemon=True, args=(pipe, plan.label, screen, to_log, printer)
-                )
-                thread.start()
-                proc.threads.append(thread)
-            running.append(proc)
+                self.printer.info(plan.label, f"could not start {plan.cmd[0]}: {error}", "ERROR")
+                self.not_started = tuple(p.label for p in plans[index:])
+                self.shutdown("a process failed to start")
+                return
+            self.printer.info(plan.label, f"process started with pid [{popen.pid}]")
+            self.running.append(_Running(plan, popen, self._pump(plan, popen)))
 
-        def begin_shutdown(reason: str) -> float:
-            if any(proc.returncode is None for proc in running):
-                printer.info("launch", f"{reason}: stopping all processes (SIGINT)")
-            for proc in running:
-                if proc.returncode is None:
-                    proc.stopped_by_launcher = True
-                    _signal(proc, signal.SIGINT)
-            return time.monotonic()
+    def _pump(self, plan: ProcessPlan, popen: subprocess.Popen[bytes]) -> list[threading.Thread]:
+        """One reader thread per pipe prefixing lines with the label; stderr always on screen."""
+        assert popen.stdout is not None
+        assert popen.stderr is not None
+        screen_out = self.printer.stdout if plan.output.to_screen else None
+        threads = []
+        for pipe, screen in ((popen.stdout, screen_out), (popen.stderr, self.printer.stderr)):
+            thread = threading.Thread(
+                target=_reader,
+                daemon=True,
+                args=(pipe, plan.label, screen, plan.output.to_log, self.printer),
+            )
+            thread.start()
+            threads.append(thread)
+        return threads
 
-        def send_sigterm() -> float:
-            for proc in running:
-                if proc.returncode is None:
-                    printer.info(proc.plan.label, "still running; sending SIGTERM", "WARNING")
-                    _signal(proc, signal.SIGTERM)
-            return time.monotonic()
-
-        def send_sigkill() -> None:
-            for proc in running:
-                if proc.returncode is None:
-                    printer.info(proc.plan.label, "still running; sending SIGKILL", "ERROR")
-                    proc.killed = True
-                    _signal(proc, signal.SIGKILL)
-
-        if not_started:
-            shutdown_at = begin_shutdown("a process failed to start")
+    def wait(self, interrupts: Sequence[signal.Signals]) -> None:
+        """Watch exits and signals until every process has ended, shutting down as needed."""
         handled_interrupts = 0
-        while any(p.returncode is None for p in running):
-            for proc in running:
-                if proc.returncode is not None:
-                    continue
-                code = proc.popen.poll()
-                if code is None:
-                    continue
-                proc.returncode = code
-                for thread in proc.threads:
-                    thread.join(timeout=2.0)
-                result = ProcessResult(
-                    proc.plan.label, proc.popen.pid, code, proc.stopped_by_launcher, proc.killed
-                )
-                results.append(result)
-                cmd = " ".join(proc.plan.cmd)
-                if code == 0:
-                    printer.info(
-                        proc.plan.label, f"process has finished cleanly [pid {proc.popen.pid}]"
-                    )
-                else:
-                    level = "ERROR" if result.failed else "INFO"
-                    printer.info(
-                        proc.plan.label,
-                        f"process has died [pid {proc.popen.pid}, exit code {code}, cmd '{cmd}'].",
-                        level,
-                    )
-                if shutdown_at is None:
-                    if proc.plan.shutdown_on_exit:
-                        shutdown_at = begin_shutdown(
-                            f"{proc.plan.label} exited (on_exit: shutdown)"
-                        )
-                    elif code != 0 and config.stop_on_crash:
-                        shutdown_at = begin_shutdown(
-                            f"{proc.plan.label} failed with exit code {code}"
-                        )
+        while any(p.returncode is None for p in self.running):
+            for proc in self.running:
+                code = proc.popen.poll() if proc.returncode is None else None
+                if code is not None:
+                    self._ended(proc, code)
             if len(interrupts) > handled_interrupts:
                 handled_interrupts = len(interrupts)
-                if shutdown_at is None:
-                    shutdown_at = begin_shutdown(f"signal {signal.Signals(interrupts[-1]).name}")
-                elif sigterm_sent_at is None:
-                    sigterm_sent_at = send_sigterm()
-                else:
-                    send_sigkill()
-            now = time.monotonic()
-            if (
-                shutdown_at is not None
-                and sigterm_sent_at is None
-                and now - shutdown_at > config.sigterm_timeout_s
-            ):
-                sigterm_sent_at = send_sigterm()
-            if sigterm_sent_at is not None and now - sigterm_sent_at > config.sigkill_timeout_s:
-                send_sigkill()
+                self._escalate(f"signal {interrupts[-1].name}")
+            self._escalate_on_timeout(time.monotonic())
             time.sleep(_POLL_S)
-        return RunReport(tuple(results), tuple(not_started), bool(interrupts), log_dir)
-    finally:
-        for proc in running:
-            if proc.popen.poll() is None:  # only on an unexpected error in this loop
-                _signal(proc, signal.SIGKILL)
-                proc.popen.wait()
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)  # type: ignore[arg-type]
-        if log_file is not None:
-            log_file.close()
+
+    def report(self, *, interrupted: bool, log_dir: Path | None) -> RunReport:
+        """How every process ended, in the order they ended."""
+        return RunReport(tuple(self.results), self.not_started, interrupted, log_dir)
+
+    def shutdown(self, reason: str) -> None:
+        """Ask every running process to stop (SIGINT); the timeouts escalate from here."""
+        if any(proc.returncode is None for proc in self.running):
+            self.printer.info("launch", f"{reason}: stopping all processes (SIGINT)")
+        self.shutdown_at = self._send(signal.SIGINT, level=None)
+
+    def _ended(self, proc: _Running, code: int) -> None:
+        proc.returncode = code
+        for thread in proc.threads:
+            thread.join(timeout=2.0)
+        result = ProcessResult(
+            proc.plan.label, proc.popen.pid, code, proc.stopped_by_launcher, proc.killed
+        )
+        self.results.append(result)
+        self._print_end(result, proc.plan)
+        if self.shutdown_at is not None:
+            return
+        if proc.plan.shutdown_on_exit:
+            self.shutdown(f"{proc.plan.label} exited (on_exit: shutdown)")
+        elif code != 0 and self.config.stop_on_crash:
+            self.shutdown(f"{proc.plan.label} failed with exit code {code}")
+
+    def _print_end(self, result: ProcessResult, plan: ProcessPlan) -> None:
+        if result.returncode == 0:
+            self.printer.info(result.label, f"process has finished cleanly [pid {result.pid}]")
+            return
+        self.printer.info(
+            result.label,
+            f"process has died [pid {result.pid}, exit code {result.returncode}, "
+            f"cmd '{' '.join(plan.cmd)}'].",
+            "ERROR" if result.failed else "INFO",
+        )
+
+    def _escalate(self, reason: str) -> None:
+        """One step further: SIGINT first, then SIGTERM, then SIGKILL."""
+        if self.shutdown_at is None:
+            self.shutdown(reason)
+        elif self.sigterm_sent_at is None:
+            self.sigterm_sent_at = self._send(signal.SIGTERM, level="WARNING")
+        else:
+            self._send(signal.SIGKILL, level="ERROR")
+
+    def _escalate_on_timeout(self, now: float) -> None:
+        config = self.config
+        if (
+            self.shutdown_at is not None
+            and self.sigterm_sent_at is None
+            and now - self.shutdown_at > config.sigterm_timeout_s
+        ):
+            self.sigterm_sent_at = self._send(signal.SIGTERM, level="WARNING")
+        if (
+            self.sigterm_sent_at is not None
+            and now - self.sigterm_sent_at > config.sigkill_timeout_s
+        ):
+            self._send(signal.SIGKILL, level="ERROR")
+
+    def _send(self, signum: signal.Signals, level: str | None) -> float:
+        """Send `signum` to every process still running, saying so at `level` unless None.
+
+        Returns when it was sent.
+        """
+        for proc in self.running:
+            if proc.returncode is None:
+                if level is not None:
+                    self.printer.info(
+                        proc.plan.label, f"still running; sending {signum.name}", level
+                    )
+                proc.stopped_by_launcher = True
+                proc.killed = proc.killed or signum == signal.SIGKILL
+                _signal(proc, signum)
+        return time.monotonic()
 
 
 def _signal(proc: _Running, signum: signal.Signals) -> None:
