@@ -16,7 +16,8 @@ from typing import Any
 import pytest
 import yaml
 
-from grade_sim.launcher.frontend import DeclareArg, Group, parse_launch_file
+from grade_launch.actions import DeclareArg, Group
+from grade_launch.parser import parse_launch_file
 from process_support import CollectedProcess, grade_launch_command
 
 REPO = Path(__file__).resolve().parent.parent

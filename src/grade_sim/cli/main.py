@@ -21,7 +21,7 @@ SUBCOMMANDS: dict[str, tuple[str, str]] = {
     "report": ("grade_sim.cli.report:main", "summary, contact sheet and top view of a run"),
     "replay": ("grade_replay.replay_cli:main", "exact replay of a run with changes + fidelity"),
     "run": ("grade_sim.cli.run:main", "simulate a scenario into a new run directory (no ROS)"),
-    "launch": ("grade_sim.launcher.cli:main", "run a ROS 2 YAML launch file like `ros2 launch`"),
+    "launch": ("grade_launch.cli:main", "run a ROS 2 YAML launch file like `ros2 launch`"),
     "noise": ("grade_noise.cli:main", "sensor noise offline: grade noise apply BAG|TUM_FOLDER"),
     "eval": ("grade_eval.cli:main", "SLAM evaluation: ATE/RPE, tracking time, map error (AME)"),
 }

@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from sim_node_support import DATA, spin_until
 
-from grade_sim.launcher.substitution import find_package_prefix
+from grade_launch.substitution import find_package_prefix
 from process_support import CollectedProcess
 
 SCENARIO = DATA / "indoor_small.yaml"

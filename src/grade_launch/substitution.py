@@ -21,6 +21,13 @@ SUBSTITUTIONS: dict[str, tuple[int, int]] = {
     "find-pkg-share": (1, 1),
 }
 
+# The look-up substitutions `$(NAME KEY [DEFAULT])` -> the error when KEY is missing and there
+# is no default.
+_LOOKUP_MISSING: dict[str, str] = {
+    "var": "launch configuration '{}' does not exist (declare it with an `arg` or `let` first)",
+    "env": "environment variable '{}' does not exist (give a default: $(env NAME DEFAULT))",
+}
+
 _IDENTIFIER = re.compile(r"[A-Za-z][A-Za-z0-9_-]*")
 
 
@@ -192,23 +199,13 @@ def _evaluate_part(part: Part, context: Context) -> str:
     if isinstance(part, Text):
         return part.text
     args = [evaluate(a, context) for a in part.args]
-    if part.name == "var":
-        if args[0] in context.launch_configurations:
-            return context.launch_configurations[args[0]]
+    if part.name in _LOOKUP_MISSING:
+        table = context.launch_configurations if part.name == "var" else context.environment
+        if args[0] in table:
+            return table[args[0]]
         if len(args) == 2:
-            return args[1]
-        raise SubstitutionError(
-            f"launch configuration '{args[0]}' does not exist "
-            "(declare it with an `arg` or `let` first)"
-        )
-    if part.name == "env":
-        if args[0] in context.environment:
-            return context.environment[args[0]]
-        if len(args) == 2:
-            return args[1]
-        raise SubstitutionError(
-            f"environment variable '{args[0]}' does not exist (give a default: $(env NAME DEFAULT))"
-        )
+            return args[1]  # the default
+        raise SubstitutionError(_LOOKUP_MISSING[part.name].format(args[0]))
     if part.name == "find-pkg-share":
         return str(find_package_prefix(args[0]) / "share" / args[0])
     raise SubstitutionError(f"unknown substitution '$({part.name})'")  # parse prevents this

@@ -11,15 +11,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.frontend import (
-    Action,
-    DeclareArg,
-    Group,
-    Include,
-    NodeDecl,
-    parse_launch_file,
-)
+from grade_launch.actions import Action, DeclareArg, Group, Include, NodeDecl
+from grade_launch.errors import LaunchFileError
+from grade_launch.parser import parse_launch_file
 
 
 @dataclass(frozen=True)

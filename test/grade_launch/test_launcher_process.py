@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from grade_common.errors import ConfigError
-from grade_sim.launcher.frontend import Output, ProcessPlan, Where
-from grade_sim.launcher.process import RunnerConfig, RunReport, run_processes
+from grade_launch.actions import Where
+from grade_launch.plan import Output, ProcessPlan
+from grade_launch.process import RunnerConfig, RunReport, run_processes
 
 
 def sh(label: str, script: str, *, shutdown_on_exit: bool = False,

@@ -14,11 +14,12 @@ import sys
 import tempfile
 from pathlib import Path
 
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.frontend import plan_launch
-from grade_sim.launcher.process import RunnerConfig, run_processes
-from grade_sim.launcher.substitution import SubstitutionError, find_package_prefix
-from grade_sim.launcher.validate import check_launch_files
+from grade_launch.errors import LaunchFileError
+from grade_launch.executor import plan_launch
+from grade_launch.plan import LaunchPlan
+from grade_launch.process import RunnerConfig, run_processes
+from grade_launch.substitution import SubstitutionError, find_package_prefix
+from grade_launch.validate import check_launch_files
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -83,63 +84,82 @@ def main(argv: list[str]) -> int:
     """Run `grade launch`."""
     options = _parser().parse_args(argv)
     positional = [t for t in options.target if ":=" not in t]
-    arguments: dict[str, str] = {}
-    for item in options.target:
-        if ":=" in item:
-            name, value = item.split(":=", 1)
-            if not name:
-                raise LaunchFileError(f"launch argument '{item}' has no name; use name:=value")
-            arguments[name] = value
+    arguments = _launch_arguments(options.target)
     if options.check:
-        if arguments:
-            raise LaunchFileError("--check takes launch files only, no name:=value arguments")
-        results, errors = check_launch_files(Path(p) for p in positional)
-        for result in results:
-            print(
-                f"{result.path}: ok ({result.nodes} nodes, {result.includes} includes, "
-                f"arguments: {', '.join(result.arguments) or 'none'})"
-            )
-        for error in errors:
-            print(f"error: {error}", file=sys.stderr)
-        return 1 if errors else 0
-    if len(positional) == 1:
-        path = Path(positional[0])
-    elif len(positional) == 2:
-        path = _find_in_package(positional[0], positional[1])
-    else:
-        raise LaunchFileError(
-            f"expected FILE or PKG FILE_NAME before the name:=value arguments, got {positional}"
-        )
+        return _check(positional, arguments)
+    path = _launch_file(positional)
     config = RunnerConfig(
         options.sigterm_timeout_s,
         options.sigkill_timeout_s,
         stop_on_crash=not options.no_stop_on_crash,
     )
     params_dir = Path(tempfile.mkdtemp(prefix="grade_launch_"))
-    keep_params = options.print_only
     try:
         plan = plan_launch(path, arguments, params_dir)
         if options.print_only:
-            for process in plan.processes:
-                print(f"[{process.label}] {shlex.join(process.cmd)}")
-            if any(params_dir.iterdir()):
-                print(
-                    f"grade launch: parameter files of inline params are kept in {params_dir}",
-                    file=sys.stderr,
-                )
-            else:
-                params_dir.rmdir()
-            return 0
-        report = run_processes(plan.processes, config)
-        failed = [
-            f"{r.label} (exit code {r.returncode}{', killed' if r.killed else ''})"
-            for r in report.results
-            if r.failed
-        ]
-        failed += [f"{label} (not started)" for label in report.not_started]
-        if failed:
-            print("grade launch: failed: " + ", ".join(failed), file=sys.stderr)
-        return report.exit_code
+            return _print_plan(plan, params_dir)
+        return _run(plan, config)
     finally:
-        if not keep_params:
+        if not options.print_only:  # printed command lines name the parameter files
             shutil.rmtree(params_dir, ignore_errors=True)
+
+
+def _launch_arguments(targets: list[str]) -> dict[str, str]:
+    arguments: dict[str, str] = {}
+    for item in targets:
+        if ":=" in item:
+            name, value = item.split(":=", 1)
+            if not name:
+                raise LaunchFileError(f"launch argument '{item}' has no name; use name:=value")
+            arguments[name] = value
+    return arguments
+
+
+def _check(paths: list[str], arguments: dict[str, str]) -> int:
+    if arguments:
+        raise LaunchFileError("--check takes launch files only, no name:=value arguments")
+    results, errors = check_launch_files(Path(p) for p in paths)
+    for result in results:
+        print(
+            f"{result.path}: ok ({result.nodes} nodes, {result.includes} includes, "
+            f"arguments: {', '.join(result.arguments) or 'none'})"
+        )
+    for error in errors:
+        print(f"error: {error}", file=sys.stderr)
+    return 1 if errors else 0
+
+
+def _launch_file(positional: list[str]) -> Path:
+    if len(positional) == 1:
+        return Path(positional[0])
+    if len(positional) == 2:
+        return _find_in_package(positional[0], positional[1])
+    raise LaunchFileError(
+        f"expected FILE or PKG FILE_NAME before the name:=value arguments, got {positional}"
+    )
+
+
+def _print_plan(plan: LaunchPlan, params_dir: Path) -> int:
+    for process in plan.processes:
+        print(f"[{process.label}] {shlex.join(process.cmd)}")
+    if any(params_dir.iterdir()):
+        print(
+            f"grade launch: parameter files of inline params are kept in {params_dir}",
+            file=sys.stderr,
+        )
+    else:
+        params_dir.rmdir()
+    return 0
+
+
+def _run(plan: LaunchPlan, config: RunnerConfig) -> int:
+    report = run_processes(plan.processes, config)
+    failed = [
+        f"{r.label} (exit code {r.returncode}{', killed' if r.killed else ''})"
+        for r in report.results
+        if r.failed
+    ]
+    failed += [f"{label} (not started)" for label in report.not_started]
+    if failed:
+        print("grade launch: failed: " + ", ".join(failed), file=sys.stderr)
+    return report.exit_code

@@ -9,16 +9,18 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grade_sim.launcher.cli import main as launch_main
-from grade_sim.launcher.errors import LaunchFileError
-from grade_sim.launcher.frontend import Output, plan_launch, prefix_namespace
-from grade_sim.launcher.substitution import (
+from grade_launch.cli import main as launch_main
+from grade_launch.errors import LaunchFileError
+from grade_launch.executor import plan_launch
+from grade_launch.names import prefix_namespace
+from grade_launch.plan import Output
+from grade_launch.substitution import (
     Context,
     SubstitutionError,
     evaluate,
     parse_template,
 )
-from grade_sim.launcher.validate import check_launch_file
+from grade_launch.validate import check_launch_file
 
 
 @pytest.fixture

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from grade_sim.launcher.validate import check_launch_file
+from grade_launch.validate import check_launch_file
 
-LAUNCH_DIR = Path(__file__).resolve().parents[3] / "launch"
+LAUNCH_DIR = Path(__file__).resolve().parents[2] / "launch"
 SHIPPED = sorted(LAUNCH_DIR.glob("*.launch.yaml"))
 
 
