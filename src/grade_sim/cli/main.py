@@ -16,7 +16,7 @@ from grade_common.errors import GradeError
 # name -> ("module:function", one-line help). The function takes argv (list[str]) and returns
 # an exit code.
 SUBCOMMANDS: dict[str, tuple[str, str]] = {
-    "bag": ("grade_replay.bag_cli:main", "bag tools: info, clip, reindex, export (new bags only)"),
+    "bag": ("grade_replay.bag.cli:main", "bag tools: info, clip, reindex, export (new bags only)"),
     "bench": ("grade_sim.cli.bench:main", "run the benchmarks (speed, memory, accuracy)"),
     "report": ("grade_sim.cli.report:main", "summary, contact sheet and top view of a run"),
     "replay": ("grade_replay.replay_cli:main", "exact replay of a run with changes + fidelity"),

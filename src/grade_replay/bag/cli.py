@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grade_replay.bag_clip import ClipConfig, clip_bag
-from grade_replay.bag_export import ExportConfig, ImageKind, export_bag
-from grade_replay.bag_info import bag_info
-from grade_replay.bag_reindex import Alignment, ReindexConfig, reindex_bag
+from grade_replay.bag.clip import ClipConfig, clip_bag
+from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_replay.bag.info import bag_info
+from grade_replay.bag.reindex import Alignment, ReindexConfig, reindex_bag
 from grade_replay.errors import ReplayConfigError
 
 
