@@ -6,56 +6,11 @@ Benchmarks print their measurements; none of them is a test and none asserts on 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
 
-from grade_cli.command import Command
+from grade_cli.commands import load
 
-
-# As in `grade`: only the benchmarks that run are imported.
-def _sim() -> Command:
-    from grade_sim import bench
-
-    return bench
-
-
-def _control() -> Command:
-    from grade_control import bench
-
-    return bench
-
-
-def _bag() -> Command:
-    from grade_replay import bench
-
-    return bench
-
-
-def _eval() -> Command:
-    from grade_eval import bench
-
-    return bench
-
-
-def _noise() -> Command:
-    from grade_noise import bench
-
-    return bench
-
-
-def _replay() -> Command:
-    from grade_replay import replay_bench
-
-    return replay_bench
-
-
-BENCHMARKS: dict[str, Callable[[], Command]] = {
-    "sim": _sim,
-    "control": _control,
-    "bag": _bag,
-    "eval": _eval,
-    "noise": _noise,
-    "replay": _replay,
-}
+# Each name NAME is the command "bench NAME" of grade_cli.commands.
+BENCHMARKS = ("sim", "control", "bag", "eval", "noise", "replay")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -67,10 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(names: list[str], bench_argv: list[str]) -> int:
-    """Run the named benchmarks in order, each with bench_argv; stop at the first failure."""
-    for name in names:
-        bench = BENCHMARKS[name]()
+def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
+    """Run the named benchmarks (default: all) in a fixed order, each with bench_argv (the
+    options `grade bench` does not know); stop at the first failure."""
+    for name in args.names or sorted(BENCHMARKS):
+        bench = load(f"bench {name}")
         print(f"== benchmark {name}")
         code = bench.main(bench_argv)
         if code:
@@ -79,11 +35,10 @@ def run(names: list[str], bench_argv: list[str]) -> int:
 
 
 def main(argv: list[str]) -> int:
-    """Run the named benchmarks (default: all) in a fixed order."""
+    """Run `grade bench` with argv; return the exit code."""
     parser = build_parser()
-    args, rest = parser.parse_known_args(argv)
-    names = args.names or sorted(BENCHMARKS)
-    unknown = [n for n in names if n not in BENCHMARKS]
+    args, bench_argv = parser.parse_known_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:
         parser.error(f"unknown benchmark(s) {unknown}; available: {sorted(BENCHMARKS)}")
-    return run(names, rest)
+    return run(args, bench_argv)
