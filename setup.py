@@ -38,6 +38,6 @@ setup(
     license="Apache-2.0",
     entry_points={
         "console_scripts": [f"{name} = {target}" for name, target in NODE_EXECUTABLES.items()]
-        + ["grade = grade_sim.cli.main:main"],
+        + ["grade = grade_cli.main:main"],
     },
 )

@@ -21,7 +21,7 @@ import pytest
 
 def grade_launch_command(args: list[str]) -> list[str]:
     """`grade launch ARGS...` run with this interpreter."""
-    return [sys.executable, "-m", "grade_sim.cli.main", "launch", *args]
+    return [sys.executable, "-m", "grade_cli.main", "launch", *args]
 
 
 class CollectedProcess:

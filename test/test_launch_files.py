@@ -107,7 +107,7 @@ def test_parameter_files_have_the_standard_ros2_form(path: Path) -> None:
 
 def test_launch_check_cli_passes_over_every_shipped_file() -> None:
     proc = subprocess.run(
-        [sys.executable, "-m", "grade_sim.cli.main", "launch", "--check", *map(str, SHIPPED)],
+        [sys.executable, "-m", "grade_cli.main", "launch", "--check", *map(str, SHIPPED)],
         capture_output=True, text=True, timeout=60)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(": ok (") == len(SHIPPED), proc.stdout

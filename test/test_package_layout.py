@@ -28,7 +28,8 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
     assert (prefix / "bin/grade").is_file()
     assert (prefix / "lib/grade/grade").is_file()
     site = next((prefix / "lib").glob("python3*/site-packages"))
-    for package in ("grade_sim", "grade_control", "grade_noise", "grade_replay", "grade_eval"):
+    for package in ("grade_common", "grade_launch", "grade_sim", "grade_control", "grade_noise",
+                    "grade_replay", "grade_eval", "grade_cli"):
         assert (site / package / "__init__.py").is_file(), package
         assert (site / package / "py.typed").is_file(), package
     shipped_launch = sorted(p.name for p in (repo_root / "launch").glob("*.launch.yaml"))

@@ -341,8 +341,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str]) -> int:
-    """Entry point of `grade eval`."""
-    args = build_parser().parse_args(list(argv))
+def run(args: argparse.Namespace) -> int:
+    """Run the parsed `grade eval` command (each sub-parser sets its handler as `func`)."""
     code: int = args.func(args)
     return code
+
+
+def main(argv: Sequence[str]) -> int:
+    """Entry point of `grade eval`."""
+    return run(build_parser().parse_args(list(argv)))

@@ -22,7 +22,8 @@ from grade_launch.substitution import SubstitutionError, find_package_prefix
 from grade_launch.validate import check_launch_files
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade launch` argument parser."""
     parser = argparse.ArgumentParser(
         prog="grade launch",
         description="Run a ROS 2 YAML launch file (the subset GRADE uses) like `ros2 launch`: "
@@ -81,8 +82,12 @@ def _find_in_package(package: str, file_name: str) -> Path:
 
 
 def main(argv: list[str]) -> int:
-    """Run `grade launch`."""
-    options = _parser().parse_args(argv)
+    """Run `grade launch` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))
+
+
+def run(options: argparse.Namespace) -> int:
+    """Check, print or run a launch file as `options` say; return the exit code."""
     positional = [t for t in options.target if ":=" not in t]
     arguments = _launch_arguments(options.target)
     if options.check:

@@ -58,8 +58,8 @@ def run_noise_seed(path: Path) -> tuple[int, Path] | None:
     return seed, run_yaml
 
 
-def main(argv: list[str]) -> int:
-    """Run `grade noise` with argv; return the exit code."""
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade noise` argument parser."""
     parser = argparse.ArgumentParser(
         prog="grade noise",
         description=__doc__,
@@ -105,8 +105,11 @@ def main(argv: list[str]) -> int:
     )
     app.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sub.add_parser("presets", help="list the noise presets per model")
-    args = parser.parse_args(argv)
+    return parser
 
+
+def run(args: argparse.Namespace) -> int:
+    """List the presets, or noise a bag or TUM folder into a new one and say what it wrote."""
     if args.command == "presets":
         for model, table in PRESETS.items():
             print(f"{model.value}: {', '.join(sorted(table))}")
@@ -137,3 +140,8 @@ def main(argv: list[str]) -> int:
     noised = ", ".join(f"{t}: {n}" for t, n in sorted(result.noised.items()))
     print(f"wrote {result.output} (noised {noised}; copied {result.copied} messages)")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade noise` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))

@@ -17,11 +17,11 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
-from grade_replay.bag_clip import ClipConfig, clip_bag
-from grade_replay.bag_export import ExportConfig, ImageKind, export_bag
-from grade_replay.bag_info import bag_info
-from grade_replay.bag_io import NS_PER_S, open_writer
-from grade_replay.bag_reindex import ReindexConfig, reindex_bag
+from grade_replay.bag.clip import ClipConfig, clip_bag
+from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_replay.bag.info import bag_info
+from grade_replay.bag.io import NS_PER_S, open_writer
+from grade_replay.bag.reindex import ReindexConfig, reindex_bag
 
 RGB_TOPIC = "/bench/cam/rgb/image_raw"
 DEPTH_TOPIC = "/bench/cam/depth/image_raw"

@@ -18,7 +18,7 @@ from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from grade_replay.bag_io import open_writer
+from grade_replay.bag.io import open_writer
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 
 # Topics every ROS 2 graph has; recorded only when listed explicitly.

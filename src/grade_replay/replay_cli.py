@@ -29,6 +29,7 @@ from grade_replay.replay import ReplayConfig, ReplayMode, ReplayResult, replay_r
 
 
 def build_parser() -> argparse.ArgumentParser:
+    """The `grade replay` argument parser."""
     parser = argparse.ArgumentParser(
         prog="grade replay",
         description=__doc__,
@@ -84,8 +85,8 @@ def print_result(result: ReplayResult) -> None:
     print(f"  report: {result.path / 'fidelity.json'}")
 
 
-def main(argv: list[str]) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """Replay the run with the changes, print the fidelity table; 130 when interrupted."""
     changes = ReplayChanges(
         light_scale=args.light_scale,
         light_color_rgb=args.light_color,
@@ -109,3 +110,8 @@ def main(argv: list[str]) -> int:
         bar.close()
     print_result(result)
     return 0 if result.complete else 130
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade replay` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))

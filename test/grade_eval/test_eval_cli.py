@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from conftest import make_trajectory, perturbed, write_run
+from grade_cli.main import main as grade_main
 from grade_eval.cli import main
 from grade_eval.core.pointmap import PointMap
 from grade_eval.core.trajectory import PoseTrajectory
@@ -18,7 +19,6 @@ from grade_eval.io.bag import read_bag_trajectory
 from grade_eval.io.pointcloud import read_map, write_map
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import write_tum
-from grade_sim.cli.main import main as grade_main
 
 
 @pytest.fixture

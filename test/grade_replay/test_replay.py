@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 import yaml
 
+from grade_cli.main import main as grade_main
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
 from grade_common.tum import tum_stamp
 from grade_replay.changes import CameraChange, ReplayChanges
@@ -26,7 +27,6 @@ from grade_replay.replay import (
     RunDirError,
     replay_run,
 )
-from grade_sim.cli.main import main as grade_main
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model

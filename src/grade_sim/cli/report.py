@@ -12,11 +12,16 @@ from grade_sim.report.contact_sheet import contact_sheet
 from grade_sim.report.trajectory_plot import trajectory_plot
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade report` argument parser."""
     parser = argparse.ArgumentParser(prog="grade report", description=__doc__)
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--no-images", action="store_true", help="only print the summary")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print the run's summary and draw its contact sheets and top view (unless --no-images)."""
     summary_file = args.run_dir / "summary.json"
     if not summary_file.is_file():
         raise GradeError(
@@ -34,3 +39,8 @@ def main(argv: list[str]) -> int:
     if (args.run_dir / "record.npz").is_file():
         print(f"  top view: {trajectory_plot(args.run_dir, args.run_dir / 'trajectory.png')}")
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade report` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))

@@ -45,7 +45,8 @@ def print_summary(summary: dict[str, Any], path: Path) -> None:
         print(f"    {topic:<{width}}  {info['count']:>6} msgs  {rate}")
 
 
-def main(argv: list[str]) -> int:
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade run` argument parser."""
     parser = argparse.ArgumentParser(prog="grade run", description=__doc__)
     parser.add_argument("scenario", type=Path, help="scenario YAML file")
     parser.add_argument("--out", type=Path, required=True, help="new run directory")
@@ -63,7 +64,11 @@ def main(argv: list[str]) -> int:
         help="override a top-level scenario key (YAML value), e.g. --set duration_s=5",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Simulate the scenario into the new run directory and print its summary; 130 when cut."""
     scenario = load_scenario(args.scenario, parse_overrides(args.overrides))
     bar = tqdm(total=1, unit="step", desc="simulating", disable=args.quiet, file=sys.stderr)
 
@@ -77,3 +82,8 @@ def main(argv: list[str]) -> int:
         bar.close()
     print_summary(result.summary, result.path)
     return 0 if result.stats.status == "complete" else 130
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade run` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))

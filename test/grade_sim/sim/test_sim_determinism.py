@@ -85,7 +85,7 @@ def test_separate_processes_with_different_hash_seeds_agree(
         argv = [
             sys.executable,
             "-m",
-            "grade_sim.cli.main",
+            "grade_cli.main",
             "run",
             str(scenario),
             "--out",

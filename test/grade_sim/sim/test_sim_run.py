@@ -13,8 +13,8 @@ from typing import Any
 import pytest
 import yaml
 
+from grade_cli import main as cli
 from grade_common.errors import OutputExistsError
-from grade_sim.cli import main as cli
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.io.record import load_record
 from grade_sim.io.run_dir import RunDirectory

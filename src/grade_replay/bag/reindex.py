@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grade_replay.bag_io import (
+from grade_replay.bag.io import (
     NS_PER_S,
     BagSource,
     atomic_output,

@@ -6,7 +6,7 @@ import math
 from dataclasses import dataclass
 from pathlib import Path
 
-from grade_replay.bag_io import (
+from grade_replay.bag.io import (
     NS_PER_S,
     START_MARKER_TOPIC,
     atomic_output,

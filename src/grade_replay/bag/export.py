@@ -16,7 +16,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from grade_replay.bag_io import NS_PER_S, BagSource, atomic_output, open_bag, stamp_to_ns
+from grade_replay.bag.io import NS_PER_S, BagSource, atomic_output, open_bag, stamp_to_ns
 from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFoundError
 
 POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "nav_msgs/msg/Odometry")

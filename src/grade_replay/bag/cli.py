@@ -9,10 +9,10 @@ from __future__ import annotations
 import argparse
 import sys
 
-from grade_replay.bag_clip import ClipConfig, clip_bag
-from grade_replay.bag_export import ExportConfig, ImageKind, export_bag
-from grade_replay.bag_info import bag_info
-from grade_replay.bag_reindex import Alignment, ReindexConfig, reindex_bag
+from grade_replay.bag.clip import ClipConfig, clip_bag
+from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_replay.bag.info import bag_info
+from grade_replay.bag.reindex import Alignment, ReindexConfig, reindex_bag
 from grade_replay.errors import ReplayConfigError
 
 
@@ -26,7 +26,8 @@ def _parse_rate(text: str) -> tuple[str, float]:
         raise ReplayConfigError(f"--rate {text!r}: {value!r} is not a number of Hz") from err
 
 
-def _parser() -> argparse.ArgumentParser:
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade bag` argument parser."""
     parser = argparse.ArgumentParser(prog="grade bag", description=__doc__,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
@@ -69,9 +70,8 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
+def run(args: argparse.Namespace) -> int:
     """Run one bag tool; errors are GradeErrors that the `grade` CLI prints."""
-    args = _parser().parse_args(argv)
     progress = not args.no_progress
     if args.tool == "info":
         print(bag_info(args.bag, progress=progress).format())
@@ -95,3 +95,8 @@ def main(argv: list[str]) -> int:
         print(f"wrote {args.out}")
     sys.stdout.flush()
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade bag` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import numpy as np
 
-from grade_replay.bag_io import NS_PER_S, START_MARKER_TOPIC, median_rate_hz, open_bag
+from grade_replay.bag.io import NS_PER_S, START_MARKER_TOPIC, median_rate_hz, open_bag
 
 
 @dataclass(frozen=True)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grade_sim.cli import main as cli
+from grade_cli import main as cli
 
 
 def test_unknown_subcommand_lists_available(capsys: pytest.CaptureFixture[str]) -> None:

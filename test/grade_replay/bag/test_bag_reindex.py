@@ -10,7 +10,7 @@ from bagkit import NS, BagSpec, T, decode, image, read_bag, stamp, string, tf_me
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grade_replay.bag_reindex import (
+from grade_replay.bag.reindex import (
     Alignment,
     ReindexConfig,
     StampKind,

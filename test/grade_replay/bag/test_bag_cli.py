@@ -11,7 +11,7 @@ import numpy as np
 import pytest
 from bagkit import NS, BagSpec, image, pose_stamped, read_bag, write_bag
 
-from grade_sim.cli.main import main
+from grade_cli.main import main
 
 IMG = "sensor_msgs/msg/Image"
 

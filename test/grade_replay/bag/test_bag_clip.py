@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from bagkit import NS, BagSpec, read_bag, string, tf_message, write_bag
 
-from grade_replay.bag_clip import ClipConfig, clip_bag
+from grade_replay.bag.clip import ClipConfig, clip_bag
 from grade_replay.errors import ReplayConfigError
 
 STR = "std_msgs/msg/String"

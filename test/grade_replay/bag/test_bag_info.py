@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from bagkit import NS, BagSpec, image, string, tf_message, write_bag
 
-from grade_replay.bag_info import bag_info
+from grade_replay.bag.info import bag_info
 
 
 def _bag(path: Path, marker: bool = True) -> Path:

@@ -1,0 +1,44 @@
+"""`grade bench [NAME ...]`: the project's benchmarks, each one documented command away.
+
+Benchmarks print their measurements; none of them is a test and none asserts on time.
+"""
+
+from __future__ import annotations
+
+import argparse
+
+from grade_cli.commands import load
+
+# Each name NAME is the command "bench NAME" of grade_cli.commands.
+BENCHMARKS = ("sim", "control", "bag", "eval", "noise", "replay")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade bench` argument parser; options it does not know go on to every benchmark."""
+    parser = argparse.ArgumentParser(prog="grade bench", description=__doc__)
+    parser.add_argument(
+        "names", nargs="*", help=f"benchmarks to run (default all): {sorted(BENCHMARKS)}"
+    )
+    return parser
+
+
+def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
+    """Run the named benchmarks (default: all) in a fixed order, each with bench_argv (the
+    options `grade bench` does not know); stop at the first failure."""
+    for name in args.names or sorted(BENCHMARKS):
+        bench = load(f"bench {name}")
+        print(f"== benchmark {name}")
+        code = bench.main(bench_argv)
+        if code:
+            return code
+    return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade bench` with argv; return the exit code."""
+    parser = build_parser()
+    args, bench_argv = parser.parse_known_args(argv)
+    unknown = [n for n in args.names if n not in BENCHMARKS]
+    if unknown:
+        parser.error(f"unknown benchmark(s) {unknown}; available: {sorted(BENCHMARKS)}")
+    return run(args, bench_argv)

@@ -1,0 +1,59 @@
+"""The one place where `grade` reaches down into the packages: the module behind each command.
+
+A module is imported only when its command runs, so `grade eval` never pays for MuJoCo and
+`grade bag` never needs rclpy; the imports are real statements, so mypy checks every module
+against `Command`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+
+class Command(Protocol):
+    """A command module (e.g. `grade_eval.cli`, `grade_sim.bench`)."""
+
+    def main(self, argv: list[str]) -> int:
+        """Parse argv, run the command and return its exit code."""
+        ...
+
+
+def load(name: str) -> Command:
+    """Import the module of `grade NAME` (e.g. "eval") or `grade bench NAME` ("bench eval").
+
+    Raises:
+        KeyError: no command has that name.
+    """
+    module: Command
+    match name:
+        case "bag":
+            from grade_replay.bag import cli as module
+        case "bench":
+            from grade_cli import bench as module
+        case "report":
+            from grade_sim.cli import report as module
+        case "replay":
+            from grade_replay import replay_cli as module
+        case "run":
+            from grade_sim.cli import run as module
+        case "launch":
+            from grade_launch import cli as module
+        case "noise":
+            from grade_noise import cli as module
+        case "eval":
+            from grade_eval import cli as module
+        case "bench sim":
+            from grade_sim import bench as module
+        case "bench control":
+            from grade_control import bench as module
+        case "bench bag":
+            from grade_replay import bench as module
+        case "bench eval":
+            from grade_eval import bench as module
+        case "bench noise":
+            from grade_noise import bench as module
+        case "bench replay":
+            from grade_replay import replay_bench as module
+        case _:
+            raise KeyError(name)
+    return module
