@@ -18,6 +18,7 @@ ENCODINGS: dict[str, tuple[type[np.generic], int]] = {
     "rgba8": (np.uint8, 4),
     "bgra8": (np.uint8, 4),
     "mono8": (np.uint8, 1),
+    "8UC1": (np.uint8, 1),
     "mono16": (np.uint16, 1),
     "16UC1": (np.uint16, 1),
     "32FC1": (np.float32, 1),

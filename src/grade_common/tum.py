@@ -9,6 +9,7 @@ arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -23,7 +24,6 @@ from grade_common.types import FloatArray
 
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
 MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
-IMAGE_KINDS = ("rgb", "depth", "instance")
 GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
 TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
 CAMERA_INFO_YAML = "camera_info.yaml"
@@ -32,6 +32,17 @@ BOXES_3D_JSONL = "boxes3d.jsonl"  # per frame: 3D boxes of visible actors
 POSE_COLUMNS = "# timestamp tx ty tz qx qy qz qw"
 LIST_COLUMNS = "# timestamp filename"
 Vector = Sequence[float] | FloatArray
+
+
+class ImageKind(enum.StrEnum):
+    """The image folders of a camera folder (and the names of their list files)."""
+
+    RGB = "rgb"
+    DEPTH = "depth"
+    INSTANCE = "instance"
+
+
+IMAGE_KINDS = tuple(ImageKind)
 
 
 def list_file(kind: str) -> str:

@@ -17,8 +17,9 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
+from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
-from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_replay.bag.export import ExportConfig, export_bag
 from grade_replay.bag.info import bag_info
 from grade_replay.bag.io import NS_PER_S, open_writer
 from grade_replay.bag.reindex import ReindexConfig, reindex_bag

@@ -7,8 +7,6 @@ which writes them under a temporary name and renames the bag into place when clo
 from __future__ import annotations
 
 import math
-import os
-import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,7 +16,7 @@ from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from grade_replay.bag.io import open_writer
+from grade_replay.bag.io import atomic_output, open_writer
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 
 # Topics every ROS 2 graph has; recorded only when listed explicitly.
@@ -111,16 +109,9 @@ class BagRecorder:
             BagOutputExistsError: `output` (or a leftover partial one) exists.
         """
         self.output = Path(output)
-        if self.output.exists() or self.output.is_symlink():
-            raise BagOutputExistsError(f"{self.output}: output exists already; the recorder "
-                                       "never overwrites, choose a new path")
-        self._staging = self.output.parent / f".{self.output.name}.partial"
-        if self._staging.exists():
-            raise BagOutputExistsError(f"{self._staging}: a partial bag from an earlier run is "
-                                       "in the way; move it and retry")
-        self._staging.mkdir(parents=True)
+        self._staged = atomic_output(self.output)
         self.typestore = typestore or get_typestore(Stores.ROS2_KILTED)
-        self._writer: Writer | None = open_writer(self._staging / self.output.name)
+        self._writer: Writer | None = open_writer(self._staged.path)
         self._connections: dict[str, Connection] = {}
         self.counts: dict[str, int] = {}
 
@@ -151,9 +142,8 @@ class BagRecorder:
         if self._writer is not None:
             writer, self._writer = self._writer, None
             writer.close()
-            if self.output.exists():
-                raise BagOutputExistsError(f"{self.output}: appeared while recording; the bag "
-                                           f"stays at {self._staging / self.output.name}")
-            os.rename(self._staging / self.output.name, self.output)
-            shutil.rmtree(self._staging, ignore_errors=True)
+            try:
+                self._staged.commit()
+            except BagOutputExistsError as err:
+                raise BagOutputExistsError(f"{err}; the bag stays at {self._staged.path}") from err
         return self.output

@@ -13,7 +13,7 @@ import yaml
 
 from grade_common import tum
 from grade_common.rundir import INSTANCES_YAML, RunLayout
-from grade_common.tum import CameraInfo
+from grade_common.tum import CameraInfo, ImageKind
 from grade_eval.core.gtmap import DepthFrame
 from grade_eval.core.sync import matching_time_indices
 from grade_eval.core.trajectory import PoseTrajectory
@@ -115,11 +115,12 @@ class CameraStream:
             raise FormatError(f"{d}: missing; cameras of {rob}: {list_cameras(run, rob)}")
         lists = {n: (read_list(d / tum.list_file(n)) if (d / tum.list_file(n)).is_file() else [])
                  for n in tum.IMAGE_KINDS}
-        if not lists["depth"]:
-            raise FormatError(f"{d / tum.list_file('depth')}: missing or empty; no depth frames")
+        if not lists[ImageKind.DEPTH]:
+            listing = d / tum.list_file(ImageKind.DEPTH)
+            raise FormatError(f"{listing}: missing or empty; no depth frames")
         return cls(d, read_camera_info(d / tum.CAMERA_INFO_YAML),
                    read_tum(d / tum.GROUNDTRUTH_TXT, f"gt:{rob}/{cam}"),
-                   lists["depth"], lists["rgb"], lists["instance"])
+                   lists[ImageKind.DEPTH], lists[ImageKind.RGB], lists[ImageKind.INSTANCE])
 
     def frames(self, with_rgb: bool = True, with_instances: bool = False,
                max_pose_diff_s: float = 1e-3) -> Iterator[DepthFrame]:
@@ -145,7 +146,7 @@ class CameraStream:
             inst = None
             if with_instances:
                 if round(stamp, 6) not in inst_by:
-                    listing = self.directory / tum.list_file("instance")
+                    listing = self.directory / tum.list_file(ImageKind.INSTANCE)
                     raise FormatError(f"{listing}: no instance mask for depth frame {stamp:.6f}")
                 inst = _imread(self.directory / inst_by[round(stamp, 6)], cv2.IMREAD_UNCHANGED)
             yield DepthFrame(stamp, depth_raw.astype(np.float64) / self.info.depth_scale,

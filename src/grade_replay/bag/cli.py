@@ -9,8 +9,9 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
-from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_replay.bag.export import ExportConfig, export_bag
 from grade_replay.bag.info import bag_info
 from grade_replay.bag.reindex import Alignment, ReindexConfig, reindex_bag
 from grade_replay.errors import ReplayConfigError

@@ -8,7 +8,6 @@ stamp in seconds with six decimals.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -16,24 +15,15 @@ from typing import Any
 import cv2
 import numpy as np
 
-from grade_replay.bag.io import NS_PER_S, BagSource, atomic_output, open_bag, stamp_to_ns
+from grade_common import images, tum
+from grade_common.images import ENCODINGS
+from grade_common.tum import ImageKind
+from grade_replay.bag.io import BagSource, atomic_output, open_bag, stamp_to_ns
 from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFoundError
 
 POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "nav_msgs/msg/Odometry")
 TF_TOPICS = ("/tf", "/tf_static")
 IMAGE_TYPE = "sensor_msgs/msg/Image"
-DEPTH_SCALE_PER_M = 5000.0  # TUM RGB-D: uint16 depth = metres x 5000
-MAX_DEPTH_M = 65535 / DEPTH_SCALE_PER_M
-
-
-class ImageKind(enum.Enum):
-    """The TUM RGB-D folders an image topic can go to."""
-
-    RGB = "rgb"
-    DEPTH = "depth"
-    INSTANCE = "instance"
-
-
 @dataclass(frozen=True)
 class ExportConfig:
     """What to export.
@@ -76,36 +66,27 @@ class ExportReport:
         """Human-readable summary."""
         parts = [f"{self.poses} poses"] + [f"{n} {k} frames" for k, n in self.frames.items()]
         return (", ".join(parts) + f"; {self.depth_pixels_out_of_range} depth pixels beyond "
-                f"{MAX_DEPTH_M:.3f} m (or invalid) written as 0")
+                f"{tum.MAX_DEPTH_M:.3f} m (or invalid) written as 0")
 
 
 def _tum_line(t_ns: int, position: Any, orientation: Any) -> str:
-    return (f"{t_ns / NS_PER_S:.6f} {position.x:.9f} {position.y:.9f} {position.z:.9f} "
-            f"{orientation.x:.9f} {orientation.y:.9f} {orientation.z:.9f} {orientation.w:.9f}")
+    return tum.tum_pose_line(
+        t_ns,
+        (position.x, position.y, position.z),
+        (orientation.w, orientation.x, orientation.y, orientation.z),
+    )
 
 
 def image_to_array(msg: Any) -> np.ndarray:
     """sensor_msgs/Image -> (H, W) or (H, W, C) array in the encoding's dtype and channel order.
 
     Raises:
-        BagFormatError: an encoding other than rgb8, bgr8, rgba8, bgra8, mono8, mono16, 16UC1,
-            32FC1.
+        BagFormatError: an encoding other than those of grade_common.images.ENCODINGS.
     """
-    layouts: dict[str, tuple[str, int]] = {
-        "rgb8": ("u1", 3), "bgr8": ("u1", 3), "rgba8": ("u1", 4), "bgra8": ("u1", 4),
-        "mono8": ("u1", 1), "8UC1": ("u1", 1), "mono16": ("u2", 1), "16UC1": ("u2", 1),
-        "32FC1": ("f4", 1),
-    }
-    if msg.encoding not in layouts:
+    if msg.encoding not in ENCODINGS:
         raise BagFormatError(f"image encoding {msg.encoding!r} is not supported; expected one of "
-                             f"{sorted(layouts)}")
-    kind, channels = layouts[msg.encoding]
-    dtype = np.dtype(kind).newbyteorder(">" if msg.is_bigendian else "<")
-    row_bytes = msg.width * channels * dtype.itemsize
-    rows = np.frombuffer(msg.data.tobytes(), dtype=np.uint8).reshape(msg.height, msg.step)
-    flat = rows[:, :row_bytes].copy().view(dtype).astype(dtype.newbyteorder("="))
-    shape = (msg.height, msg.width) if channels == 1 else (msg.height, msg.width, channels)
-    return flat.reshape(shape)
+                             f"{sorted(ENCODINGS)}")
+    return images.image_to_array(msg, error=BagFormatError)
 
 
 def depth_to_tum(msg: Any) -> tuple[np.ndarray, int]:
@@ -118,13 +99,7 @@ def depth_to_tum(msg: Any) -> tuple[np.ndarray, int]:
         raise BagFormatError(f"depth encoding {msg.encoding!r} is not 32FC1 or 16UC1")
     array = image_to_array(msg)
     depth_m = array.astype(np.float64) / 1000.0 if array.dtype == np.uint16 else array
-    scaled = np.asarray(depth_m, dtype=np.float64) * DEPTH_SCALE_PER_M
-    valid = np.isfinite(scaled) & (scaled > 0)
-    beyond = valid & (np.round(scaled) > 65535)
-    out = np.zeros(scaled.shape, dtype=np.uint16)
-    ok = valid & ~beyond
-    out[ok] = np.round(scaled[ok]).astype(np.uint16)
-    return out, int(np.count_nonzero(beyond))
+    return tum.depth_to_png_u16(depth_m), tum.depth_beyond_range(depth_m)
 
 
 def _rgb_to_bgr(msg: Any) -> np.ndarray:
@@ -199,7 +174,7 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
                     poses.append(_tum_line(stamp_ns, pose.position, pose.orientation))
                     continue
                 kind = kind_of[conn.topic]
-                name = f"{stamp_ns / NS_PER_S:.6f}"
+                name = tum.tum_stamp(stamp_ns)
                 if name in seen[kind]:
                     raise BagFormatError(f"{bag.path}: {conn.topic} has two images stamped "
                                          f"{name} s; the TUM layout needs unique stamps")
@@ -212,18 +187,14 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
                 else:
                     image = image_to_array(msg)
                 _write_png(tmp / kind.value / f"{name}.png", image)
-                index[kind].append(f"{name} {kind.value}/{name}.png")
+                index[kind].append(tum.list_line(name, kind))
             if config.tf_parent is not None and not poses:
                 raise TopicNotFoundError(
                     f"{bag.path}: no transform {config.tf_parent} -> {config.tf_child} on /tf or "
                     "/tf_static")
             if config.pose_topic is not None or config.tf_parent is not None:
                 source = config.pose_topic or f"tf {config.tf_parent} -> {config.tf_child}"
-                (tmp / "trajectory.txt").write_text(
-                    f"# {source}\n# timestamp tx ty tz qx qy qz qw\n" + "".join(
-                        line + "\n" for line in poses))
+                (tmp / tum.TRAJECTORY_TXT).write_text(tum.pose_header(source) + "".join(poses))
             for kind, lines in index.items():
-                (tmp / f"{kind.value}.txt").write_text(
-                    f"# {kind.value} images\n# timestamp filename\n"
-                    + "".join(line + "\n" for line in lines))
+                (tmp / tum.list_file(kind)).write_text(tum.list_header(kind) + "".join(lines))
     return ExportReport(len(poses), {k.value: len(v) for k, v in index.items()}, out_of_range)

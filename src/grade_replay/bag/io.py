@@ -7,8 +7,6 @@ renamed into place only when complete, an existing output refused).
 
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import sys
 from collections.abc import Collection, Iterator
@@ -29,6 +27,7 @@ from rosbags.rosbag2.enums import StoragePlugin
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from tqdm import tqdm
 
+from grade_common.atomic import StagedOutput
 from grade_replay.errors import (
     BagCorruptError,
     BagFormatError,
@@ -227,32 +226,14 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
         reader.close()
 
 
-@contextmanager
-def atomic_output(out: Path | str) -> Iterator[Path]:
-    """Yield a temporary path to write `out` at; rename it to `out` only on success.
-
-    The temporary path is `<parent>/.<name>.partial/<name>` so a bag keeps its own file names.
+def atomic_output(out: Path | str) -> StagedOutput:
+    """A temporary path to write `out` at (`with atomic_output(out) as tmp:`), renamed to `out`
+    only on success; `<parent>/.<name>.partial/<name>` so a bag keeps its own file names.
 
     Raises:
         BagOutputExistsError: `out` exists already (it is never overwritten).
     """
-    out = Path(out)
-    if out.exists() or out.is_symlink():
-        raise BagOutputExistsError(f"{out}: output exists already; grade never overwrites, "
-                                   "choose a new path")
-    staging = out.parent / f".{out.name}.partial"
-    if staging.exists():
-        raise BagOutputExistsError(f"{staging}: a partial output from an earlier run is in "
-                                   "the way; remove it and retry")
-    staging.mkdir(parents=True)
-    tmp = staging / out.name
-    try:
-        yield tmp
-        if out.exists():
-            raise BagOutputExistsError(f"{out}: output appeared while writing; not overwriting")
-        os.rename(tmp, out)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+    return StagedOutput(out, nested=True, exists_error=BagOutputExistsError)
 
 
 def open_writer(path: Path) -> Writer:

@@ -29,6 +29,7 @@ from grade_common.tum import (
     IMAGE_KINDS,
     TRAJECTORY_TXT,
     CameraInfo,
+    ImageKind,
     depth_to_png_u16,
     list_file,
     list_header,
@@ -164,13 +165,13 @@ class GroundTruthWriter:
             self._queue.put(
                 (files.root / "rgb" / f"{t}.png", cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
             )
-            files.lists["rgb"].write(list_line(t, "rgb"))
+            files.lists[ImageKind.RGB].write(list_line(t, ImageKind.RGB))
         if frame.depth_m is not None:
             self._queue.put((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
-            files.lists["depth"].write(list_line(t, "depth"))
+            files.lists[ImageKind.DEPTH].write(list_line(t, ImageKind.DEPTH))
         if frame.instance is not None:
             self._queue.put((files.root / "instance" / f"{t}.png", frame.instance))
-            files.lists["instance"].write(list_line(t, "instance"))
+            files.lists[ImageKind.INSTANCE].write(list_line(t, ImageKind.INSTANCE))
             self._write_boxes(files, sample, t, frame.instance)
         files.groundtruth.write(
             tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)

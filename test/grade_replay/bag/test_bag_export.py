@@ -9,7 +9,8 @@ import numpy as np
 import pytest
 from bagkit import NS, BagSpec, image, odometry, pose_stamped, tf_message, write_bag
 
-from grade_replay.bag.export import ExportConfig, ImageKind, export_bag
+from grade_common.tum import ImageKind
+from grade_replay.bag.export import ExportConfig, export_bag
 from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFoundError
 
 IMG = "sensor_msgs/msg/Image"
