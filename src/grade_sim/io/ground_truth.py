@@ -19,12 +19,12 @@ import yaml
 
 from grade_common.rotations import quat_to_matrix
 from grade_sim.engine.protocol import RobotState
-from grade_sim.io.messages import TopicSpec
 from grade_sim.scene import Scene
+from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
 from grade_sim.sensors.camera import vertical_fov_deg
+from grade_sim.sensors.messages import TopicSpec
+from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule
-from grade_sim.sim.boxes import loose_box_2d, tight_boxes_2d
-from grade_sim.sim.orchestrator import CameraSample
 
 DEPTH_SCALE = 5000.0  # TUM: uint16 = metres x 5000
 MAX_DEPTH_M = 65535 / DEPTH_SCALE
