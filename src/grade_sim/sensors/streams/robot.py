@@ -2,47 +2,58 @@
 
 from __future__ import annotations
 
-from grade_sim.config.scenario import RatesConfig
+from abc import abstractmethod
+from typing import ClassVar
+
+from grade_sim.engine.protocol import RobotState
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sensors.streams.base import MessageStream, StepState
 
 
-class ImuStream(MessageStream):
-    """/<robot>/imu: angular velocity and specific force in imu_link."""
+class RobotStateStream(MessageStream):
+    """A message on /<robot>/<suffix> encoded from that robot's state alone."""
 
-    def __init__(self, robot: str, rates: RatesConfig) -> None:
+    suffix: ClassVar[str]
+    msgtype: ClassVar[str]
+
+    def __init__(self, robot: str, rate_hz: float, physics_hz: float) -> None:
         super().__init__(
-            TopicSpec(f"/{robot}/imu", "sensor_msgs/msg/Imu", QosProfile.SENSOR),
-            RateSchedule(rates.imu_hz, rates.physics_hz),
+            TopicSpec(f"/{robot}/{self.suffix}", self.msgtype, QosProfile.SENSOR),
+            RateSchedule(rate_hz, physics_hz),
         )
         self.robot = robot
 
     def encode(self, state: StepState) -> bytes:
-        st = state.robot_states[self.robot]
+        return self.encode_robot(state.stamp_ns, state.robot_states[self.robot])
+
+    @abstractmethod
+    def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
+        """The CDR bytes of the message for this robot's state at stamp_ns."""
+
+
+class ImuStream(RobotStateStream):
+    """Angular velocity and specific force in imu_link."""
+
+    suffix = "imu"
+    msgtype = "sensor_msgs/msg/Imu"
+
+    def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
         return msgs.imu(
-            state.stamp_ns,
-            f"{self.robot}/imu_link",
-            st.imu_angular_velocity,
-            st.imu_specific_force,
+            stamp_ns, f"{self.robot}/imu_link", st.imu_angular_velocity, st.imu_specific_force
         )
 
 
-class OdometryStream(MessageStream):
-    """/<robot>/odom: the true base pose in odom and its twist in base_link."""
+class OdometryStream(RobotStateStream):
+    """The true base pose in odom and its twist in base_link."""
 
-    def __init__(self, robot: str, rates: RatesConfig) -> None:
-        super().__init__(
-            TopicSpec(f"/{robot}/odom", "nav_msgs/msg/Odometry", QosProfile.SENSOR),
-            RateSchedule(rates.odom_hz, rates.physics_hz),
-        )
-        self.robot = robot
+    suffix = "odom"
+    msgtype = "nav_msgs/msg/Odometry"
 
-    def encode(self, state: StepState) -> bytes:
-        st = state.robot_states[self.robot]
+    def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
         return msgs.odometry(
-            state.stamp_ns,
+            stamp_ns,
             f"{self.robot}/odom",
             f"{self.robot}/base_link",
             st.position_world_base,
@@ -52,19 +63,19 @@ class OdometryStream(MessageStream):
         )
 
 
-class JointStatesStream(MessageStream):
-    """/<robot>/joint_states: positions and velocities in the model's joint order."""
+class JointStatesStream(RobotStateStream):
+    """Positions and velocities in the model's joint order."""
 
-    def __init__(self, robot: str, joint_names: tuple[str, ...], rates: RatesConfig) -> None:
-        super().__init__(
-            TopicSpec(f"/{robot}/joint_states", "sensor_msgs/msg/JointState", QosProfile.SENSOR),
-            RateSchedule(rates.joint_states_hz, rates.physics_hz),
-        )
-        self.robot = robot
+    suffix = "joint_states"
+    msgtype = "sensor_msgs/msg/JointState"
+
+    def __init__(
+        self, robot: str, joint_names: tuple[str, ...], rate_hz: float, physics_hz: float
+    ) -> None:
+        super().__init__(robot, rate_hz, physics_hz)
         self.joint_names = joint_names
 
-    def encode(self, state: StepState) -> bytes:
-        st = state.robot_states[self.robot]
+    def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
         return msgs.joint_state(
-            state.stamp_ns, list(self.joint_names), st.joint_positions, st.joint_velocities
+            stamp_ns, list(self.joint_names), st.joint_positions, st.joint_velocities
         )

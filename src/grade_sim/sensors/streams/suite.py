@@ -44,9 +44,10 @@ def _robot_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
     cfg = setup.model.config
     rates = scene.scenario.rates
     out: list[SensorStream] = []
+    phys = rates.physics_hz
     if cfg.imu.enabled:
-        out.append(ImuStream(cfg.name, rates))
-    out.append(OdometryStream(cfg.name, rates))
-    out.append(JointStatesStream(cfg.name, setup.model.joint_names, rates))
+        out.append(ImuStream(cfg.name, rates.imu_hz, phys))
+    out.append(OdometryStream(cfg.name, rates.odom_hz, phys))
+    out.append(JointStatesStream(cfg.name, setup.model.joint_names, rates.joint_states_hz, phys))
     out += [CameraStreams(Camera.of(cfg.name, cam), rates) for cam in cfg.cameras]
     return out
