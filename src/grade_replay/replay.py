@@ -37,11 +37,12 @@ from grade_replay.changes import (
 )
 from grade_replay.errors import ReplayConfigError, ReplayError
 from grade_replay.fidelity import FidelityReport, compare_runs
+from grade_sim.engine.protocol import EngineBackend
+from grade_sim.engine.registry import create_backend
 from grade_sim.io.record import ExperimentRecord, load_record
 from grade_sim.robots.model import robot_model
-from grade_sim.scene import build_scene
-from grade_sim.sim.orchestrator import Simulator
-from grade_sim.sim.run import RunResult, run_scenario
+from grade_sim.scene import Scene, build_scene
+from grade_sim.sim.run import RunResult, SimulatorSpec, run_scenario
 
 
 class RunDirError(ReplayError):
@@ -80,17 +81,19 @@ class RecordDriver:
     A record shorter than the scenario (an interrupted run) ends the replay at the same step.
     """
 
-    def __init__(self, record: ExperimentRecord, teleport: bool) -> None:
+    def __init__(
+        self, record: ExperimentRecord, teleport: bool, stop_event: threading.Event
+    ) -> None:
         self.teleport = teleport
         self._record = record
         self._last = record.n_steps - 1
-        self.stop_event: threading.Event | None = None
+        self._stop_event = stop_event
 
     def joint_state(
         self, robot: str, step: int
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
-        if step >= self._last and self.stop_event is not None:
-            self.stop_event.set()
+        if step >= self._last:
+            self._stop_event.set()
         k = min(step, self._last)
         rec = self._record
         return (
@@ -206,12 +209,14 @@ def replay_run(
         )
     scene = apply_to_scene(drawn, scenario, changes)
     hidden = hidden_instance_ids(scene, changes)
-    driver = RecordDriver(record, teleport=config.mode is ReplayMode.TELEPORT)
+    stop = threading.Event()
+    driver = RecordDriver(record, teleport=config.mode is ReplayMode.TELEPORT, stop_event=stop)
 
-    def hook(sim: Simulator) -> None:
-        driver.stop_event = sim.stop_event
+    def backend_factory(scene: Scene) -> EngineBackend:
+        backend = create_backend(scene)
         if hidden:
-            sim.backend.set_hidden_instances(hidden)
+            backend.set_hidden_instances(hidden)
+        return backend
 
     run_info: dict[str, Any] = {
         REPLAY_KEY: {
@@ -230,15 +235,10 @@ def replay_run(
     # the final name once its fidelity report is written too.
     staged = StagedOutput(final, nested=True, exists_error=ReplayOutputExistsError)
     try:
-        result = run_scenario(
-            scenario,
-            staged.path,
-            progress=progress,
-            simulator_hook=hook,
-            scene=scene,
-            replay=driver,
-            run_info=run_info,
+        spec = SimulatorSpec(
+            scene, replay=driver, backend_factory=backend_factory, stop_event=stop
         )
+        result = run_scenario(spec, staged.path, progress=progress, run_info=run_info)
         # The recorded scenario had experiment_record on (it made record.npz), so has this one.
         replayed = load_record(result.path / RECORD_NPZ)
         report = compare_runs(record, loaded.path, replayed, result.path, config.mode.value)

@@ -18,7 +18,10 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grade_sim.config.scenario import load_scenario
-from grade_sim.sim.run import run_scenario
+from grade_sim.scene import build_scene
+from grade_sim.sensors.observer import SimObserver
+from grade_sim.sensors.streams.suite import SensorStreams
+from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording")
 
@@ -46,12 +49,17 @@ def main(argv: list[str]) -> int:
     scenario = load_scenario(
         args.scenario or default_scenario_path(), {"duration_s": args.duration_s, "realtime": False}
     )
-    node = hook = None
+    scene = build_scene(scenario)
+    node = None
+    observers: tuple[SimObserver, ...] = ()
     if not args.no_ros:
         try:
-            from grade_sim.node.sim_node import publishing_hook
+            from grade_sim.node.sim_node import publishing_observer
 
-            node, hook = publishing_hook("grade_bench_sim")
+            node, publisher = publishing_observer(
+                "grade_bench_sim", SensorStreams(scene).topics()
+            )
+            observers = (publisher,)
         except ImportError:
             print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
@@ -64,7 +72,9 @@ def main(argv: list[str]) -> int:
 
     t0 = time.perf_counter()
     try:
-        result = run_scenario(scenario, out, progress=progress, simulator_hook=hook)
+        result = run_scenario(
+            SimulatorSpec(scene, observers=observers), out, progress=progress
+        )
     finally:
         bar.close()
         if node is not None:

@@ -15,6 +15,7 @@ import pytest
 from grade_control.config import ControllerConfig
 from grade_control.controller import JointController, measured_from_pose
 from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.scene import build_scene
 from grade_sim.sim.orchestrator import Simulator
 
 START = (4.0, 4.0, 1.5)
@@ -53,8 +54,8 @@ def _scenario(duration_s: float) -> object:
 class InProcessController:
     """CommandSource: one JointController update per control period, from the true base pose."""
 
-    def __init__(self, sim: Simulator, setpoint: object) -> None:
-        self.sim = sim
+    def __init__(self, setpoint: object) -> None:
+        self.sim: Simulator | None = None  # set once built: the simulator takes this source
         self.config = ControllerConfig.uav("uav1")
         self.controller = JointController(self.config)
         self.setpoint = setpoint  # callable(controller, now_s) re-sending the goal like a mission
@@ -67,6 +68,7 @@ class InProcessController:
     ) -> np.ndarray:
         now_s = stamp_ns / 1e9
         if now_s >= self.next_s - 1e-9:
+            assert self.sim is not None
             st = self.sim.backend.robot_state(robot)
             q = st.quat_world_base
             measured = measured_from_pose(
@@ -81,9 +83,10 @@ class InProcessController:
 
 
 def _fly(duration_s: float, setpoint: object) -> tuple[Simulator, InProcessController]:
-    sim = Simulator(_scenario(duration_s))  # type: ignore[arg-type]
-    source = InProcessController(sim, setpoint)
-    sim.command_source = source
+    source = InProcessController(setpoint)
+    scene = build_scene(_scenario(duration_s))  # type: ignore[arg-type]
+    sim = Simulator(scene, command_source=source)
+    source.sim = sim
     sim.run()
     sim.finish()
     return sim, source

@@ -30,9 +30,10 @@ from grade_replay.replay import (
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
+from grade_sim.scene import build_scene
 from grade_sim.sensors.schedule import RateSchedule
-from grade_sim.sim.orchestrator import Simulator, stamp_ns_of
-from grade_sim.sim.run import run_scenario
+from grade_sim.sim.orchestrator import stamp_ns_of
+from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 PERSON_IDS_KEY = "person"
 
@@ -286,14 +287,13 @@ def test_lights_rates_and_noise_seed(recorded: Path, replay: Callable[..., Repla
 
 
 def test_interrupted_record_replays_up_to_its_last_step(tmp_path: Path) -> None:
-    holder: list[Simulator] = []
+    spec = SimulatorSpec(build_scene(_small_scenario()))
 
     def stop_at_50(step: int, total: int) -> None:
         if step >= 50:
-            holder[0].stop_event.set()
+            spec.stop_event.set()
 
-    short = run_scenario(_small_scenario(), tmp_path / "short", progress=stop_at_50,
-                         simulator_hook=holder.append)
+    short = run_scenario(spec, tmp_path / "short", progress=stop_at_50)
     assert short.stats.status == "interrupted"
     assert short.stats.steps == 50
     result = replay_run(ReplayConfig(short.path, tmp_path / "again"))

@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from grade_sim.io.messages import QosProfile, TopicSpec, typestore
+from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
 
 
 def offered_qos(profile: QosProfile) -> list[Any]:

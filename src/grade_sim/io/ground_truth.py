@@ -39,12 +39,12 @@ from grade_common.tum import (
     tum_stamp,
 )
 from grade_sim.engine.protocol import RobotState
-from grade_sim.io.messages import TopicSpec
 from grade_sim.scene import Scene
+from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
 from grade_sim.sensors.camera import vertical_fov_deg
+from grade_sim.sensors.messages import TopicSpec
+from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule
-from grade_sim.sim.boxes import loose_box_2d, tight_boxes_2d
-from grade_sim.sim.orchestrator import CameraSample
 
 QUEUE_FRAMES = 16
 

@@ -17,8 +17,8 @@ from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.engine.protocol import RobotState
-from grade_sim.io.messages import TopicSpec
 from grade_sim.scene import Scene
+from grade_sim.sensors.messages import TopicSpec
 
 RECORD_VERSION = 1
 

@@ -13,7 +13,6 @@ import importlib
 import sys
 import threading
 import time
-from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -35,11 +34,13 @@ from sensor_msgs.msg import JointState
 from grade_common.errors import GradeError
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import MotionMode, load_scenario
-from grade_sim.io.messages import QosProfile, TopicSpec
 from grade_sim.robots.model import robot_model
+from grade_sim.scene import build_scene
+from grade_sim.sensors.messages import QosProfile, TopicSpec
+from grade_sim.sensors.observer import SimObserver
+from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
-from grade_sim.sim.orchestrator import Simulator
-from grade_sim.sim.run import run_scenario
+from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 QOS = {
     QosProfile.SENSOR: qos_profile_sensor_data,
@@ -203,29 +204,20 @@ class SimNode(Node):
             )
 
 
-def publishing_hook(node_name: str) -> tuple[Node, Callable[[Simulator], None]]:
-    """A fresh rclpy node and a simulator hook publishing every message on it (benchmarks)."""
+def publishing_observer(node_name: str, topics: list[TopicSpec]) -> tuple[Node, SimObserver]:
+    """A fresh rclpy node and an observer publishing every message on it (benchmarks)."""
     rclpy.init()
     node = rclpy.create_node(node_name)
-
-    def hook(sim: Simulator) -> None:
-        sim.observers.append(_Publisher(node, sim.topics(), CommandStore(), {}))
-
-    return node, hook
+    return node, _Publisher(node, topics, CommandStore(), {})
 
 
-def _attach(node: SimNode, sim: Simulator, odom_topics: dict[str, str]) -> None:
-    """Publish everything the simulator produces and feed it the received commands."""
-    publisher = _Publisher(node, sim.topics(), node.commands, odom_topics)
-    sim.observers.append(publisher)
-    sim.command_source = node.commands
+def _wait_until_ready(node: SimNode, publisher: _Publisher, stop: threading.Event) -> None:
+    """Lockstep: wait for the controllers; then give subscribers (recorders, controllers
+    started alongside) time to match publishers. A stop request ends the wait early; the run
+    then ends as interrupted."""
     if node.commands.lockstep:
-        publisher.wait_for_controllers(
-            node, sim.stop_event, float(node.params["lockstep_timeout_s"])
-        )
-    # Give subscribers (recorders, controllers started alongside) time to match publishers.
-    # A stop request (SIGINT/SIGTERM) ends the wait early; the run then ends as interrupted.
-    sim.stop_event.wait(float(node.params["start_delay_s"]))
+        publisher.wait_for_controllers(node, stop, float(node.params["lockstep_timeout_s"]))
+    stop.wait(float(node.params["start_delay_s"]))
 
 
 def _run(node: SimNode) -> int:
@@ -233,13 +225,16 @@ def _run(node: SimNode) -> int:
     odom_topics = {
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
+    scene = build_scene(scenario)
+    publisher = _Publisher(node, SensorStreams(scene).topics(), node.commands, odom_topics)
+    spec = SimulatorSpec(scene, observers=(publisher,), command_source=node.commands)
     out = node.params["output_dir"]
     if out:
         result = run_scenario(
-            scenario,
+            spec,
             Path(out),
             overwrite=bool(node.params["overwrite"]),
-            simulator_hook=lambda sim: _attach(node, sim, odom_topics),
+            before_run=lambda: _wait_until_ready(node, publisher, spec.stop_event),
         )
         summary = result.summary
         node.get_logger().info(
@@ -247,14 +242,11 @@ def _run(node: SimNode) -> int:
             f"(real-time factor {summary['real_time_factor']})"
         )
         return 0
-    publish_only = replace(
-        scenario,
-        record=replace(scenario.record, bag=False, ground_truth=False, experiment_record=False),
-    )
-    sim = Simulator(publish_only)
+    # Publish only: no recorders, so no run directory.
+    sim = spec.build()
     try:
         with stop_flag(sim.stop_event):
-            _attach(node, sim, odom_topics)
+            _wait_until_ready(node, publisher, sim.stop_event)
             stats = sim.run()
     finally:
         sim.finish()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from fractions import Fraction
+from typing import Protocol
 
 
 class RateSchedule:
@@ -17,3 +18,19 @@ class RateSchedule:
         if step == 0:
             return True
         return int(step * self._ratio) > int((step - 1) * self._ratio)
+
+
+class AtStep:
+    """Fires at exactly one step (latched messages: /tf_static at 0, the experiment start)."""
+
+    def __init__(self, step: int) -> None:
+        self.step = step
+
+    def due(self, step: int) -> bool:
+        return step == self.step
+
+
+class Schedule(Protocol):
+    """When a stream is due; RateSchedule and AtStep are the two kinds."""
+
+    def due(self, step: int) -> bool: ...

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import resource
 import shutil
+import threading
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,18 +22,48 @@ from grade_common.rundir import (
 )
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
+from grade_sim.engine.protocol import EngineBackend
+from grade_sim.engine.registry import create_backend
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
 from grade_sim.io.record import ExperimentRecorder
 from grade_sim.io.run_dir import RunDirectory
-from grade_sim.scene import Scene
-from grade_sim.sim.orchestrator import (
-    CommandSource,
-    ReplayDriver,
-    RunStats,
-    SimObserver,
-    Simulator,
-)
+from grade_sim.scene import Scene, build_scene
+from grade_sim.sensors.observer import SimObserver
+from grade_sim.sensors.streams.suite import SensorStreams
+from grade_sim.sim.orchestrator import CommandSource, ReplayDriver, Simulator
+from grade_sim.sim.step_output import RunStats
+
+
+@dataclass(frozen=True)
+class SimulatorSpec:
+    """How to build the Simulator of a run; run_scenario adds the run directory's recorders.
+
+    `observers` come after the recorders (ROS publishers, test probes); `stop_event` is the one
+    the loop checks, given here so that callers can stop the run or wait on it before it starts.
+    """
+
+    scene: Scene
+    observers: tuple[SimObserver, ...] = ()
+    command_source: CommandSource | None = None
+    replay: ReplayDriver | None = None
+    backend_factory: Callable[[Scene], EngineBackend] = create_backend
+    stop_event: threading.Event = field(default_factory=threading.Event)
+
+    @classmethod
+    def of(cls, scenario: Scenario) -> SimulatorSpec:
+        """A scenario's own scene, no extra observers, no commands."""
+        return cls(build_scene(scenario))
+
+    def build(self, recorders: Sequence[SimObserver] = ()) -> Simulator:
+        return Simulator(
+            self.scene,
+            observers=(*recorders, *self.observers),
+            command_source=self.command_source,
+            replay=self.replay,
+            backend_factory=self.backend_factory,
+            stop_event=self.stop_event,
+        )
 
 
 @dataclass(frozen=True)
@@ -75,50 +107,60 @@ def summarize(sim: Simulator, stats: RunStats, frames_written: int) -> dict[str,
 
 
 def run_scenario(
-    scenario: Scenario,
+    simulator: SimulatorSpec | Scenario,
     out: Path,
     *,
     overwrite: bool = False,
-    observers: Sequence[SimObserver] = (),
-    command_source: CommandSource | None = None,
     progress: Callable[[int, int], None] | None = None,
-    simulator_hook: Callable[[Simulator], None] | None = None,
-    scene: Scene | None = None,
-    replay: ReplayDriver | None = None,
+    before_run: Callable[[], None] | None = None,
     run_info: Mapping[str, Any] | None = None,
 ) -> RunResult:
-    """Simulate a scenario into a new run directory `out` (see docs/conventions.md).
+    """Simulate into a new run directory `out` (see docs/conventions.md).
 
-    `scene` (default: drawn from the scenario), `replay` (drive robots from a record) and
-    `run_info` (extra top-level keys of run.yaml) serve grade replay.
+    Args:
+        simulator: what to build the Simulator from; a bare Scenario means its own scene and
+            no observers beyond the run directory's recorders.
+        before_run: called once the directory and the simulator exist, with signals already
+            setting the stop event (a node waiting for its subscribers or controllers).
+        run_info: extra top-level keys of run.yaml (grade replay's provenance).
     """
+    spec = simulator if isinstance(simulator, SimulatorSpec) else SimulatorSpec.of(simulator)
+    scenario = spec.scene.scenario
     run_dir = RunDirectory(out, overwrite=overwrite)
     root = run_dir.path
     extra = dict(run_info or {})
     write_run_yaml(root, RunStatus.RUNNING, scenario_to_mapping(scenario), extra)
+    recorders: list[SimObserver] = []
     try:
-        sim = Simulator(scenario, command_source=command_source, scene=scene, replay=replay)
+        streams = SensorStreams(spec.scene)
+        rec = scenario.record
+        gt = None
+        if rec.bag:
+            recorders.append(BagWriter(root / BAG_DIR, streams.topics()))
+        if rec.ground_truth:
+            gt = GroundTruthWriter(
+                root / GT_DIR, spec.scene, streams.start_step, rec.png_compression
+            )
+            recorders.append(gt)
+        if rec.experiment_record:
+            recorders.append(
+                ExperimentRecorder(root / RECORD_NPZ, spec.scene, streams.start_step)
+            )
+        sim = spec.build(recorders)
     except BaseException:
-        # Nothing was simulated (e.g. the backend cannot run): leave no partial directory.
+        # Nothing was simulated (e.g. the backend cannot run): stop the recorders' threads and
+        # leave no partial directory; the error that got us here is the one to report.
+        for r in recorders:
+            with contextlib.suppress(Exception):
+                r.close("failed")
         shutil.rmtree(root, ignore_errors=True)
         raise
-    own: list[SimObserver] = []
-    rec = scenario.record
-    if rec.bag:
-        own.append(BagWriter(root / BAG_DIR, sim.topics()))
-    gt = None
-    if rec.ground_truth:
-        gt = GroundTruthWriter(root / GT_DIR, sim.scene, sim.start_step, rec.png_compression)
-        own.append(gt)
-    if rec.experiment_record:
-        own.append(ExperimentRecorder(root / RECORD_NPZ, sim.scene, sim.start_step))
-    sim.observers = own + list(observers)
-    # Signals only ask the loop to stop, from here on: even a Ctrl-C during the hook (e.g. a
-    # node waiting for subscribers) ends in a closed bag, a summary and a committed directory.
+    # Signals only ask the loop to stop, from here on: even a Ctrl-C during before_run ends in a
+    # closed bag, a summary and a committed directory.
     try:
         with stop_flag(sim.stop_event):
-            if simulator_hook is not None:
-                simulator_hook(sim)
+            if before_run is not None:
+                before_run()
             stats = sim.run(progress=progress)
     finally:
         sim.finish()

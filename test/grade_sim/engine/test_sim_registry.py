@@ -53,7 +53,7 @@ def test_unusable_backend_fails_listing_available(
     with pytest.raises(BackendError, match=message):
         create_backend(scene)
     with pytest.raises(BackendError, match=message):
-        Simulator(scene.scenario, scene=scene)
+        Simulator(scene)
 
 
 def test_unknown_backend_fails_before_any_output(

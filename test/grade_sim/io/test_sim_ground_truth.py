@@ -11,7 +11,7 @@ import pytest
 from grade_common.tum import DEPTH_SCALE, depth_to_png_u16, tum_pose_line, tum_stamp
 from grade_sim.config.scenario import Scenario
 from grade_sim.io.record import RecordError, load_record
-from grade_sim.sim.boxes import Box3D, loose_box_2d, tight_boxes_2d
+from grade_sim.sensors.boxes import Box3D, loose_box_2d, tight_boxes_2d
 from grade_sim.sim.orchestrator import stamp_ns_of
 from grade_sim.sim.run import run_scenario
 

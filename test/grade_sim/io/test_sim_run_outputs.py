@@ -20,11 +20,11 @@ import yaml
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import DEPTH_SCALE, tum_stamp
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
-from grade_sim.io.messages import typestore
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene
+from grade_sim.sensors.boxes import Box3D, actor_boxes, loose_box_2d
 from grade_sim.sensors.camera import intrinsics
-from grade_sim.sim.boxes import Box3D, actor_boxes, loose_box_2d
+from grade_sim.sensors.messages import typestore
 from grade_sim.sim.orchestrator import stamp_ns_of
 from grade_sim.sim.run import RunResult, run_scenario
 

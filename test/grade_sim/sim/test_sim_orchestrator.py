@@ -11,9 +11,10 @@ import pytest
 from grade_common.rotations import quat_to_matrix
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.engine.protocol import RobotState
-from grade_sim.io.messages import TopicSpec
-from grade_sim.scene import Scene
-from grade_sim.sim.orchestrator import CameraSample, Simulator, stamp_ns_of
+from grade_sim.scene import Scene, build_scene
+from grade_sim.sensors.messages import TopicSpec
+from grade_sim.sensors.observer import CameraSample
+from grade_sim.sim.orchestrator import Simulator, stamp_ns_of
 
 
 class Recorder:
@@ -75,7 +76,7 @@ def test_message_counts_follow_the_configured_rates(box_scene: Callable[..., Sce
     scene = box_scene(duration_s=1.0, rates=rates, robot={"cameras": [camera]})
     assert scene.n_steps == 201
     rec = Recorder()
-    sim = Simulator(scene.scenario, observers=[rec], scene=scene)
+    sim = Simulator(scene, observers=[rec])
     stats = sim.run()
     sim.finish()
     assert stats.status == "complete"
@@ -111,7 +112,7 @@ def test_message_counts_follow_the_configured_rates(box_scene: Callable[..., Sce
 def test_observers_see_each_step_in_order(box_scene: Callable[..., Scene]) -> None:
     scene = box_scene(duration_s=0.1)
     rec = Recorder()
-    sim = Simulator(scene.scenario, observers=[rec], scene=scene)
+    sim = Simulator(scene, observers=[rec])
     sim.run()
     sim.finish()
     steps = [int(name) for kind, _, name in rec.calls if kind == "step"]
@@ -133,7 +134,7 @@ def test_command_source_drives_the_robot_within_limits(box_scene: Callable[..., 
     scene = box_scene(duration_s=1.0)
     commands = ConstantCommands([5.0, -0.5, 0.0, 0.2, 0.0, 0.0])  # x beyond max_velocity 2 m/s
     rec = Recorder()
-    sim = Simulator(scene.scenario, observers=[rec], command_source=commands, scene=scene)
+    sim = Simulator(scene, observers=[rec], command_source=commands)
     sim.run()
     sim.finish()
     assert commands.asked[0][:2] == ("uav1", ("x", "y", "z", "yaw", "pitch", "roll"))
@@ -148,9 +149,7 @@ def test_command_source_drives_the_robot_within_limits(box_scene: Callable[..., 
 def test_no_commands_hold_the_robot_still(box_scene: Callable[..., Scene]) -> None:
     scene = box_scene(duration_s=0.5)
     rec = Recorder()
-    sim = Simulator(
-        scene.scenario, observers=[rec], command_source=ConstantCommands(None), scene=scene
-    )
+    sim = Simulator(scene, observers=[rec], command_source=ConstantCommands(None))
     sim.run()
     sim.finish()
     np.testing.assert_allclose(rec.states[-1].position_world_base, [0.0, 0.0, 1.0], atol=1e-9)
@@ -158,7 +157,7 @@ def test_no_commands_hold_the_robot_still(box_scene: Callable[..., Scene]) -> No
 
 def test_run_in_parts_and_stop_event(box_scene: Callable[..., Scene]) -> None:
     scene = box_scene(duration_s=0.5)
-    sim = Simulator(scene.scenario, scene=scene)
+    sim = Simulator(scene)
     assert sim.run(max_steps=30).status == "complete"
     assert sim.stats.steps == 30
     sim.stop_event.set()
@@ -182,7 +181,7 @@ def test_path_mode_follows_the_tour_through_the_physics(
 ) -> None:
     scenario = path_scenario(small_data)
     rec = Recorder()
-    sim = Simulator(scenario, observers=[rec])
+    sim = Simulator(build_scene(scenario), observers=[rec])
     sim.run()
     sim.finish()
     follower = sim.scene.robots[0].follower
@@ -225,7 +224,7 @@ def test_two_robots_omni_and_uav_publish_under_their_namespaces(
     ]
     scenario = scenario_from_mapping(data)
     rec = Recorder()
-    sim = Simulator(scenario, observers=[rec])
+    sim = Simulator(build_scene(scenario), observers=[rec])
     sim.run()
     sim.finish()
     names = {t.name for t in sim.topics()}
@@ -268,7 +267,7 @@ def test_tf_tree_composes_to_the_camera_pose(
 ) -> None:
     """world -> odom -> base_link (-> camera_mount) -> camera_link -> optical frame, from the
     published /tf and /tf_static, equals the published camera pose (REP 103/105 frames)."""
-    from grade_sim.io.messages import typestore
+    from grade_sim.sensors.messages import typestore
 
     camera = {
         "name": "camera",
@@ -279,9 +278,7 @@ def test_tf_tree_composes_to_the_camera_pose(
     start = (0.0, 0.0, 1.0) if robot["type"] == "uav" else (0.0, 0.0, 0.06)
     scene = box_scene(duration_s=0.5, robot={**robot, "cameras": [camera]}, start_xyz=start)
     log = MessageLog()
-    sim = Simulator(
-        scene.scenario, observers=[log], command_source=ConstantCommands(commands), scene=scene
-    )
+    sim = Simulator(scene, observers=[log], command_source=ConstantCommands(commands))
     sim.run()
     sim.finish()
     store = typestore()

@@ -6,6 +6,7 @@ import json
 import os
 import re
 import signal
+import threading
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,8 +19,8 @@ from grade_common.errors import OutputExistsError
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.io.record import load_record
 from grade_sim.io.run_dir import RunDirectory
-from grade_sim.sim.orchestrator import Simulator
-from grade_sim.sim.run import run_scenario
+from grade_sim.scene import build_scene
+from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 Bag = dict[str, list[tuple[int, str, bytes]]]
 STOP_STEP = 60
@@ -28,8 +29,8 @@ STOP_STEP = 60
 class StopAt:
     """An observer that asks the simulator to stop at a step (like a Ctrl-C would)."""
 
-    def __init__(self, sim: Simulator, step: int, use_sigint: bool) -> None:
-        self.sim, self.step, self.use_sigint = sim, step, use_sigint
+    def __init__(self, stop: threading.Event, step: int, use_sigint: bool) -> None:
+        self.stop, self.step, self.use_sigint = stop, step, use_sigint
 
     def on_message(self, topic: object, stamp_ns: int, cdr: bytes) -> None:
         return None
@@ -42,17 +43,17 @@ class StopAt:
             if self.use_sigint:
                 os.kill(os.getpid(), signal.SIGINT)
             else:
-                self.sim.stop_event.set()
+                self.stop.set()
 
     def close(self, status: str) -> None:
         return None
 
 
-def stop_hook(step: int, use_sigint: bool = False) -> Callable[[Simulator], None]:
-    def hook(sim: Simulator) -> None:
-        sim.observers.append(StopAt(sim, step, use_sigint))
-
-    return hook
+def stopping_at(scenario: Scenario, step: int, use_sigint: bool = False) -> SimulatorSpec:
+    stop = threading.Event()
+    return SimulatorSpec(
+        build_scene(scenario), observers=(StopAt(stop, step, use_sigint),), stop_event=stop
+    )
 
 
 @pytest.mark.parametrize("use_sigint", [False, True], ids=["stop_event", "sigint"])
@@ -63,8 +64,7 @@ def test_interrupted_run_leaves_a_readable_bag(
     use_sigint: bool,
 ) -> None:
     scenario = small_scenario(duration_s=1.0)
-    hook = stop_hook(STOP_STEP, use_sigint)
-    result = run_scenario(scenario, tmp_path / "run", simulator_hook=hook)
+    result = run_scenario(stopping_at(scenario, STOP_STEP, use_sigint), tmp_path / "run")
     assert result.path == tmp_path / "run"
     assert result.stats.status == "interrupted"
     assert result.stats.steps == STOP_STEP + 1

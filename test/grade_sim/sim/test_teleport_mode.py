@@ -6,6 +6,7 @@ import numpy as np
 
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.engine.protocol import RobotState
+from grade_sim.scene import build_scene
 from grade_sim.sim.orchestrator import Simulator
 
 PHYSICS_HZ = 240.0
@@ -40,9 +41,8 @@ def test_teleport_follows_the_path_exactly_and_imu_matches_its_acceleration() ->
             "record": {"bag": False, "ground_truth": False, "experiment_record": False},
         }
     )
-    sim = Simulator(scenario)
     probe = _States()
-    sim.observers = [probe]
+    sim = Simulator(build_scene(scenario), observers=[probe])
     sim.run()
     sim.finish()
     follower = sim.scene.robots[0].follower

@@ -132,7 +132,7 @@ def test_shipped_savanna_scenario_places_robots_on_the_loop_and_renders() -> Non
 
     scenario = load_scenario(REPO / "config/outdoor_savanna.yaml", {"duration_s": 0.1})
     assert scenario.environment.type is EnvironmentKind.OUTDOOR
-    sim = Simulator(scenario)
+    sim = Simulator(build_scene(scenario))
     try:
         loop = list(sim.scene.world.tour_xy)
         for k, robot in enumerate(sim.scene.robots):

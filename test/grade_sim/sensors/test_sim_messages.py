@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from grade_sim.io import messages as msgs
 from grade_sim.io.bag_writer import BagWriter
-from grade_sim.io.messages import QosProfile, TopicSpec, Transform, typestore
+from grade_sim.sensors import messages as msgs
+from grade_sim.sensors.messages import QosProfile, TopicSpec, Transform, typestore
 
 Bag = dict[str, list[tuple[int, str, bytes]]]
 STAMP_NS = 12 * 10**9 + 345_678_901

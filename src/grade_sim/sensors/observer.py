@@ -1,0 +1,42 @@
+"""What the simulator hands out: the observer protocol and the per-frame camera sample.
+
+Observers (bag, ROS publishers, ground truth, experiment record) live above this layer and
+depend on it; the simulator calls them from its thread, in step order.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Protocol
+
+from grade_common.types import FloatArray
+from grade_sim.engine.protocol import CameraFrame, RobotState
+from grade_sim.sensors.boxes import Box3D
+from grade_sim.sensors.messages import TopicSpec
+
+
+@dataclass(frozen=True)
+class CameraSample:
+    """One rendered frame of one camera with its pose, intrinsics and the actors' 3D boxes."""
+
+    robot: str
+    camera: str
+    step: int
+    stamp_ns: int
+    frame: CameraFrame
+    position_world_optical: FloatArray
+    quat_world_optical: FloatArray
+    k: FloatArray
+    boxes: list[Box3D]
+
+
+class SimObserver(Protocol):
+    """Receives what the simulator produces; called from the simulation thread, in step order."""
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None: ...
+
+    def on_camera(self, sample: CameraSample) -> None: ...
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None: ...
+
+    def close(self, status: str) -> None: ...

@@ -1,0 +1,135 @@
+"""A robot's camera: pose, one image topic per kind and camera_info, from one render per frame."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+from grade_sim.config.scenario import CameraConfig, RatesConfig, Stream
+from grade_sim.engine.protocol import CameraFrame
+from grade_sim.sensors import messages as msgs
+from grade_sim.sensors.camera import intrinsics
+from grade_sim.sensors.messages import QosProfile, TopicSpec
+from grade_sim.sensors.observer import CameraSample
+from grade_sim.sensors.schedule import RateSchedule
+from grade_sim.sensors.streams.base import StepState, StreamOutput
+
+
+@dataclass(frozen=True)
+class ImageFormat:
+    """How one image kind is taken from a rendered frame and encoded."""
+
+    array: Callable[[CameraFrame], NDArray[Any] | None]
+    encoding: str
+
+
+# Also the order the images of one frame are emitted in (the bag's message order relies on it).
+IMAGE_FORMATS: dict[Stream, ImageFormat] = {
+    Stream.RGB: ImageFormat(lambda f: f.rgb, "rgb8"),
+    Stream.DEPTH: ImageFormat(lambda f: f.depth_m, "32FC1"),
+    Stream.INSTANCE: ImageFormat(lambda f: f.instance, "mono16"),
+}
+
+
+@dataclass(frozen=True)
+class Camera:
+    """One rendered camera of one robot."""
+
+    robot: str
+    config: CameraConfig
+    k: FloatArray  # 3x3 intrinsics
+
+    @classmethod
+    def of(cls, robot: str, config: CameraConfig) -> Camera:
+        return cls(robot, config, intrinsics(config))
+
+    @property
+    def name(self) -> str:
+        return self.config.name
+
+    @property
+    def optical_frame(self) -> str:
+        return f"{self.robot}/{self.config.name}_optical_frame"
+
+
+class CameraStreams:
+    """A camera's pose (at the camera-pose rate) and its frames (at the camera's own rate).
+
+    The pose is queried once when either is due; each frame is rendered once for all its image
+    kinds, then published as images, camera_info and a CameraSample for the observers.
+    """
+
+    def __init__(self, camera: Camera, rates: RatesConfig) -> None:
+        base = f"/{camera.robot}/{camera.name}"
+        self.camera = camera
+        self._frame_schedule = RateSchedule(camera.config.rate_hz, rates.physics_hz)
+        self._pose_schedule = RateSchedule(rates.camera_pose_hz, rates.physics_hz)
+        # In the configured order: the order the topics are registered in.
+        self._images = {
+            kind: TopicSpec(
+                f"{base}/{kind.value}/image_raw", "sensor_msgs/msg/Image", QosProfile.SENSOR
+            )
+            for kind in camera.config.streams
+        }
+        self._info = TopicSpec(
+            f"{base}/camera_info", "sensor_msgs/msg/CameraInfo", QosProfile.SENSOR
+        )
+        self._pose = TopicSpec(f"{base}/pose", "geometry_msgs/msg/PoseStamped", QosProfile.SENSOR)
+
+    def topics(self) -> tuple[TopicSpec, ...]:
+        return (*self._images.values(), self._info, self._pose)
+
+    def needs_actors(self, step: int) -> bool:
+        return self._frame_schedule.due(step)
+
+    def emit(self, state: StepState, out: StreamOutput) -> None:
+        pose_due = self._pose_schedule.due(state.step)
+        frame_due = self._frame_schedule.due(state.step)
+        if not (pose_due or frame_due):
+            return
+        cam = self.camera
+        stamp_ns = state.stamp_ns
+        pos, quat = state.backend.camera_pose(cam.robot, cam.name)
+        if pose_due:
+            out.publish(self._pose, stamp_ns, msgs.pose_stamped(stamp_ns, "world", pos, quat))
+        if not frame_due:
+            return
+        frame = out.render(
+            cam.robot,
+            cam.name,
+            Stream.RGB in self._images,
+            Stream.DEPTH in self._images,
+            Stream.INSTANCE in self._images,
+        )
+        for kind, fmt in IMAGE_FORMATS.items():
+            array = fmt.array(frame)
+            if kind in self._images and array is not None:
+                out.publish(
+                    self._images[kind],
+                    stamp_ns,
+                    msgs.image(stamp_ns, cam.optical_frame, array, fmt.encoding),
+                )
+        out.publish(
+            self._info,
+            stamp_ns,
+            msgs.camera_info(
+                stamp_ns, cam.optical_frame, cam.config.width, cam.config.height, cam.k
+            ),
+        )
+        out.camera_sample(
+            CameraSample(
+                cam.robot,
+                cam.name,
+                state.step,
+                stamp_ns,
+                frame,
+                pos,
+                quat,
+                cam.k,
+                state.actor_boxes(),
+            )
+        )
