@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Callable
+from typing import Protocol
 
 import rclpy
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
@@ -39,6 +40,37 @@ def spin_until_signal(node: Node) -> None:
     finally:
         executor.remove_node(node)
         executor.shutdown(timeout_sec=1.0)
+
+
+class NodeMain(Protocol):
+    """A node module's `main(args)`: rclpy arguments in, exit code out."""
+
+    def __call__(self, args: list[str] | None = None) -> int: ...
+
+
+def node_main(
+    name: str,
+    factory: Callable[[], Node],
+    *,
+    config_errors: tuple[type[Exception], ...] = (),
+    config_error_what: str = "invalid parameters",
+    config_error_code: int = 2,
+) -> NodeMain:
+    """The `main(args)` entry point of a node module (`ros2 run grade NAME`, `python -m ...`):
+    `run_node` with these settings."""
+
+    def main(args: list[str] | None = None) -> int:
+        return run_node(
+            name,
+            factory,
+            args,
+            config_errors=config_errors,
+            config_error_what=config_error_what,
+            config_error_code=config_error_code,
+        )
+
+    main.__doc__ = f"Entry point of the {name} node: init, spin until SIGINT/SIGTERM, clean up."
+    return main
 
 
 def run_node(

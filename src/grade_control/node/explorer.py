@@ -29,11 +29,23 @@ from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExpl
 from grade_control.geometry import rpy_to_quaternion
 
 _NODE_DEFAULTS: dict[str, Any] = {
-    "robot": "uav", "camera": "camera", "altitude_m": 1.2, "map_rate_hz": 5.0,
-    "replan_period_s": 1.0, "goal_tolerance_m": 0.3,
-    "origin_x_m": -10.0, "origin_y_m": -10.0, "size_x_m": 20.0, "size_y_m": 20.0,
-    "resolution_m": 0.1, "min_obstacle_height_m": 0.15, "max_obstacle_height_m": 2.0,
-    "max_range_m": 4.0, "pixel_stride": 8, "robot_radius_m": 0.3, "min_frontier_cells": 5,
+    "robot": "uav",
+    "camera": "camera",
+    "altitude_m": 1.2,
+    "map_rate_hz": 5.0,
+    "replan_period_s": 1.0,
+    "goal_tolerance_m": 0.3,
+    "origin_x_m": -10.0,
+    "origin_y_m": -10.0,
+    "size_x_m": 20.0,
+    "size_y_m": 20.0,
+    "resolution_m": 0.1,
+    "min_obstacle_height_m": 0.15,
+    "max_obstacle_height_m": 2.0,
+    "max_range_m": 4.0,
+    "pixel_stride": 8,
+    "robot_radius_m": 0.3,
+    "min_frontier_cells": 5,
     "path_step_m": 0.5,
 }
 
@@ -46,15 +58,16 @@ def depth_image_to_array(msg: Image) -> np.ndarray:
 
 def pose_matrix(pose: Any) -> np.ndarray:
     """geometry_msgs/Pose -> 4x4 transform."""
-    q = np.array([pose.orientation.x, pose.orientation.y, pose.orientation.z,
-                  pose.orientation.w])
+    q = np.array([pose.orientation.x, pose.orientation.y, pose.orientation.z, pose.orientation.w])
     x, y, z, w = q / np.linalg.norm(q)
     matrix = np.eye(4)
-    matrix[:3, :3] = np.array([
-        [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
-        [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
-        [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
-    ])
+    matrix[:3, :3] = np.array(
+        [
+            [1 - 2 * (y * y + z * z), 2 * (x * y - z * w), 2 * (x * z + y * w)],
+            [2 * (x * y + z * w), 1 - 2 * (x * x + z * z), 2 * (y * z - x * w)],
+            [2 * (x * z - y * w), 2 * (y * z + x * w), 1 - 2 * (x * x + y * y)],
+        ]
+    )
     matrix[:3, 3] = (pose.position.x, pose.position.y, pose.position.z)
     return matrix
 
@@ -65,21 +78,27 @@ class ExplorerNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("explorer", **kwargs)
         for name, value in _NODE_DEFAULTS.items():
-            self.declare_parameter(name, value, ParameterDescriptor(dynamic_typing=True,
-                                                                    read_only=True))
+            self.declare_parameter(
+                name, value, ParameterDescriptor(dynamic_typing=True, read_only=True)
+            )
         p = {name: self.get_parameter(name).value for name in _NODE_DEFAULTS}
         for name in ("altitude_m", "map_rate_hz", "replan_period_s", "goal_tolerance_m"):
             if not (isinstance(p[name], int | float) and math.isfinite(p[name]) and p[name] > 0):
                 raise ControlConfigError(f"{name} = {p[name]!r} is invalid: must be > 0")
-        self.explorer = FrontierExplorer(ExplorerConfig(
-            origin_xy_m=(float(p["origin_x_m"]), float(p["origin_y_m"])),
-            size_xy_m=(float(p["size_x_m"]), float(p["size_y_m"])),
-            resolution_m=float(p["resolution_m"]),
-            min_obstacle_height_m=float(p["min_obstacle_height_m"]),
-            max_obstacle_height_m=float(p["max_obstacle_height_m"]),
-            max_range_m=float(p["max_range_m"]), pixel_stride=p["pixel_stride"],
-            robot_radius_m=float(p["robot_radius_m"]),
-            min_frontier_cells=p["min_frontier_cells"], path_step_m=float(p["path_step_m"])))
+        self.explorer = FrontierExplorer(
+            ExplorerConfig(
+                origin_xy_m=(float(p["origin_x_m"]), float(p["origin_y_m"])),
+                size_xy_m=(float(p["size_x_m"]), float(p["size_y_m"])),
+                resolution_m=float(p["resolution_m"]),
+                min_obstacle_height_m=float(p["min_obstacle_height_m"]),
+                max_obstacle_height_m=float(p["max_obstacle_height_m"]),
+                max_range_m=float(p["max_range_m"]),
+                pixel_stride=p["pixel_stride"],
+                robot_radius_m=float(p["robot_radius_m"]),
+                min_frontier_cells=p["min_frontier_cells"],
+                path_step_m=float(p["path_step_m"]),
+            )
+        )
         self.params = p
         robot, camera = p["robot"], p["camera"]
         self._depth: Image | None = None
@@ -88,17 +107,22 @@ class ExplorerNode(Node):
         self._position: np.ndarray | None = None
         self._goal: ExplorationGoal | None = None
         self._finished = False
-        self.create_subscription(Image, f"/{robot}/{camera}/depth/image_raw", self._on_depth,
-                                 qos_profile_sensor_data)
-        self.create_subscription(CameraInfo, f"/{robot}/{camera}/camera_info", self._on_info,
-                                 qos_profile_sensor_data)
-        self.create_subscription(PoseStamped, f"/{robot}/{camera}/pose", self._on_pose,
-                                 qos_profile_sensor_data)
-        self.create_subscription(Odometry, f"/{robot}/odom", self._on_odom,
-                                 qos_profile_sensor_data)
+        self.create_subscription(
+            Image, f"/{robot}/{camera}/depth/image_raw", self._on_depth, qos_profile_sensor_data
+        )
+        self.create_subscription(
+            CameraInfo, f"/{robot}/{camera}/camera_info", self._on_info, qos_profile_sensor_data
+        )
+        self.create_subscription(
+            PoseStamped, f"/{robot}/{camera}/pose", self._on_pose, qos_profile_sensor_data
+        )
+        self.create_subscription(Odometry, f"/{robot}/odom", self._on_odom, qos_profile_sensor_data)
         self._path_pub = self.create_publisher(Path, f"/{robot}/setpoint/path", QoSProfile(depth=5))
-        self._map_pub = self.create_publisher(OccupancyGrid, f"/{robot}/explorer/map", QoSProfile(
-            depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+        self._map_pub = self.create_publisher(
+            OccupancyGrid,
+            f"/{robot}/explorer/map",
+            QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL),
+        )
         self.create_timer(1.0 / float(p["map_rate_hz"]), self._integrate)
         self.create_timer(float(p["replan_period_s"]), self._replan)
 
@@ -127,8 +151,9 @@ class ExplorerNode(Node):
         stamp = self._stamp_ns(depth_msg.header.stamp)
         nearest = min(self._poses, key=lambda s: abs(s - stamp))
         if abs(nearest - stamp) > 20_000_000:  # no camera pose within 20 ms of the image
-            self.get_logger().warning("depth image without a matching camera pose: skipped",
-                                      throttle_duration_sec=2.0)
+            self.get_logger().warning(
+                "depth image without a matching camera pose: skipped", throttle_duration_sec=2.0
+            )
             return
         try:
             depth = depth_image_to_array(depth_msg)
@@ -146,7 +171,8 @@ class ExplorerNode(Node):
             row, col = self.explorer.cell_of(self._goal.goal_xy_m)
             still_frontier = labels[row, col] > 0
             near = np.linalg.norm(self._position - self._goal.goal_xy_m) <= float(
-                self.params["goal_tolerance_m"])
+                self.params["goal_tolerance_m"]
+            )
             if still_frontier and not near:
                 return
         self._goal = self.explorer.next_goal(self._position)
@@ -155,8 +181,10 @@ class ExplorerNode(Node):
                 self.get_logger().info("no reachable frontier left: exploration finished")
                 self._finished = True
             return
-        self.get_logger().info(f"next frontier at {self._goal.goal_xy_m.round(2).tolist()} "
-                               f"({self._goal.frontier_cells} cells)")
+        self.get_logger().info(
+            f"next frontier at {self._goal.goal_xy_m.round(2).tolist()} "
+            f"({self._goal.frontier_cells} cells)"
+        )
         self._path_pub.publish(self._path_message(self._goal))
 
     def _path_message(self, goal: ExplorationGoal) -> Path:
@@ -175,8 +203,12 @@ class ExplorerNode(Node):
             pose.pose.position.x, pose.pose.position.y = float(xy[0]), float(xy[1])
             pose.pose.position.z = float(self.params["altitude_m"])
             q = rpy_to_quaternion(0.0, 0.0, yaw)
-            (pose.pose.orientation.x, pose.pose.orientation.y, pose.pose.orientation.z,
-             pose.pose.orientation.w) = (float(v) for v in q)
+            (
+                pose.pose.orientation.x,
+                pose.pose.orientation.y,
+                pose.pose.orientation.z,
+                pose.pose.orientation.w,
+            ) = (float(v) for v in q)
             msg.poses.append(pose)
         return msg
 
@@ -194,12 +226,7 @@ class ExplorerNode(Node):
             self._map_pub.publish(msg)
 
 
-def main(args: list[str] | None = None) -> int:
-    """Entry point: `ros2 run grade explorer --ros-args -p robot:=uav`."""
-    return grade_spin.run_node(
-        "explorer", ExplorerNode, args, config_errors=(ControlConfigError,),
-        config_error_what="invalid parameters", config_error_code=2,
-    )
+main = grade_spin.node_main("explorer", ExplorerNode, config_errors=(ControlConfigError,))
 
 
 if __name__ == "__main__":

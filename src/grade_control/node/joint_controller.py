@@ -63,34 +63,39 @@ class JointControllerNode(Node):
         self._velocities = [0.0] * len(self.config.axes)
         robot = self.config.robot
         if self.config.state_source is StateSource.ODOMETRY:
-            self.create_subscription(Odometry, f"/{robot}/odom", self._on_odom,
-                                     qos_profile_sensor_data)
+            self.create_subscription(
+                Odometry, f"/{robot}/odom", self._on_odom, qos_profile_sensor_data
+            )
         else:
-            self.create_subscription(JointState, f"/{robot}/joint_states", self._on_joint_states,
-                                     qos_profile_sensor_data)
+            self.create_subscription(
+                JointState, f"/{robot}/joint_states", self._on_joint_states, qos_profile_sensor_data
+            )
         reliable = QoSProfile(depth=10)
         self.create_subscription(PoseStamped, f"/{robot}/setpoint/pose", self._on_pose, reliable)
-        self.create_subscription(TwistStamped, f"/{robot}/setpoint/twist", self._on_twist_stamped,
-                                 reliable)
+        self.create_subscription(
+            TwistStamped, f"/{robot}/setpoint/twist", self._on_twist_stamped, reliable
+        )
         self.create_subscription(Twist, f"/{robot}/cmd_vel", self._on_twist, reliable)
-        self.create_subscription(MultiDOFJointTrajectory, f"/{robot}/setpoint/trajectory",
-                                 self._on_trajectory, reliable)
+        self.create_subscription(
+            MultiDOFJointTrajectory, f"/{robot}/setpoint/trajectory", self._on_trajectory, reliable
+        )
         self.create_subscription(Path, f"/{robot}/setpoint/path", self._on_path, reliable)
-        self.create_subscription(JointState, f"/{robot}/setpoint/joints", self._on_joints,
-                                 reliable)
+        self.create_subscription(JointState, f"/{robot}/setpoint/joints", self._on_joints, reliable)
         self._publisher = self.create_publisher(JointState, f"/{robot}/joint_commands", reliable)
         self.add_on_set_parameters_callback(self._on_set_parameters)
         if not self.config.lockstep:
             self.create_timer(self.config.period_s, self._on_timer)
         self.get_logger().info(
             f"controlling {list(self.config.joint_names)} of {robot} at {self.config.rate_hz} Hz "
-            f"(state from {self.config.state_source.value})")
+            f"(state from {self.config.state_source.value})"
+        )
 
     # ---- parameters ---------------------------------------------------------------------
 
     def _declare(self, name: str, value: object, description: str) -> None:
-        descriptor = ParameterDescriptor(description=description, dynamic_typing=True,
-                                         read_only=name in READ_ONLY)
+        descriptor = ParameterDescriptor(
+            description=description, dynamic_typing=True, read_only=name in READ_ONLY
+        )
         self.declare_parameter(name, value, descriptor)
 
     def _declare_and_read(self) -> ControllerConfig:
@@ -99,28 +104,36 @@ class JointControllerNode(Node):
         self._declare("joints", defaults["joints"], "controlled joints, in command order")
         joints = self.get_parameter("joints").value
         if not isinstance(joints, list) or not joints:
-            raise ControlConfigError(f"joints = {joints!r} is invalid: must be a non-empty list "
-                                     "of joint names")
+            raise ControlConfigError(
+                f"joints = {joints!r} is invalid: must be a non-empty list of joint names"
+            )
         for name, value in defaults.items():
             if name not in ("robot", "joints") and not name.startswith("axes."):
                 self._declare(name, value, f"see ControllerConfig.{name}")
         for joint in joints:
             axis = default_axis(str(joint))
             for field in AXIS_FIELDS:
-                self._declare(f"axes.{joint}.{field}", getattr(axis, field),
-                              f"AxisConfig.{field} of joint {joint}")
+                self._declare(
+                    f"axes.{joint}.{field}",
+                    getattr(axis, field),
+                    f"AxisConfig.{field} of joint {joint}",
+                )
         declared = set(self._parameters)
         unknown = sorted(name for name in self._parameter_overrides if name not in declared)
         if unknown:
             raise ControlConfigError(
                 f"parameter(s) {unknown} are unknown (joints = {joints}); known: "
                 f"{sorted(n for n in declared if not n.startswith('axes.'))} and "
-                f"axes.<joint>.{{{','.join(AXIS_FIELDS)}}}")
+                f"axes.<joint>.{{{','.join(AXIS_FIELDS)}}}"
+            )
         return ControllerConfig.from_parameters(self._current_parameters())
 
     def _current_parameters(self) -> dict[str, object]:
-        return {name: param.value for name, param in self._parameters.items()
-                if name not in ("use_sim_time", "start_type_description_service")}
+        return {
+            name: param.value
+            for name, param in self._parameters.items()
+            if name not in ("use_sim_time", "start_type_description_service")
+        }
 
     def _on_set_parameters(self, params: list[Parameter[Any]]) -> SetParametersResult:
         values = self._current_parameters()
@@ -144,13 +157,16 @@ class JointControllerNode(Node):
 
     def _on_odom(self, msg: Odometry) -> None:
         p, q = msg.pose.pose.position, msg.pose.pose.orientation
-        self._set_measured(lambda: measured_from_pose(self.config, (p.x, p.y, p.z),
-                                                      (q.x, q.y, q.z, q.w)), msg.header.stamp)
+        self._set_measured(
+            lambda: measured_from_pose(self.config, (p.x, p.y, p.z), (q.x, q.y, q.z, q.w)),
+            msg.header.stamp,
+        )
 
     def _on_joint_states(self, msg: JointState) -> None:
-        self._set_measured(lambda: measured_from_joint_states(self.config, list(msg.name),
-                                                              list(msg.position)),
-                           msg.header.stamp)
+        self._set_measured(
+            lambda: measured_from_joint_states(self.config, list(msg.name), list(msg.position)),
+            msg.header.stamp,
+        )
 
     def _set_measured(self, read: Callable[[], np.ndarray], stamp: Any) -> None:
         try:
@@ -172,8 +188,11 @@ class JointControllerNode(Node):
         pending, self._pending = self._pending, []
         for what, action in pending:
             self._run_action(what, action, now_s)
-        if (self._next_update_s is None or now_s >= self._next_update_s - 1e-9
-                or now_s < self._next_update_s - 2 * self.config.period_s):
+        if (
+            self._next_update_s is None
+            or now_s >= self._next_update_s - 1e-9
+            or now_s < self._next_update_s - 2 * self.config.period_s
+        ):
             command = self.controller.update(now_s, self._measured)
             for note in command.notes:
                 self.get_logger().warning(note)
@@ -206,20 +225,38 @@ class JointControllerNode(Node):
 
     def _on_pose(self, msg: PoseStamped) -> None:
         p, q = msg.pose.position, msg.pose.orientation
-        self._apply("pose setpoint", lambda now_s: self.controller.tracker.set_pose(
-            (p.x, p.y, p.z), (q.x, q.y, q.z, q.w), msg.header.frame_id,
-            _stamp_s(msg.header.stamp), now_s))
+        self._apply(
+            "pose setpoint",
+            lambda now_s: self.controller.tracker.set_pose(
+                (p.x, p.y, p.z),
+                (q.x, q.y, q.z, q.w),
+                msg.header.frame_id,
+                _stamp_s(msg.header.stamp),
+                now_s,
+            ),
+        )
 
     def _on_twist_stamped(self, msg: TwistStamped) -> None:
         lin, ang = msg.twist.linear, msg.twist.angular
-        self._apply("twist setpoint", lambda now_s: self.controller.tracker.set_twist(
-            (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), msg.header.frame_id,
-            _stamp_s(msg.header.stamp), now_s))
+        self._apply(
+            "twist setpoint",
+            lambda now_s: self.controller.tracker.set_twist(
+                (lin.x, lin.y, lin.z),
+                (ang.x, ang.y, ang.z),
+                msg.header.frame_id,
+                _stamp_s(msg.header.stamp),
+                now_s,
+            ),
+        )
 
     def _on_twist(self, msg: Twist) -> None:
         lin, ang = msg.linear, msg.angular
-        self._apply("cmd_vel setpoint", lambda now_s: self.controller.tracker.set_twist(
-            (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), None, 0.0, now_s))
+        self._apply(
+            "cmd_vel setpoint",
+            lambda now_s: self.controller.tracker.set_twist(
+                (lin.x, lin.y, lin.z), (ang.x, ang.y, ang.z), None, 0.0, now_s
+            ),
+        )
 
     def _on_trajectory(self, msg: MultiDOFJointTrajectory) -> None:
         def action(now_s: float) -> None:
@@ -227,31 +264,66 @@ class JointControllerNode(Node):
             if any(len(pt.transforms) != 1 for pt in msg.points):
                 raise SetpointError("every trajectory point needs exactly one transform")
             times = [start_s + _stamp_s(pt.time_from_start) for pt in msg.points]
-            pos = np.array([[t.translation.x, t.translation.y, t.translation.z]
-                            for pt in msg.points for t in pt.transforms[:1]]).reshape(-1, 3)
-            quat = np.array([[t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w]
-                             for pt in msg.points for t in pt.transforms[:1]]).reshape(-1, 4)
+            pos = np.array(
+                [
+                    [t.translation.x, t.translation.y, t.translation.z]
+                    for pt in msg.points
+                    for t in pt.transforms[:1]
+                ]
+            ).reshape(-1, 3)
+            quat = np.array(
+                [
+                    [t.rotation.x, t.rotation.y, t.rotation.z, t.rotation.w]
+                    for pt in msg.points
+                    for t in pt.transforms[:1]
+                ]
+            ).reshape(-1, 4)
             has_vel = all(len(pt.velocities) >= 1 for pt in msg.points) and msg.points
-            lin = (np.array([[pt.velocities[0].linear.x, pt.velocities[0].linear.y,
-                              pt.velocities[0].linear.z] for pt in msg.points])
-                   if has_vel else None)
+            lin = (
+                np.array(
+                    [
+                        [
+                            pt.velocities[0].linear.x,
+                            pt.velocities[0].linear.y,
+                            pt.velocities[0].linear.z,
+                        ]
+                        for pt in msg.points
+                    ]
+                )
+                if has_vel
+                else None
+            )
             yaw = np.array([pt.velocities[0].angular.z for pt in msg.points]) if has_vel else None
-            self.controller.tracker.set_trajectory(times, pos, quat, lin, yaw,
-                                                   msg.header.frame_id, now_s,
-                                                   list(msg.joint_names))
+            self.controller.tracker.set_trajectory(
+                times, pos, quat, lin, yaw, msg.header.frame_id, now_s, list(msg.joint_names)
+            )
+
         self._apply("trajectory setpoint", action)
 
     def _on_path(self, msg: Path) -> None:
         def action(now_s: float) -> None:
             for k, pose in enumerate(msg.poses):
                 if pose.header.frame_id not in ("", msg.header.frame_id):
-                    raise SetpointError(f"path pose {k} is in frame {pose.header.frame_id!r}, "
-                                        f"the path in {msg.header.frame_id!r}")
-            pos = np.array([[s.pose.position.x, s.pose.position.y, s.pose.position.z]
-                            for s in msg.poses]).reshape(-1, 3)
-            quat = np.array([[s.pose.orientation.x, s.pose.orientation.y, s.pose.orientation.z,
-                              s.pose.orientation.w] for s in msg.poses]).reshape(-1, 4)
+                    raise SetpointError(
+                        f"path pose {k} is in frame {pose.header.frame_id!r}, "
+                        f"the path in {msg.header.frame_id!r}"
+                    )
+            pos = np.array(
+                [[s.pose.position.x, s.pose.position.y, s.pose.position.z] for s in msg.poses]
+            ).reshape(-1, 3)
+            quat = np.array(
+                [
+                    [
+                        s.pose.orientation.x,
+                        s.pose.orientation.y,
+                        s.pose.orientation.z,
+                        s.pose.orientation.w,
+                    ]
+                    for s in msg.poses
+                ]
+            ).reshape(-1, 4)
             self.controller.tracker.set_path(pos, quat, msg.header.frame_id, now_s)
+
         self._apply("path setpoint", action)
 
     def _on_joints(self, msg: JointState) -> None:
@@ -263,15 +335,16 @@ class JointControllerNode(Node):
             if msg.position:
                 if len(msg.position) != len(names):
                     raise SetpointError(f"{len(names)} names but {len(msg.position)} positions")
-                tracker.set_joint_positions(dict(zip(names, msg.position, strict=True)), stamp,
-                                            now)
+                tracker.set_joint_positions(dict(zip(names, msg.position, strict=True)), stamp, now)
             elif msg.velocity:
                 if len(msg.velocity) != len(names):
                     raise SetpointError(f"{len(names)} names but {len(msg.velocity)} velocities")
-                tracker.set_joint_velocities(dict(zip(names, msg.velocity, strict=True)), stamp,
-                                             now)
+                tracker.set_joint_velocities(
+                    dict(zip(names, msg.velocity, strict=True)), stamp, now
+                )
             else:
                 raise SetpointError("joint setpoint has neither positions nor velocities")
+
         self._apply("joint setpoint", action)
 
     # ---- output -------------------------------------------------------------------------
@@ -292,7 +365,9 @@ class JointControllerNode(Node):
             # never act on an old measurement: stand still until the state comes back
             self.get_logger().warning(
                 f"state is {now_s - self._measured_at_s:.2f} s old (> setpoint_timeout_s): "
-                "commanding zero velocity", throttle_duration_sec=2.0)
+                "commanding zero velocity",
+                throttle_duration_sec=2.0,
+            )
             self.controller.pid.reset()
             msg.velocity = [0.0] * len(msg.name)
         else:
@@ -304,12 +379,9 @@ class JointControllerNode(Node):
             self._publisher.publish(msg)
 
 
-def main(args: list[str] | None = None) -> int:
-    """Entry point: `ros2 run grade joint_controller --ros-args --params-file FILE`."""
-    return grade_spin.run_node(
-        "joint_controller", JointControllerNode, args, config_errors=(ControlConfigError,),
-        config_error_what="invalid parameters", config_error_code=2,
-    )
+main = grade_spin.node_main(
+    "joint_controller", JointControllerNode, config_errors=(ControlConfigError,)
+)
 
 
 if __name__ == "__main__":

@@ -213,12 +213,13 @@ class NoiseNode(Node):
         return out
 
 
-def main(args: list[str] | None = None) -> int:
-    """Entry point of `ros2 run grade noise_node` and `python -m grade_noise.node.noise_node`."""
-    return grade_spin.run_node(
-        "noise_node", NoiseNode, args, config_errors=(NoiseError,),
-        config_error_what="error", config_error_code=1,
-    )
+main = grade_spin.node_main(
+    "noise_node",
+    NoiseNode,
+    config_errors=(NoiseError,),
+    config_error_what="error",
+    config_error_code=1,
+)
 
 
 if __name__ == "__main__":
