@@ -172,17 +172,8 @@ class MujocoEngine:
         # acceleration (other robots keep the qacc of their last forward pass).
         self._mj.mj_inverse(self.model, self.data)
 
-    def forward(self) -> None:
-        self._mj.mj_forward(self.model, self.data)
-
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         self.data.ctrl[self._actuators[robot]] = velocities
-
-    def set_robot_joint_state(
-        self, robot: str, positions: FloatArray, velocities: FloatArray
-    ) -> None:
-        self.data.qpos[self._joint_qpos[robot]] = positions
-        self.data.qvel[self._joint_dof[robot]] = velocities
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         if len(self._mocap_ids):
