@@ -72,6 +72,11 @@ def _g(values: float | Iterable[float] | FloatArray, digits: int = 9) -> list[fl
     return [float(f"{v:.{digits}g}") for v in arr]
 
 
+def _size3(size: list[float]) -> list[float]:
+    """A geom size padded with the zeros MuJoCo gives the sizes a shape does not use."""
+    return size + [0.0] * (3 - len(size))
+
+
 def _mount_quat(mount: MountConfig) -> FloatArray:
     return quat_from_rpy(*mount.rpy)
 
@@ -205,8 +210,7 @@ class _SceneBuilder:
             )
 
     def _add_actors(self) -> None:
-        scene, world = self.scene, self.spec.worldbody
-        for person in scene.people:
+        for person in self.scene.people:
             for part in person.parts():
                 if part.shape is PartShape.CAPSULE:
                     size = _g(part.size[:2], 6)
@@ -214,18 +218,14 @@ class _SceneBuilder:
                     size = _g(part.size[0], 6)
                 else:
                     size = _g(part.size)
-                body = world.add_body(name=f"{person.name}/{part.name}", mocap=True)
-                self._geom(
-                    body,
+                self._add_mocap(
+                    f"{person.name}/{part.name}",
                     person.instance_id,
-                    f"i{person.instance_id}:{person.name}/{part.name}",
-                    type=_GEOM_TYPES[part.shape.value],
-                    size=size + [0.0] * (3 - len(size)),
-                    rgba=_g(person.colors[part.color]),
-                    contype=0,
-                    conaffinity=0,
+                    part.shape.value,
+                    size,
+                    _g(person.colors[part.color]),
                 )
-        for obj in scene.objects:
+        for obj in self.scene.objects:
             h = obj.half_size
             size = {
                 ObjectShape.BOX: _g(h),
@@ -234,17 +234,23 @@ class _SceneBuilder:
                 ObjectShape.CYLINDER: _g((h[0], h[2]), 6),
                 ObjectShape.ELLIPSOID: _g(h),
             }[obj.shape]
-            body = world.add_body(name=obj.name, mocap=True)
-            self._geom(
-                body,
-                obj.instance_id,
-                f"i{obj.instance_id}:{obj.name}",
-                type=_GEOM_TYPES[obj.shape.value],
-                size=size + [0.0] * (3 - len(size)),
-                rgba=_g(obj.rgba),
-                contype=0,
-                conaffinity=0,
-            )
+            self._add_mocap(obj.name, obj.instance_id, obj.shape.value, size, _g(obj.rgba))
+
+    def _add_mocap(
+        self, name: str, instance_id: int, shape: str, size: list[float], rgba: list[float]
+    ) -> None:
+        """An actor body: posed kinematically (mocap), seen by cameras, colliding with nothing."""
+        body = self.spec.worldbody.add_body(name=name, mocap=True)
+        self._geom(
+            body,
+            instance_id,
+            f"i{instance_id}:{name}",
+            type=_GEOM_TYPES[shape],
+            size=_size3(size),
+            rgba=rgba,
+            contype=0,
+            conaffinity=0,
+        )
 
     # -- robots ------------------------------------------------------------------------------
     def _add_robot(self, setup: RobotSetup) -> None:
@@ -425,8 +431,7 @@ class _SceneBuilder:
 
     def _urdf_shape(self, g: UrdfGeom, mesh_name: str) -> dict[str, Any]:
         if g.vertices_xyz is None or g.faces is None:
-            size = _g(g.size)
-            return {"type": _GEOM_TYPES[g.shape.value], "size": size + [0.0] * (3 - len(size))}
+            return {"type": _GEOM_TYPES[g.shape.value], "size": _size3(_g(g.size))}
         self.spec.add_mesh(
             name=mesh_name,
             uservert=_g(g.vertices_xyz.ravel()),
