@@ -13,7 +13,6 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.scene import Scene
 
 
 @dataclass(frozen=True)
@@ -49,9 +48,6 @@ class EngineBackend(Protocol):
     def step(self) -> None:
         """Advance the physics by one step of the scenario's physics period."""
 
-    def forward(self) -> None:
-        """Recompute everything derived from the state (after teleporting joints), no time step."""
-
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         """Velocity targets for a robot's joints, in chain order; held until changed."""
 
@@ -62,11 +58,6 @@ class EngineBackend(Protocol):
 
     def update_kinematic_sensors(self) -> None:
         """Recompute poses and sensors from positions, velocities and the given accelerations."""
-
-    def set_robot_joint_state(
-        self, robot: str, positions: FloatArray, velocities: FloatArray
-    ) -> None:
-        """Teleport a robot's joints (replay); call forward() once all are set."""
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         """Kinematic poses of every actor body (Scene.actor_body_poses order)."""
@@ -90,7 +81,3 @@ class EngineBackend(Protocol):
 
     def close(self) -> None:
         """Release rendering contexts and native resources."""
-
-
-class BackendFactory(Protocol):
-    def __call__(self, scene: Scene) -> EngineBackend: ...

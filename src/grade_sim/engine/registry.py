@@ -12,7 +12,7 @@ from grade_sim.scene import Scene
 # name -> "module:factory". Modules are imported only when chosen, so an optional engine's heavy
 # (or absent) dependencies cost nothing to users of another one.
 BACKENDS: dict[str, str] = {
-    "mujoco": "grade_sim.engine.mujoco_engine:MujocoEngine",
+    "mujoco": "grade_sim.engine.mujoco.engine:MujocoEngine",
     "isaac": "grade_sim.engine.isaac_engine:create",
 }
 

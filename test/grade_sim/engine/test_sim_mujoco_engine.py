@@ -11,7 +11,7 @@ import pytest
 
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
 from grade_sim.config.scenario import scenario_from_mapping
-from grade_sim.engine.mujoco_engine import MujocoEngine
+from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sensors.camera import intrinsics
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from grade_common.errors import GradeError
-from grade_sim.engine.mujoco_engine import MujocoEngine
+from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.registry import BACKENDS, available_backends, create_backend
 from grade_sim.errors import BackendError
 from grade_sim.scene import Scene

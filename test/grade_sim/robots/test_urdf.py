@@ -17,7 +17,8 @@ import trimesh
 from grade_common.errors import ConfigError
 from grade_common.rotations import quat_from_rpy, quat_to_matrix
 from grade_sim.config.scenario import load_scenario, scenario_from_mapping
-from grade_sim.engine.mujoco_engine import MujocoEngine, build_mjcf
+from grade_sim.engine.mujoco.builder import build_model
+from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.urdf import GeomShape, UrdfError, load_urdf
 from grade_sim.scene import Scene, build_scene
 
@@ -358,24 +359,31 @@ def test_default_robots_keep_their_box_body(bot: Path) -> None:
     )
     scene = build_scene(scenario)
     ids = {r.model.name: r.instance_id for r in scene.robots}
-    xml = build_mjcf(scene)
+    import mujoco
+
+    spec = build_model(scene).spec
+    names = {e.name for e in (*spec.geoms, *spec.meshes, *spec.bodies)}
     uav, omni, quad = ids["uav1"], ids["omni1"], ids["quad"]
-    assert (
-        f'<geom name="i{uav}:uav1/body" type="box" size="0.2 0.15 0.05" rgba="0.2 0.2 0.25 1" '
-        'contype="2" conaffinity="0" mass="0"/>'
-    ) in xml
+    body = spec.geom(f"i{uav}:uav1/body")
+    assert body.type == mujoco.mjtGeom.mjGEOM_BOX
+    np.testing.assert_array_equal(body.size, [0.2, 0.15, 0.05])
+    np.testing.assert_array_equal(body.rgba, np.array([0.2, 0.2, 0.25, 1], dtype=np.float32))
+    assert (body.contype, body.conaffinity, body.mass) == (2, 0, 0.0)
     for signs in ("11", "1-1", "-11", "-1-1"):
-        assert f'name="i{uav}:uav1/rotor_{signs}" type="cylinder"' in xml
-    assert '<inertial pos="0 0 0" mass="1.5" diaginertia=' in xml
-    assert f'<geom name="i{omni}:omni1/body" type="box"' in xml
-    assert f'name="i{omni}:omni1/mast"' in xml
-    assert "uav1/visual" not in xml
-    assert "omni1/visual" not in xml
+        assert spec.geom(f"i{uav}:uav1/rotor_{signs}").type == mujoco.mjtGeom.mjGEOM_CYLINDER
+    base = spec.body("uav1/base_link")
+    assert base.explicitinertial
+    np.testing.assert_array_equal(base.ipos, [0.0, 0.0, 0.0])
+    assert base.mass == 1.5
+    assert spec.geom(f"i{omni}:omni1/body").type == mujoco.mjtGeom.mjGEOM_BOX
+    assert f"i{omni}:omni1/mast" in names
+    assert not any("uav1/visual" in n for n in names)
+    assert not any("omni1/visual" in n for n in names)
     # The URDF robot has its own geometry instead of the box and rotors.
-    assert f"i{quad}:quad/body" not in xml
-    assert f"i{quad}:quad/rotor" not in xml
-    assert f'name="i{quad}:quad/base_link/visual0" type="box"' in xml
-    assert '<mesh name="quad/visual_mesh_2"' in xml
+    assert f"i{quad}:quad/body" not in names
+    assert not any(n.startswith(f"i{quad}:quad/rotor") for n in names)
+    assert spec.geom(f"i{quad}:quad/base_link/visual0").type == mujoco.mjtGeom.mjGEOM_BOX
+    assert "quad/visual_mesh_2" in {m.name for m in spec.meshes}
 
 
 def test_shipped_urdf_example_builds_and_flies(

@@ -1,0 +1,1 @@
+"""The MuJoCo engine backend: the model builder and the runtime engine."""

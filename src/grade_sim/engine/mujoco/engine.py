@@ -1,0 +1,325 @@
+"""The embedded default engine: MuJoCo physics with offscreen CPU rendering (EGL, else OSMesa).
+
+The model comes from `builder.build_model`; this module steps it, reads robot states and camera
+poses, renders RGB, depth and instance masks, and hides instances for replays.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
+from grade_common.types import FloatArray
+from grade_sim.actors.people import PART_NAMES
+from grade_sim.config.scenario import CameraConfig
+from grade_sim.engine.protocol import CameraFrame, RobotState
+from grade_sim.errors import BackendError
+from grade_sim.scene import Scene
+
+HIDDEN_GROUP = 5
+
+
+def is_available() -> bool:
+    try:
+        import mujoco  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+UNAVAILABLE_REASON = "the 'mujoco' package is not installed"
+
+
+@dataclass
+class _CameraSlot:
+    config: CameraConfig
+    cam_id: int
+    robot: str
+
+
+class MujocoEngine:
+    """EngineBackend on MuJoCo."""
+
+    name = "mujoco"
+
+    def __init__(self, scene: Scene) -> None:
+        _select_gl()
+        # Imported here, not at the top: the registry imports this module to ask is_available().
+        import mujoco
+
+        from grade_sim.engine.mujoco.builder import build_model
+
+        self._mj = mujoco
+        self.scene = scene
+        try:
+            built = build_model(scene)
+        except ValueError as err:
+            raise BackendError(f"mujoco: the scene's model does not compile: {err}") from err
+        self.model = built.model
+        self.data = mujoco.MjData(self.model)
+        self._robots = {r.model.name: r for r in scene.robots}
+        self._joint_qpos: dict[str, NDArray[np.int64]] = {}
+        self._joint_dof: dict[str, NDArray[np.int64]] = {}
+        self._actuators: dict[str, NDArray[np.int64]] = {}
+        self._base_body: dict[str, int] = {}
+        self._sensor_adr: dict[str, tuple[int, int]] = {}
+        for name, setup in self._robots.items():
+            jids = [
+                mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_JOINT, f"{name}/{j.name}")
+                for j in setup.model.joints
+            ]
+            self._joint_qpos[name] = np.array([self.model.jnt_qposadr[j] for j in jids])
+            self._joint_dof[name] = np.array([self.model.jnt_dofadr[j] for j in jids])
+            self._actuators[name] = np.array(
+                [
+                    mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_ACTUATOR, f"{name}/{j.name}")
+                    for j in setup.model.joints
+                ]
+            )
+            self._base_body[name] = mujoco.mj_name2id(
+                self.model, mujoco.mjtObj.mjOBJ_BODY, f"{name}/base_link"
+            )
+            if setup.model.config.imu.enabled:
+                acc = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, f"{name}/imu_accel")
+                gyro = mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_SENSOR, f"{name}/imu_gyro")
+                self._sensor_adr[name] = (
+                    int(self.model.sensor_adr[acc]),
+                    int(self.model.sensor_adr[gyro]),
+                )
+        # Mocap bodies in Scene.actor_body_poses order.
+        names = [f"{p.name}/{part}" for p in scene.people for part in PART_NAMES]
+        names += [o.name for o in scene.objects]
+        body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
+        self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
+        # geom id -> instance id, for segmentation and hiding.
+        self._geom_instance = built.geom_instance_ids
+        self._cameras: dict[tuple[str, str], _CameraSlot] = {}
+        for name, setup in self._robots.items():
+            for cam in setup.model.config.cameras:
+                cid = mujoco.mj_name2id(
+                    self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{cam.name}"
+                )
+                self._cameras[(name, cam.name)] = _CameraSlot(cam, cid, name)
+        self._hidden: frozenset[int] = frozenset()
+        self._original_groups = self.model.geom_group.copy()
+        self._gl: Any = None
+        self._con: Any = None
+        self._vscene: Any = None
+        self._vopt = mujoco.MjvOption()
+        self._vopt.geomgroup[HIDDEN_GROUP] = 0
+        self._reset()
+
+    # -- set-up ---------------------------------------------------------------------------------
+    def _reset(self) -> None:
+        mj = self._mj
+        mj.mj_resetData(self.model, self.data)
+        for name, setup in self._robots.items():
+            q = np.zeros(len(setup.model.joints))
+            for k, j in enumerate(setup.model.joints):
+                if j.name in ("x", "y", "z"):
+                    q[k] = setup.start_xyz["xyz".index(j.name)]
+                elif j.name == "yaw":
+                    q[k] = setup.start_yaw
+            self.data.qpos[self._joint_qpos[name]] = q
+        pos, quat = self.scene.actor_body_poses(0)
+        self.set_actor_poses(pos, quat)
+        mj.mj_forward(self.model, self.data)
+
+    def _ensure_renderer(self) -> None:
+        if self._con is not None:
+            return
+        mj = self._mj
+        width = max((s.config.width for s in self._cameras.values()), default=64)
+        height = max((s.config.height for s in self._cameras.values()), default=64)
+        try:
+            self._gl = mj.GLContext(width, height)
+            self._gl.make_current()
+        except Exception as err:
+            raise BackendError(
+                f"mujoco: cannot create an offscreen OpenGL context with "
+                f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}: {err}. Install Mesa's "
+                "EGL (libegl1, libegl-mesa0, libgl1-mesa-dri) or OSMesa (libosmesa6)"
+            ) from err
+        self._con = mj.MjrContext(self.model, mj.mjtFontScale.mjFONTSCALE_100.value)
+        mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN.value, self._con)
+        self._con.readDepthMap = mj.mjtDepthMap.mjDEPTH_ZEROFAR
+        self._vscene = mj.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
+        self._vscene.flags[mj.mjtRndFlag.mjRND_SHADOW] = bool(self.scene.scenario.lights.shadows)
+        self._vscene.flags[mj.mjtRndFlag.mjRND_REFLECTION] = False
+        self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = False
+
+    # -- EngineBackend --------------------------------------------------------------------------
+    def step(self) -> None:
+        self._mj.mj_step(self.model, self.data)
+        # mj_step leaves positions, sensors and accelerations of the state *before* integration;
+        # recompute them so poses, IMU and joint states all describe the same instant.
+        self._mj.mj_forward(self.model, self.data)
+
+    def set_robot_kinematics(
+        self, robot: str, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
+    ) -> None:
+        self.data.qpos[self._joint_qpos[robot]] = positions
+        self.data.qvel[self._joint_dof[robot]] = velocities
+        self.data.qacc[self._joint_dof[robot]] = accelerations
+
+    def update_kinematic_sensors(self) -> None:
+        # Inverse dynamics takes qacc as given, so the accelerometer reads the trajectory's own
+        # acceleration (other robots keep the qacc of their last forward pass).
+        self._mj.mj_inverse(self.model, self.data)
+
+    def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
+        self.data.ctrl[self._actuators[robot]] = velocities
+
+    def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
+        if len(self._mocap_ids):
+            self.data.mocap_pos[self._mocap_ids] = positions
+            self.data.mocap_quat[self._mocap_ids] = quats_wxyz
+
+    def robot_state(self, robot: str) -> RobotState:
+        mj = self._mj
+        body = self._base_body[robot]
+        vel = np.zeros(6)
+        mj.mj_objectVelocity(self.model, self.data, mj.mjtObj.mjOBJ_BODY, body, vel, 1)
+        if robot in self._sensor_adr:
+            acc_adr, gyro_adr = self._sensor_adr[robot]
+            accel = self.data.sensordata[acc_adr : acc_adr + 3].copy()
+            gyro = self.data.sensordata[gyro_adr : gyro_adr + 3].copy()
+        else:
+            accel = np.zeros(3)
+            gyro = np.zeros(3)
+        return RobotState(
+            joint_positions=self.data.qpos[self._joint_qpos[robot]].copy(),
+            joint_velocities=self.data.qvel[self._joint_dof[robot]].copy(),
+            position_world_base=self.data.xpos[body].copy(),
+            quat_world_base=self.data.xquat[body].copy(),
+            linear_velocity_base=vel[3:].copy(),
+            angular_velocity_base=vel[:3].copy(),
+            imu_angular_velocity=gyro,
+            imu_specific_force=accel,
+            joint_velocity_commands=self.data.ctrl[self._actuators[robot]].copy(),
+            joint_accelerations=self.data.qacc[self._joint_dof[robot]].copy(),
+        )
+
+    def camera_pose(self, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:
+        slot = self._cameras[(robot, camera)]
+        r_world_mjcam = self.data.cam_xmat[slot.cam_id].reshape(3, 3)
+        r_world_optical = r_world_mjcam @ np.diag([1.0, -1.0, -1.0])
+        return self.data.cam_xpos[slot.cam_id].copy(), matrix_to_quat(r_world_optical)
+
+    def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
+        mj = self._mj
+        if link.endswith("_link") and link not in ("base_link", "imu_link"):
+            cam = link[: -len("_link")]
+            pos, quat_opt = self.camera_pose(robot, cam)
+            r_world_opt = quat_to_matrix(quat_opt)
+            return pos, matrix_to_quat(r_world_opt @ R_LINK_OPTICAL.T)
+        if link == "imu_link":
+            sid = mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_SITE, f"{robot}/imu_link")
+            return self.data.site_xpos[sid].copy(), matrix_to_quat(
+                self.data.site_xmat[sid].reshape(3, 3)
+            )
+        bid = mj.mj_name2id(self.model, mj.mjtObj.mjOBJ_BODY, f"{robot}/{link}")
+        if bid < 0:
+            raise BackendError(f"mujoco: robot {robot!r} has no link {link!r}")
+        return self.data.xpos[bid].copy(), self.data.xquat[bid].copy()
+
+    def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
+        self._hidden = instance_ids
+        groups = self._original_groups.copy()
+        if instance_ids:
+            mask = np.isin(self._geom_instance, np.array(sorted(instance_ids)))
+            groups[mask] = HIDDEN_GROUP
+        self.model.geom_group[:] = groups
+
+    def render(
+        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
+    ) -> CameraFrame:
+        mj = self._mj
+        self._ensure_renderer()
+        slot = self._cameras[(robot, camera)]
+        cfg = slot.config
+        w, h = cfg.width, cfg.height
+        rect = mj.MjrRect(0, 0, w, h)
+        cam = mj.MjvCamera()
+        cam.type = mj.mjtCamera.mjCAMERA_FIXED
+        cam.fixedcamid = slot.cam_id
+        vscene = self._vscene
+        mj.mjv_updateScene(
+            self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
+        )
+        out_rgb = out_depth = out_inst = None
+        if rgb or depth:
+            mj.mjr_render(rect, vscene, self._con)
+            rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if rgb else None
+            depth_buf = np.empty((h, w), dtype=np.float32) if depth else None
+            mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
+            if rgb_buf is not None:
+                out_rgb = np.ascontiguousarray(rgb_buf[::-1])
+            if depth_buf is not None:
+                out_depth = self._linear_depth(depth_buf[::-1], cfg)
+        if instance:
+            flags = vscene.flags
+            saved = (flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR])
+            flags[mj.mjtRndFlag.mjRND_SEGMENT] = True
+            flags[mj.mjtRndFlag.mjRND_IDCOLOR] = True
+            try:
+                mj.mjr_render(rect, vscene, self._con)
+                seg = np.empty((h, w, 3), dtype=np.uint8)
+                mj.mjr_readPixels(seg, None, rect, self._con)
+            finally:
+                flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
+            segid = (
+                seg[::-1, :, 0].astype(np.int32)
+                | (seg[::-1, :, 1].astype(np.int32) << 8)
+                | (seg[::-1, :, 2].astype(np.int32) << 16)
+            )
+            ngeom = vscene.ngeom
+            lut = np.zeros(ngeom + 2, dtype=np.uint16)
+            for i in range(ngeom):
+                g = vscene.geoms[i]
+                if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
+                    lut[g.segid + 1] = self._geom_instance[g.objid]
+            out_inst = lut[np.clip(segid, 0, ngeom + 1)]
+        return CameraFrame(out_rgb, out_depth, out_inst)
+
+    def _linear_depth(self, buf: NDArray[np.float32], cfg: CameraConfig) -> NDArray[np.float32]:
+        extent = self.model.stat.extent
+        near = self.model.vis.map.znear * extent
+        far = self.model.vis.map.zfar * extent
+        c_coef = -(far + near) / (far - near)
+        d_coef = -(2.0 * far * near) / (far - near)
+        c_coef = -0.5 * c_coef - 0.5
+        d_coef = -0.5 * d_coef
+        z = d_coef / (buf.astype(np.float64) + c_coef)
+        z[(z >= far * 0.999) | (z > cfg.far_m) | (z < cfg.near_m)] = 0.0
+        out: NDArray[np.float32] = z.astype(np.float32)
+        return out
+
+    def close(self) -> None:
+        if self._con is not None:
+            self._con.free()
+            self._con = None
+        if self._gl is not None:
+            self._gl.free()
+            self._gl = None
+
+
+def _select_gl() -> None:
+    """EGL by default; fall back to OSMesa when EGL cannot start (no libEGL)."""
+    if "MUJOCO_GL" in os.environ:
+        os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+        return
+    try:
+        import ctypes.util
+
+        egl = ctypes.util.find_library("EGL")
+    except Exception:
+        egl = None
+    backend = "egl" if egl else "osmesa"
+    os.environ["MUJOCO_GL"] = backend
+    os.environ.setdefault("PYOPENGL_PLATFORM", backend)
