@@ -87,7 +87,7 @@ class Wording:
 
 
 KEY_PATH = Wording()
-"""Scenario-file phrasing: `robots[0].cameras[1].width: value 8 is out of range; allowed [16, 4096]`."""
+"""Scenario-file phrasing: `people.count: value 65 is out of range; allowed [0, 64]`."""
 
 PARAMETER = Wording(
     root="parameters",
