@@ -25,6 +25,7 @@ def bounds(
     max_value: float | None = None,
     *,
     exclusive_min: bool = False,
+    exclusive_max: bool = False,
     allow_inf: bool = False,
     doc: str = "",
 ) -> dict[str, Any]:
@@ -36,14 +37,16 @@ def bounds(
         "min": min_value,
         "max": max_value,
         "exclusive_min": exclusive_min,
+        "exclusive_max": exclusive_max,
         "allow_inf": allow_inf,
         "doc": doc,
     }
 
 
-def matching(pattern: str) -> dict[str, Any]:
-    """Field metadata: a string (or each string of a list) must match the regular expression."""
-    return {"pattern": pattern}
+def text(pattern: str | None = None, *, allow_empty: bool = False) -> dict[str, Any]:
+    """Field metadata for a string (or each string of a list): a regular expression it must match
+    as a whole, and whether "" is accepted (strings must be non-empty otherwise)."""
+    return {"pattern": pattern, "allow_empty": allow_empty}
 
 
 def named_items(key: str) -> dict[str, Any]:
@@ -135,20 +138,25 @@ def _check_range(
     raw: Any, value: float, meta: Mapping[str, Any], path: str, wording: Wording
 ) -> None:
     lo, hi = meta.get("min"), meta.get("max")
-    exclusive = bool(meta.get("exclusive_min"))
+    exclusive, exclusive_max = bool(meta.get("exclusive_min")), bool(meta.get("exclusive_max"))
     too_low = lo is not None and (value <= lo if exclusive else value < lo)
-    too_high = hi is not None and value > hi
+    too_high = hi is not None and (value >= hi if exclusive_max else value > hi)
     if too_low or too_high:
         lo_txt = "-inf" if lo is None else repr(lo)
         hi_txt = "inf" if hi is None else repr(hi)
         bracket = "(" if exclusive else "["
-        violated = f"{'>' if exclusive else '>='} {lo:g}" if too_low else f"<= {hi:g}"
+        closing = ")" if exclusive_max else "]"
+        violated = (
+            f"{'>' if exclusive else '>='} {lo:g}"
+            if too_low
+            else f"{'<' if exclusive_max else '<='} {hi:g}"
+        )
         raise wording.fail(
             wording.out_of_range,
             path,
             raw,
             value=value,
-            allowed=f"{bracket}{lo_txt}, {hi_txt}]",
+            allowed=f"{bracket}{lo_txt}, {hi_txt}{closing}",
             violated=violated,
         )
 
@@ -240,10 +248,11 @@ def convert(
         _check_range(value, float(value), meta, path, wording)
         return float(value)
     if tp is str:
-        if not isinstance(value, str) or not value:
-            raise wording.fail(wording.wrong_type, path, value, expected="a non-empty string")
+        if not isinstance(value, str) or not (value or meta.get("allow_empty")):
+            expected = "a string" if meta.get("allow_empty") else "a non-empty string"
+            raise wording.fail(wording.wrong_type, path, value, expected=expected)
         pattern = meta.get("pattern")
-        if pattern is not None and not re.fullmatch(pattern, value):
+        if pattern is not None and value and not re.fullmatch(pattern, value):
             raise wording.fail(wording.no_match, path, value, allowed=pattern)
         return value
     raise TypeError(f"unsupported schema type {tp!r} at {path}")

@@ -18,8 +18,8 @@ from grade_common.schema import (
     Wording,
     bounds,
     from_mapping,
-    matching,
     named_items,
+    text,
     to_mapping,
 )
 from grade_control.errors import ControlConfigError
@@ -65,7 +65,7 @@ class AxisConfig(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    name: str = field(metadata=matching(_ROBOT_NAME))
+    name: str = field(metadata=text(_ROBOT_NAME))
     kp: float = field(default=1.2, metadata=_GAIN)
     ki: float = field(default=4.0, metadata=_GAIN)
     kd: float = field(default=0.001, metadata=_GAIN)
@@ -108,7 +108,7 @@ class ControllerConfig(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    robot: str = field(default="uav", metadata=matching(_ROBOT_NAME))
+    robot: str = field(default="uav", metadata=text(_ROBOT_NAME))
     axes: tuple[AxisConfig, ...] = field(
         default_factory=lambda: tuple(default_axis(name) for name in BODY_POSE_AXES),
         metadata=named_items("name"))

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -32,7 +32,8 @@ from rclpy.qos import (
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
-from grade_common.errors import GradeError
+from grade_common.errors import ConfigError, GradeError
+from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import MotionMode, load_scenario
 from grade_sim.io.messages import QosProfile, TopicSpec
@@ -54,19 +55,85 @@ QOS = {
     ),
 }
 
-PARAMETERS: dict[str, tuple[Any, str]] = {
-    "scenario": ("", "scenario YAML file (required)"),
-    "output_dir": ("", "new run directory for bag + ground truth; empty: publish only"),
-    "overwrite": (False, "replace an existing output_dir once the new run is complete"),
-    "duration_s": (-1.0, "override the scenario's duration (> 0), -1: keep"),
-    "seed": (-1, "override the scenario's seed (>= 0), -1: keep"),
-    "robot_count": (-1, "simulate the scenario's first N robots (1..number of robots), -1: all"),
-    "realtime": (False, "pace the simulation to wall-clock time"),
-    "command_timeout_s": (0.5, "hold still when the last joint command is older (sim time)"),
-    "lockstep": (False, "wait at each odometry sample for the controller's command (reproducible)"),
-    "lockstep_timeout_s": (10.0, "wall-clock seconds to wait for a lockstep command"),
-    "start_delay_s": (1.0, "wall-clock seconds to let subscribers connect before stepping"),
-}
+_DOC = "doc"
+_NONNEGATIVE_S = bounds(0.0)
+
+
+@dataclass(frozen=True)
+class SimNodeParameters:
+    """The node's ROS 2 parameters (name, default, description), validated once at start-up.
+
+    ROS 2 parameters cannot be unset, so -1 stands for "keep the scenario's value".
+    """
+
+    scenario: str = field(
+        default="", metadata={**text(allow_empty=True), _DOC: "scenario YAML file (required)"}
+    )
+    output_dir: str = field(
+        default="",
+        metadata={
+            **text(allow_empty=True),
+            _DOC: "new run directory for bag + ground truth; empty: publish only",
+        },
+    )
+    overwrite: bool = field(
+        default=False,
+        metadata={_DOC: "replace an existing output_dir once the new run is complete"},
+    )
+    duration_s: float = field(
+        default=-1.0, metadata={_DOC: "override the scenario's duration (> 0), -1: keep"}
+    )
+    seed: int = field(
+        default=-1, metadata=bounds(-1, doc="override the scenario's seed (>= 0), -1: keep")
+    )
+    robot_count: int = field(
+        default=-1,
+        metadata={_DOC: "simulate the scenario's first N robots (1..number of robots), -1: all"},
+    )
+    realtime: bool = field(default=False, metadata={_DOC: "pace the simulation to wall-clock time"})
+    command_timeout_s: float = field(
+        default=0.5,
+        metadata={
+            **_NONNEGATIVE_S,
+            _DOC: "hold still when the last joint command is older (sim time)",
+        },
+    )
+    lockstep: bool = field(
+        default=False,
+        metadata={_DOC: "wait at each odometry sample for the controller's command (reproducible)"},
+    )
+    lockstep_timeout_s: float = field(
+        default=10.0,
+        metadata={**_NONNEGATIVE_S, _DOC: "wall-clock seconds to wait for a lockstep command"},
+    )
+    start_delay_s: float = field(
+        default=1.0,
+        metadata={
+            **_NONNEGATIVE_S,
+            _DOC: "wall-clock seconds to let subscribers connect before stepping",
+        },
+    )
+
+    def validate(self, path: str) -> None:
+        if not self.scenario:
+            raise ConfigError("parameter 'scenario' is required: the path of a scenario YAML file")
+        if self.duration_s != -1.0 and self.duration_s <= 0:
+            raise ConfigError(
+                f"parameter 'duration_s': {self.duration_s} must be > 0 (or -1 to keep)"
+            )
+
+    def scenario_overrides(self) -> dict[str, Any]:
+        """The scenario keys these parameters override."""
+        overrides: dict[str, Any] = {"realtime": self.realtime}
+        if self.duration_s != -1.0:
+            overrides["duration_s"] = self.duration_s
+        if self.seed != -1:
+            overrides["seed"] = self.seed
+        return overrides
+
+
+# Scenario-style phrasing naming the parameter: `parameter 'seed': value -2 is out of range; ...`.
+WORDING = replace(KEY_PATH, root="parameters", name="parameter '{path}'")
 
 
 def _msg_class(msgtype: str) -> Any:
@@ -136,47 +203,30 @@ class _Publisher:
 class SimNode(Node):
     def __init__(self) -> None:
         super().__init__("sim")
-        for name, (default, doc) in PARAMETERS.items():
+        for f in fields(SimNodeParameters):
             # Numbers accept ints and floats alike (`duration_s:=3` from a launch file is an int).
-            numeric = isinstance(default, float)
+            numeric = isinstance(f.default, float)
             self.declare_parameter(
-                name, default, ParameterDescriptor(description=doc, dynamic_typing=numeric)
+                f.name,
+                f.default,
+                ParameterDescriptor(description=f.metadata.get(_DOC, ""), dynamic_typing=numeric),
             )
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        for name, (default, _) in PARAMETERS.items():
-            if isinstance(default, float):
-                if not isinstance(p[name], int | float) or isinstance(p[name], bool):
-                    raise GradeError(f"parameter {name!r}: {p[name]!r} is not a number")
-                p[name] = float(p[name])
-        if not p["scenario"]:
-            raise GradeError("parameter 'scenario' is required: the path of a scenario YAML file")
-        overrides: dict[str, Any] = {"realtime": bool(p["realtime"])}
-        if p["duration_s"] != -1.0:
-            if p["duration_s"] <= 0:
-                raise GradeError(
-                    f"parameter 'duration_s': {p['duration_s']} must be > 0 (or -1 to keep)"
-                )
-            overrides["duration_s"] = float(p["duration_s"])
-        if p["seed"] != -1:
-            if p["seed"] < 0:
-                raise GradeError(f"parameter 'seed': {p['seed']} must be >= 0 (or -1 to keep)")
-            overrides["seed"] = int(p["seed"])
-        for name in ("command_timeout_s", "lockstep_timeout_s", "start_delay_s"):
-            if p[name] < 0:
-                raise GradeError(f"parameter {name!r}: {p[name]} must be >= 0")
-        self.scenario = load_scenario(p["scenario"], overrides)
-        n_robots = len(self.scenario.robots)
-        if p["robot_count"] != -1:
-            if not 1 <= p["robot_count"] <= n_robots:
-                raise GradeError(
-                    f"parameter 'robot_count': {p['robot_count']} is out of range; allowed 1.."
-                    f"{n_robots} (the robots of {p['scenario']}) or -1 for all"
-                )
-            self.scenario = replace(self.scenario, robots=self.scenario.robots[: p["robot_count"]])
-        self.params = p
-        self.commands = CommandStore(
-            p["command_timeout_s"], bool(p["lockstep"]), p["lockstep_timeout_s"]
+        p = from_mapping(
+            SimNodeParameters,
+            {f.name: self.get_parameter(f.name).value for f in fields(SimNodeParameters)},
+            wording=WORDING,
         )
+        self.scenario = load_scenario(p.scenario, p.scenario_overrides())
+        n_robots = len(self.scenario.robots)
+        if p.robot_count != -1:
+            if not 1 <= p.robot_count <= n_robots:
+                raise GradeError(
+                    f"parameter 'robot_count': {p.robot_count} is out of range; allowed 1.."
+                    f"{n_robots} (the robots of {p.scenario}) or -1 for all"
+                )
+            self.scenario = replace(self.scenario, robots=self.scenario.robots[: p.robot_count])
+        self.params = p
+        self.commands = CommandStore(p.command_timeout_s, p.lockstep, p.lockstep_timeout_s)
         self._joints: dict[str, tuple[str, ...]] = {}
         for robot in self.scenario.robots:
             self._joints[robot.name] = robot_model(robot).joint_names
@@ -188,8 +238,8 @@ class SimNode(Node):
                     10,
                 )
         self.get_logger().info(
-            f"scenario {p['scenario']} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
-            f"{len(self.scenario.robots)} robot(s)), lockstep={bool(p['lockstep'])}"
+            f"scenario {p.scenario} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
+            f"{len(self.scenario.robots)} robot(s)), lockstep={p.lockstep}"
         )
 
     def _on_command(self, robot: str, msg: JointState) -> None:
@@ -221,11 +271,11 @@ def _attach(node: SimNode, sim: Simulator, odom_topics: dict[str, str]) -> None:
     sim.command_source = node.commands
     if node.commands.lockstep:
         publisher.wait_for_controllers(
-            node, sim.stop_event, float(node.params["lockstep_timeout_s"])
+            node, sim.stop_event, node.params.lockstep_timeout_s
         )
     # Give subscribers (recorders, controllers started alongside) time to match publishers.
     # A stop request (SIGINT/SIGTERM) ends the wait early; the run then ends as interrupted.
-    sim.stop_event.wait(float(node.params["start_delay_s"]))
+    sim.stop_event.wait(node.params.start_delay_s)
 
 
 def _run(node: SimNode) -> int:
@@ -233,12 +283,12 @@ def _run(node: SimNode) -> int:
     odom_topics = {
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
-    out = node.params["output_dir"]
+    out = node.params.output_dir
     if out:
         result = run_scenario(
             scenario,
             Path(out),
-            overwrite=bool(node.params["overwrite"]),
+            overwrite=node.params.overwrite,
             simulator_hook=lambda sim: _attach(node, sim, odom_topics),
         )
         summary = result.summary
