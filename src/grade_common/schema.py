@@ -12,7 +12,7 @@ import enum
 import re
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, TypeVar, get_args, get_origin, get_type_hints
 
 from grade_common.errors import ConfigError
@@ -55,6 +55,16 @@ def named_items(key: str) -> dict[str, Any]:
     `axes: [{name: z, kp: -1}]` then reports `axes.z.kp`, the name a user knows, not `axes[0].kp`.
     """
     return {"item_name": key}
+
+
+def file_key(key: str, to_field: Callable[[Any], Any] | None = None) -> dict[str, Any]:
+    """Field metadata: the field is written as `key` in the file (errors name `key`), and
+    `to_field` turns the checked file value into the field's (e.g. degrees into radians)."""
+    return {"key": key, "to_field": to_field}
+
+
+def _key(f: dataclasses.Field[Any]) -> str:
+    return str(f.metadata.get("key", f.name))
 
 
 @dataclasses.dataclass(frozen=True)
@@ -121,7 +131,7 @@ def _describe(tp: Any) -> str:
     if isinstance(tp, type) and issubclass(tp, enum.Enum):
         return "one of " + ", ".join(repr(m.value) for m in tp)
     if dataclasses.is_dataclass(tp):
-        return "a mapping with keys " + ", ".join(f.name for f in dataclasses.fields(tp))
+        return "a mapping with keys " + ", ".join(_key(f) for f in dataclasses.fields(tp))
     if origin is tuple:
         args = get_args(tp)
         if len(args) == 2 and args[1] is Ellipsis:
@@ -270,18 +280,20 @@ def from_mapping(
     if wording is None:
         wording = getattr(cls, "WORDING", KEY_PATH)
     hints = get_type_hints(cls)
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    fields = {_key(f): f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
     unknown = sorted(set(data) - set(fields))
     if unknown:
         template = wording.unknown_keys if path else wording.unknown_top_keys
         raise wording.fail(template, path, dict(data), unknown=unknown, allowed=sorted(fields))
     kwargs: dict[str, Any] = {}
-    for name, f in fields.items():
-        sub = f"{path}.{name}" if path else name
-        if name in data:
-            kwargs[name] = convert(hints[name], data[name], sub, f.metadata, wording)
+    for key, f in fields.items():
+        sub = f"{path}.{key}" if path else key
+        if key in data:
+            value = convert(hints[f.name], data[key], sub, f.metadata, wording)
+            to_field = f.metadata.get("to_field")
+            kwargs[f.name] = value if to_field is None else to_field(value)
         elif f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
-            raise wording.fail(wording.missing, sub, expected=_describe(hints[name]))
+            raise wording.fail(wording.missing, sub, expected=_describe(hints[f.name]))
     obj = cls(**kwargs)
     if not isinstance(obj, Checked):  # a Checked config validated itself on construction
         _validate(obj, path)

@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 import yaml
 
-from grade_common.schema import bounds, from_mapping
+from grade_common.schema import bounds, file_key, from_mapping
 from grade_common.types import FloatArray
 from grade_control.config import PARAMETER_WORDING
 from grade_control.errors import ControlConfigError
@@ -55,14 +55,14 @@ class MissionPhase(Enum):
 class Waypoint:
     """A goal position (m, in the mission frame), yaw (rad, for the fixed policy), hover time."""
 
-    position_m: tuple[float, float, float]
-    yaw_rad: float = 0.0
-    hover_s: float = 0.0
+    position_m: tuple[float, float, float] = field(metadata=file_key("position"))
+    yaw_rad: float = field(default=0.0, metadata=file_key("yaw_deg", math.radians))
+    hover_s: float = field(default=0.0, metadata=bounds(0.0))
 
 
 @dataclass(frozen=True)
 class MissionConfig:
-    """A validated mission."""
+    """A validated mission; `parse_mission` builds it from a file's keys (degrees, `position`)."""
 
     waypoints: tuple[Waypoint, ...]
     robot: str = "uav"
@@ -70,7 +70,8 @@ class MissionConfig:
     rate_hz: float = 10.0
     yaw_policy: YawPolicy = YawPolicy.FIXED
     acceptance_radius_m: float = 0.15
-    acceptance_yaw_rad: float = math.radians(5.0)
+    acceptance_yaw_rad: float = field(
+        default=math.radians(5.0), metadata=file_key("acceptance_yaw_deg", math.radians))
     ignore_z: bool = False
     loop: bool = False
 
@@ -95,39 +96,6 @@ _MISSION_WORDING = replace(
 )
 
 
-@dataclass(frozen=True)
-class _WaypointEntry:
-    """One waypoint as written in a mission file (degrees)."""
-
-    position: tuple[float, float, float]
-    yaw_deg: float = 0.0
-    hover_s: float = field(default=0.0, metadata=bounds(0.0))
-
-
-@dataclass(frozen=True)
-class _MissionFile:
-    """A mission file's keys; `to_config` turns degrees into the radians MissionConfig holds."""
-
-    waypoints: tuple[_WaypointEntry, ...]
-    robot: str = "uav"
-    frame_id: str = "world"
-    rate_hz: float = 10.0
-    yaw_policy: YawPolicy = YawPolicy.FIXED
-    acceptance_radius_m: float = 0.15
-    acceptance_yaw_deg: float = 5.0
-    ignore_z: bool = False
-    loop: bool = False
-
-    def to_config(self) -> MissionConfig:
-        waypoints = tuple(
-            Waypoint(w.position, math.radians(w.yaw_deg), w.hover_s) for w in self.waypoints)
-        return MissionConfig(
-            waypoints=waypoints, robot=self.robot, frame_id=self.frame_id, rate_hz=self.rate_hz,
-            yaw_policy=self.yaw_policy, acceptance_radius_m=self.acceptance_radius_m,
-            acceptance_yaw_rad=math.radians(self.acceptance_yaw_deg), ignore_z=self.ignore_z,
-            loop=self.loop)
-
-
 def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
     """Validate a mission mapping (as loaded from YAML).
 
@@ -138,7 +106,7 @@ def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
         raise ControlConfigError(
             f"{source}: a mission must be a mapping, got {type(data).__name__}")
     try:
-        return from_mapping(_MissionFile, data, wording=_MISSION_WORDING).to_config()
+        return from_mapping(MissionConfig, data, wording=_MISSION_WORDING)
     except ControlConfigError as err:
         raise ControlConfigError(f"{source}: {err}") from err
 
