@@ -56,62 +56,48 @@ QOS = {
 }
 
 _DOC = "doc"
-_NONNEGATIVE_S = bounds(0.0)
+
+
+def _parameter(default: Any, doc: str, check: dict[str, Any] | None = None) -> Any:
+    """A parameter field: its default, its description (for `ros2 param describe`), its check."""
+    return field(default=default, metadata={**(check or {}), _DOC: doc})
+
+
+_TEXT = text(allow_empty=True)
+_NONNEGATIVE = bounds(0.0)
 
 
 @dataclass(frozen=True)
 class SimNodeParameters:
-    """The node's ROS 2 parameters (name, default, description), validated once at start-up.
+    """The node's ROS 2 parameters, validated once at start-up.
 
     ROS 2 parameters cannot be unset, so -1 stands for "keep the scenario's value".
     """
 
-    scenario: str = field(
-        default="", metadata={**text(allow_empty=True), _DOC: "scenario YAML file (required)"}
+    scenario: str = _parameter("", "scenario YAML file (required)", _TEXT)
+    output_dir: str = _parameter(
+        "", "new run directory for bag + ground truth; empty: publish only", _TEXT
     )
-    output_dir: str = field(
-        default="",
-        metadata={
-            **text(allow_empty=True),
-            _DOC: "new run directory for bag + ground truth; empty: publish only",
-        },
+    overwrite: bool = _parameter(
+        False, "replace an existing output_dir once the new run is complete"
     )
-    overwrite: bool = field(
-        default=False,
-        metadata={_DOC: "replace an existing output_dir once the new run is complete"},
+    duration_s: float = _parameter(-1.0, "override the scenario's duration (> 0), -1: keep")
+    seed: int = _parameter(-1, "override the scenario's seed (>= 0), -1: keep", bounds(-1))
+    robot_count: int = _parameter(
+        -1, "simulate the scenario's first N robots (1..number of robots), -1: all"
     )
-    duration_s: float = field(
-        default=-1.0, metadata={_DOC: "override the scenario's duration (> 0), -1: keep"}
+    realtime: bool = _parameter(False, "pace the simulation to wall-clock time")
+    command_timeout_s: float = _parameter(
+        0.5, "hold still when the last joint command is older (sim time)", _NONNEGATIVE
     )
-    seed: int = field(
-        default=-1, metadata=bounds(-1, doc="override the scenario's seed (>= 0), -1: keep")
+    lockstep: bool = _parameter(
+        False, "wait at each odometry sample for the controller's command (reproducible)"
     )
-    robot_count: int = field(
-        default=-1,
-        metadata={_DOC: "simulate the scenario's first N robots (1..number of robots), -1: all"},
+    lockstep_timeout_s: float = _parameter(
+        10.0, "wall-clock seconds to wait for a lockstep command", _NONNEGATIVE
     )
-    realtime: bool = field(default=False, metadata={_DOC: "pace the simulation to wall-clock time"})
-    command_timeout_s: float = field(
-        default=0.5,
-        metadata={
-            **_NONNEGATIVE_S,
-            _DOC: "hold still when the last joint command is older (sim time)",
-        },
-    )
-    lockstep: bool = field(
-        default=False,
-        metadata={_DOC: "wait at each odometry sample for the controller's command (reproducible)"},
-    )
-    lockstep_timeout_s: float = field(
-        default=10.0,
-        metadata={**_NONNEGATIVE_S, _DOC: "wall-clock seconds to wait for a lockstep command"},
-    )
-    start_delay_s: float = field(
-        default=1.0,
-        metadata={
-            **_NONNEGATIVE_S,
-            _DOC: "wall-clock seconds to let subscribers connect before stepping",
-        },
+    start_delay_s: float = _parameter(
+        1.0, "wall-clock seconds to let subscribers connect before stepping", _NONNEGATIVE
     )
 
     def validate(self, path: str) -> None:
