@@ -7,22 +7,33 @@ raised here names the parameter a user has to fix in the parameters file.
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields, replace
 from enum import Enum
-from typing import TypeVar
+from typing import ClassVar
 
+from grade_common.schema import (
+    PARAMETER,
+    Checked,
+    Wording,
+    bounds,
+    from_mapping,
+    named_items,
+    text,
+    to_mapping,
+)
 from grade_control.errors import ControlConfigError
 
-UAV_JOINTS: tuple[str, ...] = ("x", "y", "z", "roll", "pitch", "yaw")
-OMNI_JOINTS: tuple[str, ...] = ("x", "y", "yaw", "camera_yaw")
-# Joints whose value odometry gives directly (base_link pose in the world-aligned odom frame).
-BODY_JOINTS: frozenset[str] = frozenset(UAV_JOINTS)
+# The layout of a body pose as the controller measures it (`pose_to_body_values`: position, then
+# roll, pitch, yaw), which is also the UAV's default command order. Joints are matched by name
+# everywhere (commands and joint states carry names), so this is not the simulator's joint chain
+# order (grade_sim.robots.model: x, y, z, yaw, pitch, roll); only the names must be the same.
+BODY_POSE_AXES: tuple[str, ...] = ("x", "y", "z", "roll", "pitch", "yaw")
 ANGULAR_JOINTS: frozenset[str] = frozenset({"roll", "pitch", "yaw", "camera_yaw"})
 
-E = TypeVar("E", bound=Enum)
-_ROBOT_NAME = re.compile(r"^[A-Za-z][A-Za-z0-9_]*$")
+_ROBOT_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+# ROS 2 parameter phrasing (`axes.z.kp = -1.0 is invalid: must be >= 0`), as ControlConfigError.
+PARAMETER_WORDING = replace(PARAMETER, error=ControlConfigError)
 
 
 class StateSource(Enum):
@@ -39,69 +50,39 @@ class VelocityFrame(Enum):
     WORLD = "world"
 
 
-def _enum_value(enum: type[E], name: str, value: object) -> E:
-    try:
-        return enum(value)
-    except ValueError as err:
-        allowed = [member.value for member in enum]
-        raise ControlConfigError(
-            f"{name} = {value!r} is invalid: allowed values {allowed}") from err
-
-
-def _check_number(name: str, value: object, *, minimum: float | None = None,
-                  strict_minimum: bool = False, allow_inf: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float):
-        raise ControlConfigError(f"{name} = {value!r} is invalid: must be a number")
-    number = float(value)
-    if math.isnan(number) or (math.isinf(number) and not allow_inf):
-        raise ControlConfigError(f"{name} = {value!r} is invalid: must be a finite number")
-    if minimum is not None:
-        if strict_minimum and not number > minimum:
-            raise ControlConfigError(f"{name} = {value!r} is invalid: must be > {minimum:g}")
-        if not strict_minimum and not number >= minimum:
-            raise ControlConfigError(f"{name} = {value!r} is invalid: must be >= {minimum:g}")
-    return number
+_GAIN = bounds(0.0)
+_POSITIVE = bounds(0.0, exclusive_min=True)
+_LIMIT = bounds(allow_inf=True)
 
 
 @dataclass(frozen=True)
-class AxisConfig:
+class AxisConfig(Checked):
     """PID gains and limits of one joint; velocities in m/s or rad/s, positions in m or rad.
 
     `integral_limit` bounds the integral term's contribution to the output (same unit as the
     output velocity). `position_min`/`position_max` may be infinite (no limit).
     """
 
-    name: str
-    kp: float = 1.2
-    ki: float = 4.0
-    kd: float = 0.001
-    integral_limit: float = 1.0
-    velocity_limit: float = 0.5
-    position_min: float = -math.inf
-    position_max: float = math.inf
-    dead_band: float = 0.05
+    WORDING: ClassVar[Wording] = PARAMETER_WORDING
+
+    name: str = field(metadata=text(_ROBOT_NAME))
+    kp: float = field(default=1.2, metadata=_GAIN)
+    ki: float = field(default=4.0, metadata=_GAIN)
+    kd: float = field(default=0.001, metadata=_GAIN)
+    integral_limit: float = field(default=1.0, metadata=_GAIN)
+    velocity_limit: float = field(default=0.5, metadata=_POSITIVE)
+    position_min: float = field(default=-math.inf, metadata=_LIMIT)
+    position_max: float = field(default=math.inf, metadata=_LIMIT)
+    dead_band: float = field(default=0.05, metadata=_GAIN)
     angular: bool = False
 
-    def __post_init__(self) -> None:
+    def validate(self, path: str) -> None:
+        # Named by the joint, as the parameter is (`axes.roll.position_min`), wherever it sits.
         prefix = f"axes.{self.name}"
-        if not isinstance(self.name, str) or not _ROBOT_NAME.match(self.name):
-            raise ControlConfigError(
-                f"joints entry {self.name!r} is invalid: must match {_ROBOT_NAME.pattern}")
-        for name in ("kp", "ki", "kd", "integral_limit", "dead_band"):
-            object.__setattr__(self, name, _check_number(f"{prefix}.{name}",
-                                                         getattr(self, name), minimum=0.0))
-        object.__setattr__(self, "velocity_limit", _check_number(
-            f"{prefix}.velocity_limit", self.velocity_limit, minimum=0.0, strict_minimum=True))
-        for name in ("position_min", "position_max"):
-            object.__setattr__(self, name, _check_number(f"{prefix}.{name}", getattr(self, name),
-                                                         allow_inf=True))
         if not self.position_min < self.position_max:
             raise ControlConfigError(
                 f"{prefix}.position_min = {self.position_min} is invalid: must be < "
                 f"{prefix}.position_max = {self.position_max}")
-        if not isinstance(self.angular, bool):
-            raise ControlConfigError(f"{prefix}.angular = {self.angular!r} is invalid: "
-                                     "must be true or false")
 
 
 AXIS_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(AxisConfig) if f.name != "name")
@@ -122,61 +103,40 @@ def default_axis(name: str) -> AxisConfig:
 
 
 @dataclass(frozen=True)
-class ControllerConfig:
+class ControllerConfig(Checked):
     """Configuration of one robot's joint controller (PID gains, limits, setpoint handling)."""
 
-    robot: str = "uav"
+    WORDING: ClassVar[Wording] = PARAMETER_WORDING
+
+    robot: str = field(default="uav", metadata=text(_ROBOT_NAME))
     axes: tuple[AxisConfig, ...] = field(
-        default_factory=lambda: tuple(default_axis(name) for name in UAV_JOINTS))
-    rate_hz: float = 50.0
+        default_factory=lambda: tuple(default_axis(name) for name in BODY_POSE_AXES),
+        metadata=named_items("name"))
+    rate_hz: float = field(default=50.0, metadata=bounds(0.0, 1000.0, exclusive_min=True))
     state_source: StateSource = StateSource.ODOMETRY
     velocity_frame: VelocityFrame = VelocityFrame.BODY
-    setpoint_timeout_s: float = 0.5
+    setpoint_timeout_s: float = field(default=0.5, metadata=_POSITIVE)
     anti_windup: bool = True
-    dead_band_settle_ratio: float = 0.2
-    derivative_filter_tau_s: float = 0.02
-    path_acceptance_m: float = 0.1
-    path_acceptance_rad: float = 0.1
+    dead_band_settle_ratio: float = field(default=0.2, metadata=bounds(0.0, 1.0))
+    derivative_filter_tau_s: float = field(default=0.02, metadata=_GAIN)
+    path_acceptance_m: float = field(default=0.1, metadata=_POSITIVE)
+    path_acceptance_rad: float = field(default=0.1, metadata=_POSITIVE)
     # Answer every state (odometry/joint states) with a command stamped with the state's stamp,
     # for the simulator's lockstep mode; updates still happen at rate_hz (on the first state due).
     lockstep: bool = False
 
-    def __post_init__(self) -> None:
-        if not isinstance(self.robot, str) or not _ROBOT_NAME.match(self.robot):
-            raise ControlConfigError(
-                f"robot = {self.robot!r} is invalid: must match {_ROBOT_NAME.pattern}")
+    def validate(self, path: str) -> None:
         if not self.axes:
             raise ControlConfigError("joints = [] is invalid: at least one joint is needed")
         names = [axis.name for axis in self.axes]
         if len(set(names)) != len(names):
             raise ControlConfigError(f"joints = {names} is invalid: names must be unique")
-        object.__setattr__(self, "rate_hz", _check_number("rate_hz", self.rate_hz, minimum=0.0,
-                                                          strict_minimum=True))
-        if self.rate_hz > 1000.0:
-            raise ControlConfigError(f"rate_hz = {self.rate_hz} is invalid: must be <= 1000")
-        object.__setattr__(self, "state_source",
-                           _enum_value(StateSource, "state_source", _raw(self.state_source)))
-        object.__setattr__(self, "velocity_frame",
-                           _enum_value(VelocityFrame, "velocity_frame", _raw(self.velocity_frame)))
-        for name, strict in (("setpoint_timeout_s", True), ("derivative_filter_tau_s", False),
-                             ("path_acceptance_m", True), ("path_acceptance_rad", True)):
-            object.__setattr__(self, name, _check_number(name, getattr(self, name), minimum=0.0,
-                                                         strict_minimum=strict))
-        object.__setattr__(self, "dead_band_settle_ratio", _check_number(
-            "dead_band_settle_ratio", self.dead_band_settle_ratio, minimum=0.0))
-        if self.dead_band_settle_ratio > 1.0:
-            raise ControlConfigError(f"dead_band_settle_ratio = {self.dead_band_settle_ratio} is "
-                                     "invalid: must be in [0, 1]")
-        for flag in ("anti_windup", "lockstep"):
-            if not isinstance(getattr(self, flag), bool):
-                raise ControlConfigError(
-                    f"{flag} = {getattr(self, flag)!r} is invalid: must be true or false")
         if self.state_source is StateSource.ODOMETRY:
-            unobservable = [n for n in names if n not in BODY_JOINTS]
+            unobservable = [n for n in names if n not in BODY_POSE_AXES]
             if unobservable:
                 raise ControlConfigError(
                     f"state_source = 'odometry' is invalid for joints {unobservable}: odometry "
-                    f"only measures {list(UAV_JOINTS)}; use 'joint_states'")
+                    f"only measures {list(BODY_POSE_AXES)}; use 'joint_states'")
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -240,21 +200,17 @@ class ControllerConfig:
     def from_parameters(cls, params: Mapping[str, object]) -> ControllerConfig:
         """Build from flat ROS 2 parameter names; missing ones take the defaults.
 
+        The flat names (`axes.z.kp`) are regrouped per joint, starting from the joint's
+        defaults, and the result is validated by `grade_common.schema.from_mapping`.
+
         Raises:
             ControlConfigError: naming the offending parameter, its value and the allowed range.
         """
-        known = set(cls().to_parameters()) - {k for k in cls().to_parameters() if "." in k}
-        joints_raw = params.get("joints", list(UAV_JOINTS))
+        joints_raw = params.get("joints", list(BODY_POSE_AXES))
         if not isinstance(joints_raw, list | tuple) or not all(
                 isinstance(j, str) for j in joints_raw):
             raise ControlConfigError(f"joints = {joints_raw!r} is invalid: must be a list of names")
         joints = [str(j) for j in joints_raw]
-        axes = []
-        for joint in joints:
-            base = default_axis(joint)
-            overrides = {name: params[f"axes.{joint}.{name}"] for name in AXIS_FIELDS
-                         if f"axes.{joint}.{name}" in params}
-            axes.append(replace(base, **overrides))  # type: ignore[arg-type]
         for key in params:
             if key.startswith("axes.") and key.split(".")[1] not in joints:
                 raise ControlConfigError(
@@ -263,9 +219,11 @@ class ControllerConfig:
             if key.startswith("axes.") and key.split(".", 2)[-1] not in AXIS_FIELDS:
                 raise ControlConfigError(
                     f"parameter {key} is unknown: per-joint fields are {list(AXIS_FIELDS)}")
-        top = {k: v for k, v in params.items() if k in known and k != "joints"}
-        return cls(axes=tuple(axes), **top)  # type: ignore[arg-type]
-
-
-def _raw(value: object) -> object:
-    return value.value if isinstance(value, Enum) else value
+        axes = []
+        for joint in joints:
+            axis = to_mapping(default_axis(joint))
+            axis.update({name: params[f"axes.{joint}.{name}"] for name in AXIS_FIELDS
+                         if f"axes.{joint}.{name}" in params})
+            axes.append(axis)
+        top = {k: v for k, v in params.items() if not k.startswith("axes.") and k != "joints"}
+        return from_mapping(cls, {**top, "axes": axes})

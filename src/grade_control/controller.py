@@ -12,7 +12,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_control.config import UAV_JOINTS, ControllerConfig
+from grade_control.config import BODY_POSE_AXES, ControllerConfig
 from grade_control.errors import ControlError
 from grade_control.pid import JointPid
 from grade_control.setpoints import Reference, SetpointTracker, pose_to_body_values
@@ -39,7 +39,7 @@ def measured_from_pose(config: ControllerConfig, position_xyz: Sequence[float],
         body = pose_to_body_values(position_xyz, quat_xyzw)
     except ControlError as err:
         raise MeasurementError(f"odometry: {err}") from err
-    return np.array([body[UAV_JOINTS.index(name)] for name in config.joint_names])
+    return np.array([body[BODY_POSE_AXES.index(name)] for name in config.joint_names])
 
 
 def measured_from_joint_states(config: ControllerConfig, names: Sequence[str],

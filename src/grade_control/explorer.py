@@ -20,53 +20,47 @@ obstacles while seen and cleared when seen through later), and a fixed map exten
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 from scipy import ndimage
 
+from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
+from grade_control.config import PARAMETER_WORDING
 from grade_control.errors import ControlConfigError
 
 UNKNOWN, FREE, OCCUPIED = -1, 0, 100  # nav_msgs/OccupancyGrid values
 _LOG_FREE, _LOG_OCC, _LOG_MIN, _LOG_MAX = -0.4, 0.85, -2.0, 3.5
 
 
+_POSITIVE = bounds(0.0, exclusive_min=True)
+
+
 @dataclass(frozen=True)
-class ExplorerConfig:
+class ExplorerConfig(Checked):
     """Map extent and explorer settings (metres, world frame)."""
 
+    WORDING: ClassVar[Wording] = PARAMETER_WORDING
+
     origin_xy_m: tuple[float, float] = (-10.0, -10.0)
-    size_xy_m: tuple[float, float] = (20.0, 20.0)
-    resolution_m: float = 0.1
+    size_xy_m: tuple[float, float] = field(default=(20.0, 20.0), metadata=_POSITIVE)
+    resolution_m: float = field(default=0.1, metadata=_POSITIVE)
     min_obstacle_height_m: float = 0.15
     max_obstacle_height_m: float = 2.0
-    max_range_m: float = 4.0
-    pixel_stride: int = 8
-    robot_radius_m: float = 0.3
-    min_frontier_cells: int = 5
-    path_step_m: float = 0.5
+    max_range_m: float = field(default=4.0, metadata=_POSITIVE)
+    pixel_stride: int = field(default=8, metadata=bounds(1))
+    robot_radius_m: float = field(default=0.3, metadata=bounds(0.0))
+    min_frontier_cells: int = field(default=5, metadata=bounds(1))
+    path_step_m: float = field(default=0.5, metadata=_POSITIVE)
 
-    def __post_init__(self) -> None:
-        positive = ("resolution_m", "max_range_m", "path_step_m")
-        for name in positive:
-            value = getattr(self, name)
-            if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
-                raise ControlConfigError(f"{name} = {value!r} is invalid: must be > 0")
-        if not self.robot_radius_m >= 0:
-            raise ControlConfigError(f"robot_radius_m = {self.robot_radius_m} must be >= 0")
-        if not all(math.isfinite(v) and v > 0 for v in self.size_xy_m):
-            raise ControlConfigError(f"size_xy_m = {self.size_xy_m} is invalid: must be > 0")
+    def validate(self, path: str) -> None:
         if not self.min_obstacle_height_m < self.max_obstacle_height_m:
             raise ControlConfigError(
                 f"min_obstacle_height_m = {self.min_obstacle_height_m} must be < "
                 f"max_obstacle_height_m = {self.max_obstacle_height_m}")
-        if not (isinstance(self.pixel_stride, int) and self.pixel_stride >= 1):
-            raise ControlConfigError(f"pixel_stride = {self.pixel_stride!r} must be an int >= 1")
-        if not (isinstance(self.min_frontier_cells, int) and self.min_frontier_cells >= 1):
-            raise ControlConfigError(
-                f"min_frontier_cells = {self.min_frontier_cells!r} must be an int >= 1")
 
     @property
     def shape(self) -> tuple[int, int]:

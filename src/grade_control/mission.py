@@ -21,7 +21,7 @@ mission is done and keeps asking for the last pose (or starts over with `loop: t
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from pathlib import Path
 from typing import Any
@@ -29,7 +29,9 @@ from typing import Any
 import numpy as np
 import yaml
 
+from grade_common.schema import bounds, file_key, from_mapping
 from grade_common.types import FloatArray
+from grade_control.config import PARAMETER_WORDING
 from grade_control.errors import ControlConfigError
 from grade_control.geometry import wrap_angle
 
@@ -53,14 +55,14 @@ class MissionPhase(Enum):
 class Waypoint:
     """A goal position (m, in the mission frame), yaw (rad, for the fixed policy), hover time."""
 
-    position_m: tuple[float, float, float]
-    yaw_rad: float = 0.0
-    hover_s: float = 0.0
+    position_m: tuple[float, float, float] = field(metadata=file_key("position"))
+    yaw_rad: float = field(default=0.0, metadata=file_key("yaw_deg", math.radians))
+    hover_s: float = field(default=0.0, metadata=bounds(0.0))
 
 
 @dataclass(frozen=True)
 class MissionConfig:
-    """A validated mission."""
+    """A validated mission; `parse_mission` builds it from a file's keys (degrees, `position`)."""
 
     waypoints: tuple[Waypoint, ...]
     robot: str = "uav"
@@ -68,7 +70,8 @@ class MissionConfig:
     rate_hz: float = 10.0
     yaw_policy: YawPolicy = YawPolicy.FIXED
     acceptance_radius_m: float = 0.15
-    acceptance_yaw_rad: float = math.radians(5.0)
+    acceptance_yaw_rad: float = field(
+        default=math.radians(5.0), metadata=file_key("acceptance_yaw_deg", math.radians))
     ignore_z: bool = False
     loop: bool = False
 
@@ -83,12 +86,14 @@ class MissionConfig:
             raise ControlConfigError("robot and frame_id must be non-empty")
 
 
-def _number(where: str, value: Any, *, minimum: float | None = None) -> float:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value):
-        raise ControlConfigError(f"{where} = {value!r} is invalid: must be a finite number")
-    if minimum is not None and value < minimum:
-        raise ControlConfigError(f"{where} = {value!r} is invalid: must be >= {minimum:g}")
-    return float(value)
+# Mission files keep the texts their users know: `loop = 'yes' must be true or false`,
+# `yaw_policy = 'spin' is invalid: allowed ['fixed', 'face_travel']`.
+_MISSION_WORDING = replace(
+    PARAMETER_WORDING,
+    root="field(s)",
+    wrong_type="{name} = {raw!r} must be {expected}",
+    not_allowed="{name} = {raw!r} is invalid: allowed {choices}",
+)
 
 
 def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
@@ -100,56 +105,8 @@ def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
     if not isinstance(data, dict):
         raise ControlConfigError(
             f"{source}: a mission must be a mapping, got {type(data).__name__}")
-    known = {"robot", "frame_id", "rate_hz", "yaw_policy", "acceptance_radius_m",
-             "acceptance_yaw_deg", "ignore_z", "loop", "waypoints"}
-    unknown = sorted(set(data) - known)
-    if unknown:
-        raise ControlConfigError(f"{source}: unknown field(s) {unknown}; known: {sorted(known)}")
-    raw_waypoints = data.get("waypoints")
-    if not isinstance(raw_waypoints, list) or not raw_waypoints:
-        raise ControlConfigError(f"{source}: waypoints = {raw_waypoints!r} is invalid: must be a "
-                                 "non-empty list")
-    waypoints = []
-    for k, raw in enumerate(raw_waypoints):
-        where = f"{source}: waypoints[{k}]"
-        if not isinstance(raw, dict) or set(raw) - {"position", "yaw_deg", "hover_s"}:
-            raise ControlConfigError(f"{where} = {raw!r} is invalid: expected a mapping with "
-                                     "position [x, y, z], optional yaw_deg and hover_s")
-        position = raw.get("position")
-        if not isinstance(position, list) or len(position) != 3:
-            raise ControlConfigError(f"{where}.position = {position!r} is invalid: must be "
-                                     "[x, y, z] in metres")
-        xyz = tuple(_number(f"{where}.position[{i}]", v) for i, v in enumerate(position))
-        waypoints.append(Waypoint(
-            position_m=(xyz[0], xyz[1], xyz[2]),
-            yaw_rad=math.radians(_number(f"{where}.yaw_deg", raw.get("yaw_deg", 0.0))),
-            hover_s=_number(f"{where}.hover_s", raw.get("hover_s", 0.0), minimum=0.0)))
-    policy_raw = data.get("yaw_policy", "fixed")
     try:
-        policy = YawPolicy(policy_raw)
-    except ValueError as err:
-        raise ControlConfigError(
-            f"{source}: yaw_policy = {policy_raw!r} is invalid: allowed "
-            f"{[p.value for p in YawPolicy]}") from err
-    for flag in ("ignore_z", "loop"):
-        if not isinstance(data.get(flag, False), bool):
-            raise ControlConfigError(f"{source}: {flag} = {data[flag]!r} must be true or false")
-    for text in ("robot", "frame_id"):
-        if not isinstance(data.get(text, "x"), str):
-            raise ControlConfigError(f"{source}: {text} = {data[text]!r} must be a string")
-    try:
-        return MissionConfig(
-            waypoints=tuple(waypoints),
-            robot=data.get("robot", "uav"),
-            frame_id=data.get("frame_id", "world"),
-            rate_hz=_number(f"{source}: rate_hz", data.get("rate_hz", 10.0)),
-            yaw_policy=policy,
-            acceptance_radius_m=_number(f"{source}: acceptance_radius_m",
-                                        data.get("acceptance_radius_m", 0.15)),
-            acceptance_yaw_rad=math.radians(_number(f"{source}: acceptance_yaw_deg",
-                                                    data.get("acceptance_yaw_deg", 5.0))),
-            ignore_z=data.get("ignore_z", False),
-            loop=data.get("loop", False))
+        return from_mapping(MissionConfig, data, wording=_MISSION_WORDING)
     except ControlConfigError as err:
         raise ControlConfigError(f"{source}: {err}") from err
 

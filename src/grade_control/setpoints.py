@@ -19,7 +19,7 @@ from enum import Enum
 import numpy as np
 
 from grade_common.types import BoolArray, FloatArray
-from grade_control.config import UAV_JOINTS, ControllerConfig, VelocityFrame
+from grade_control.config import BODY_POSE_AXES, ControllerConfig, VelocityFrame
 from grade_control.errors import SetpointError
 from grade_control.geometry import (
     body_rates_to_euler_rates,
@@ -174,7 +174,7 @@ class SetpointTracker:
         self._v_limit = np.array([a.velocity_limit for a in config.axes])
         self._angular = np.array([a.angular for a in config.axes])
         # body value k (x, y, z, roll, pitch, yaw) -> joint index, for joints this robot has
-        self._body_mask = np.array([name in UAV_JOINTS for name in names])
+        self._body_mask = np.array([name in BODY_POSE_AXES for name in names])
         self._owner: list[_Setpoint | None] = [None] * self._n
         self._hold = np.full(self._n, np.nan)
         self._reference = np.full(self._n, np.nan)
@@ -252,8 +252,8 @@ class SetpointTracker:
         """(…, 6) body values (x, y, z, roll, pitch, yaw) -> (…, n) joint values (NaN elsewhere)."""
         out = np.full((*body.shape[:-1], self._n), np.nan)
         for j, name in enumerate(self.config.joint_names):
-            if name in UAV_JOINTS:
-                out[..., j] = body[..., UAV_JOINTS.index(name)]
+            if name in BODY_POSE_AXES:
+                out[..., j] = body[..., BODY_POSE_AXES.index(name)]
         return out
 
     def _names_to_mask(self, values: Mapping[str, float],
@@ -365,8 +365,8 @@ class SetpointTracker:
                 raise SetpointError(str(err)) from err
             body_velocity = np.concatenate([lin_world, euler_rates])
             joint_velocity = self._body_to_joints(body_velocity)
-            missing = [UAV_JOINTS[k] for k in range(6) if abs(body_velocity[k]) > 1e-9
-                       and UAV_JOINTS[k] not in self._index]
+            missing = [BODY_POSE_AXES[k] for k in range(6) if abs(body_velocity[k]) > 1e-9
+                       and BODY_POSE_AXES[k] not in self._index]
             if missing:
                 raise SetpointError(
                     f"twist moves joint(s) {missing} this robot does not have "

@@ -13,14 +13,14 @@ so the file stays a plain ROS 2 parameters file:
 from __future__ import annotations
 
 import enum
-import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import yaml
 
+from grade_common.schema import PARAMETER, Checked, Wording, bounds, from_mapping, text
 from grade_noise.depth import DEPTH_PRESETS
 from grade_noise.errors import NoiseConfigError
 from grade_noise.imu import IMU_PRESETS
@@ -54,6 +54,14 @@ PRESETS: dict[ModelKind, Mapping[str, object]] = {
 }
 
 
+# Parameter phrasing naming the field as the parameters file does: `noise field 'seed' = 'x' is
+# invalid: must be an integer`.
+WORDING = replace(
+    PARAMETER, error=NoiseConfigError, root="noise parameters", name="noise field '{path}'"
+)
+_POSITIVE = bounds(0.0, exclusive_min=True)
+
+
 @dataclass(frozen=True)
 class TopicNoise:
     """One noised stream: input topic, output topic, model and preset name."""
@@ -65,7 +73,7 @@ class TopicNoise:
 
 
 @dataclass(frozen=True)
-class NoiseConfig:
+class NoiseConfig(Checked):
     """Validated configuration of the noise pipeline.
 
     Attributes:
@@ -80,36 +88,20 @@ class NoiseConfig:
         depth_uint16_scale_m: metres per unit of 16UC1 depth messages (REP 118: 0.001).
     """
 
-    seed: int
-    topics: tuple[TopicNoise, ...]
-    motion_topic: str = ""
-    motion_type: str = "imu"
-    camera_hfov_deg: float = 88.95
-    blur_plane_depth_m: float = 2.0
-    imu_rate_hz: float = 240.0
-    depth_uint16_scale_m: float = 0.001
+    WORDING: ClassVar[Wording] = WORDING
 
-    def __post_init__(self) -> None:
-        if not 0 <= self.seed < 2**63:
-            raise NoiseConfigError(f"noise field 'seed' = {self.seed!r}: must be in [0, 2^63)")
-        checks = {
-            "camera_hfov_deg": 0.0 < self.camera_hfov_deg < 180.0,
-            "blur_plane_depth_m": math.isfinite(self.blur_plane_depth_m)
-            and self.blur_plane_depth_m > 0.0,
-            "imu_rate_hz": math.isfinite(self.imu_rate_hz) and self.imu_rate_hz > 0.0,
-            "depth_uint16_scale_m": math.isfinite(self.depth_uint16_scale_m)
-            and self.depth_uint16_scale_m > 0.0,
-        }
-        for name, ok in checks.items():
-            if not ok:
-                allowed = "(0, 180)" if name == "camera_hfov_deg" else "> 0"
-                raise NoiseConfigError(
-                    f"noise field '{name}' = {getattr(self, name)!r}: must be {allowed}"
-                )
-        if self.motion_type not in ("imu", "odometry"):
-            raise NoiseConfigError(
-                f"noise field 'motion_type' = {self.motion_type!r}: allowed 'imu' or 'odometry'"
-            )
+    seed: int = field(metadata=bounds(0, 2**63 - 1))
+    topics: tuple[TopicNoise, ...]
+    motion_topic: str = field(default="", metadata=text(allow_empty=True))
+    motion_type: str = field(default="imu", metadata=text("imu|odometry"))
+    camera_hfov_deg: float = field(
+        default=88.95, metadata=bounds(0.0, 180.0, exclusive_min=True, exclusive_max=True)
+    )
+    blur_plane_depth_m: float = field(default=2.0, metadata=_POSITIVE)
+    imu_rate_hz: float = field(default=240.0, metadata=_POSITIVE)
+    depth_uint16_scale_m: float = field(default=0.001, metadata=_POSITIVE)
+
+    def validate(self, path: str) -> None:
         if not self.topics:
             raise NoiseConfigError("noise field 'input_topics' is empty: nothing to add noise to")
         inputs = [t.input_topic for t in self.topics]
@@ -151,20 +143,41 @@ def needs_motion(params: RgbNoiseParams) -> bool:
     return params.blur or params.readout_mean_s > 0.0 or params.readout_std_s > 0.0
 
 
-_KEYS = {
-    "seed",
-    "input_topics",
-    "output_topics",
-    "models",
-    "presets",
-    "motion_topic",
-    "motion_type",
-    "camera_hfov_deg",
-    "blur_plane_depth_m",
-    "imu_rate_hz",
-    "depth_uint16_scale_m",
-    "use_sim_time",
-}
+@dataclass(frozen=True)
+class _TopicLists:
+    """The topics as a ROS 2 parameters file gives them: parallel lists (it has no list of
+    mappings), one entry per noised stream."""
+
+    input_topics: tuple[str, ...]
+    output_topics: tuple[str, ...]
+    models: tuple[str, ...]
+    presets: tuple[str, ...]
+
+    def validate(self, path: str) -> None:
+        lengths = {f.name: len(getattr(self, f.name)) for f in fields(self)}
+        if len(set(lengths.values())) != 1:
+            raise NoiseConfigError(f"noise topic lists must have equal lengths, got {lengths}")
+        valid_models = [m.value for m in ModelKind]
+        for topic, model in zip(self.input_topics, self.models, strict=True):
+            if model not in valid_models:
+                raise NoiseConfigError(
+                    f"noise field 'models': unknown model '{model}' for topic {topic}; "
+                    f"allowed: {valid_models}"
+                )
+
+    def topics(self) -> list[dict[str, str]]:
+        """One `TopicNoise` mapping per entry."""
+        return [
+            {"input_topic": i, "output_topic": o, "model": m, "preset": p}
+            for i, o, m, p in zip(
+                self.input_topics, self.output_topics, self.models, self.presets, strict=True
+            )
+        ]
+
+
+_TOPIC_LISTS = tuple(f.name for f in fields(_TopicLists))
+# The node's clock parameter travels in the same file; the pipeline does not use it.
+_NODE_ONLY = ("use_sim_time",)
 
 
 def config_from_parameters(params: Mapping[str, Any]) -> NoiseConfig:
@@ -173,55 +186,16 @@ def config_from_parameters(params: Mapping[str, Any]) -> NoiseConfig:
     Raises:
         NoiseConfigError: unknown or missing keys, wrong types, unknown models/presets.
     """
-    unknown = sorted(set(params) - _KEYS)
+    known = {f.name for f in fields(NoiseConfig) if f.name != "topics"}
+    known |= {*_TOPIC_LISTS, *_NODE_ONLY}
+    unknown = sorted(set(params) - known)
     if unknown:
-        raise NoiseConfigError(f"unknown noise parameters {unknown}; allowed: {sorted(_KEYS)}")
-    lists: dict[str, list[str]] = {}
-    for key in ("input_topics", "output_topics", "models", "presets"):
-        value = params.get(key)
-        if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
-            raise NoiseConfigError(f"noise field '{key}' = {value!r}: must be a list of strings")
-        lists[key] = list(value)
-    lengths = {k: len(v) for k, v in lists.items()}
-    if len(set(lengths.values())) != 1:
-        raise NoiseConfigError(f"noise topic lists must have equal lengths, got {lengths}")
-    valid_models = [m.value for m in ModelKind]
-    topics = []
-    for inp, out, model, preset in zip(
-        lists["input_topics"],
-        lists["output_topics"],
-        lists["models"],
-        lists["presets"],
-        strict=True,
-    ):
-        if model not in valid_models:
-            raise NoiseConfigError(
-                f"noise field 'models': unknown model '{model}' for topic {inp}; "
-                f"allowed: {valid_models}"
-            )
-        topics.append(TopicNoise(inp, out, ModelKind(model), preset))
-    seed = params.get("seed")
-    if not isinstance(seed, int) or isinstance(seed, bool):
-        raise NoiseConfigError(f"noise field 'seed' = {seed!r}: must be an integer")
-    kwargs: dict[str, Any] = {}
-    for key, kind in (
-        ("motion_topic", str),
-        ("motion_type", str),
-        ("camera_hfov_deg", float),
-        ("blur_plane_depth_m", float),
-        ("imu_rate_hz", float),
-        ("depth_uint16_scale_m", float),
-    ):
-        if key in params:
-            value = params[key]
-            if kind is float and isinstance(value, int) and not isinstance(value, bool):
-                value = float(value)
-            if not isinstance(value, kind):
-                raise NoiseConfigError(
-                    f"noise field '{key}' = {value!r}: must be a {kind.__name__}"
-                )
-            kwargs[key] = value
-    return NoiseConfig(seed=seed, topics=tuple(topics), **kwargs)
+        raise NoiseConfigError(f"unknown noise parameters {unknown}; allowed: {sorted(known)}")
+    lists = from_mapping(
+        _TopicLists, {k: v for k, v in params.items() if k in _TOPIC_LISTS}, wording=WORDING
+    )
+    rest = {k: v for k, v in params.items() if k not in _TOPIC_LISTS and k not in _NODE_ONLY}
+    return from_mapping(NoiseConfig, {**rest, "topics": lists.topics()})
 
 
 def load_config(path: Path, seed: int | None = None) -> NoiseConfig:

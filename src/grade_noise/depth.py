@@ -18,6 +18,7 @@ from numpy.typing import NDArray
 
 from grade_common.types import Float32Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
+from grade_noise.presets import lookup
 from grade_noise.sampling import fast_standard_normal
 from grade_noise.scratch import ScratchFrame, scratch_frame
 
@@ -86,37 +87,31 @@ class DepthNoiseParams:
             )
 
 
+def _cutoff_only(max_range_m: float) -> DepthNoiseParams:
+    """A preset that only drops returns beyond `max_range_m` (no noise, edges or incidence)."""
+    return DepthNoiseParams(
+        model=DepthModel.NONE,
+        max_range_m=max_range_m,
+        quantisation_m=0.0,
+        edge_jump_m=0.0,
+        max_incidence_deg=90.0,
+    )
+
+
 DEPTH_PRESETS: dict[str, DepthNoiseParams] = {
     "stereo_3_5m": DepthNoiseParams(max_range_m=3.5),
     "stereo_5m": DepthNoiseParams(max_range_m=5.0),
     "structured_light": DepthNoiseParams(
         model=DepthModel.STRUCTURED_LIGHT, min_range_m=0.5, max_range_m=3.0
     ),
-    "cutoff_3_5m": DepthNoiseParams(
-        model=DepthModel.NONE,
-        max_range_m=3.5,
-        quantisation_m=0.0,
-        edge_jump_m=0.0,
-        max_incidence_deg=90.0,
-    ),
-    "cutoff_5m": DepthNoiseParams(
-        model=DepthModel.NONE,
-        max_range_m=5.0,
-        quantisation_m=0.0,
-        edge_jump_m=0.0,
-        max_incidence_deg=90.0,
-    ),
+    "cutoff_3_5m": _cutoff_only(3.5),
+    "cutoff_5m": _cutoff_only(5.0),
 }
 
 
 def depth_preset(name: str) -> DepthNoiseParams:
     """Return the depth preset `name`; raise NoiseConfigError listing the valid names."""
-    try:
-        return DEPTH_PRESETS[name]
-    except KeyError:
-        raise NoiseConfigError(
-            f"unknown depth noise preset '{name}'; available: {sorted(DEPTH_PRESETS)}"
-        ) from None
+    return lookup(DEPTH_PRESETS, name, "depth")
 
 
 def depth_sigma_m(

@@ -16,6 +16,7 @@ from scipy.signal import lfilter
 
 from grade_common.types import FloatArray
 from grade_noise.errors import NoiseConfigError, NoiseInputError
+from grade_noise.presets import lookup
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,7 @@ IMU_PRESETS: dict[str, ImuNoiseParams] = {
 
 def imu_preset(name: str) -> ImuNoiseParams:
     """Return the IMU preset `name`; raise NoiseConfigError listing the valid names."""
-    try:
-        return IMU_PRESETS[name]
-    except KeyError:
-        raise NoiseConfigError(
-            f"unknown IMU noise preset '{name}'; available: {sorted(IMU_PRESETS)}"
-        ) from None
+    return lookup(IMU_PRESETS, name, "IMU")
 
 
 @dataclass(frozen=True)

@@ -15,6 +15,7 @@ from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
 from grade_noise.errors import NoiseConfigError, NoiseInputError
+from grade_noise.presets import lookup
 
 
 @dataclass(frozen=True)
@@ -77,12 +78,7 @@ ODOMETRY_PRESETS: dict[str, OdometryNoiseParams] = {
 
 def odometry_preset(name: str) -> OdometryNoiseParams:
     """Return the odometry preset `name`; raise NoiseConfigError listing the valid names."""
-    try:
-        return ODOMETRY_PRESETS[name]
-    except KeyError:
-        raise NoiseConfigError(
-            f"unknown odometry noise preset '{name}'; available: {sorted(ODOMETRY_PRESETS)}"
-        ) from None
+    return lookup(ODOMETRY_PRESETS, name, "odometry")
 
 
 @dataclass(frozen=True)

@@ -7,6 +7,7 @@ same seed and the same input sequence give the same output.
 from __future__ import annotations
 
 import zlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -91,11 +92,24 @@ class NoisePipeline:
                 f"topic {topic} is not configured; configured: {sorted(self._streams)}"
             ) from None
 
-    def _check(self, topic: str, model: ModelKind) -> _Stream:
+    def _check(
+        self,
+        topic: str,
+        model: ModelKind,
+        encoding: str | None = None,
+        encodings: Sequence[str] = (),
+    ) -> _Stream:
+        """The topic's stream, checked to be of `model`; an image's `encoding` in `encodings`."""
         stream = self._stream(topic)
         if stream.spec.model is not model:
             raise NoiseConfigError(
                 f"topic {topic} is configured as '{stream.spec.model.value}', not {model.value}"
+            )
+        if encoding is not None and encoding not in encodings:
+            label = "RGB" if model is ModelKind.RGB else model.value
+            raise NoiseInputError(
+                f"{label} topic {topic}: unsupported encoding '{encoding}'; allowed "
+                f"{list(encodings)}"
             )
         return stream
 
@@ -158,12 +172,7 @@ class NoisePipeline:
         k: FloatArray | None = None,
     ) -> NDArray[np.uint8]:
         """Noisy 8-bit colour image (rgb8 or bgr8); k defaults to the configured field of view."""
-        stream = self._check(topic, ModelKind.RGB)
-        if encoding not in RGB_ENCODINGS:
-            raise NoiseInputError(
-                f"RGB topic {topic}: unsupported encoding '{encoding}'; allowed "
-                f"{list(RGB_ENCODINGS)}"
-            )
+        stream = self._check(topic, ModelKind.RGB, encoding, RGB_ENCODINGS)
         params = rgb_preset(stream.spec.preset)
         motion = CameraMotion.zero()
         if needs_motion(params):
@@ -197,12 +206,7 @@ class NoisePipeline:
         uint16_scale_m: float | None = None,
     ) -> NDArray[np.generic]:
         """Noisy depth image in its own encoding (invalid: NaN in 32FC1, 0 in 16UC1)."""
-        stream = self._check(topic, ModelKind.DEPTH)
-        if encoding not in DEPTH_ENCODINGS:
-            raise NoiseInputError(
-                f"depth topic {topic}: unsupported encoding '{encoding}'; allowed "
-                f"{list(DEPTH_ENCODINGS)}"
-            )
+        stream = self._check(topic, ModelKind.DEPTH, encoding, DEPTH_ENCODINGS)
         scale = self.config.depth_uint16_scale_m if uint16_scale_m is None else uint16_scale_m
         w = image.shape[1]
         f = (

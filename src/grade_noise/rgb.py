@@ -22,6 +22,7 @@ from scipy.special import ndtri
 
 from grade_common.types import FloatArray, UInt8Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
+from grade_noise.presets import lookup
 from grade_noise.sampling import random_uint16
 from grade_noise.scratch import ScratchFrame, scratch_frame
 
@@ -361,12 +362,7 @@ RGB_PRESETS: dict[str, RgbNoiseParams] = {
 
 def rgb_preset(name: str) -> RgbNoiseParams:
     """Return the RGB preset `name`; raise NoiseConfigError listing the valid names."""
-    try:
-        return RGB_PRESETS[name]
-    except KeyError:
-        raise NoiseConfigError(
-            f"unknown RGB noise preset '{name}'; available: {sorted(RGB_PRESETS)}"
-        ) from None
+    return lookup(RGB_PRESETS, name, "RGB")
 
 
 @dataclass(frozen=True)

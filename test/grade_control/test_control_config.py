@@ -9,6 +9,8 @@ import pytest
 from grade_common.errors import ConfigError, GradeError
 from grade_control.config import AxisConfig, ControllerConfig, StateSource
 from grade_control.errors import ControlConfigError
+from grade_sim.config.scenario import RobotConfig, RobotKind
+from grade_sim.robots.model import robot_model
 
 
 def test_uav_defaults_are_grades() -> None:
@@ -88,3 +90,14 @@ def test_unknown_joint_gets_linear_defaults_and_camera_yaw_angular() -> None:
     axes = {a.name: a for a in config.axes}
     assert axes["camera_yaw"].angular
     assert not axes["arm"].angular
+
+
+@pytest.mark.parametrize(
+    ("config", "kind"),
+    [(ControllerConfig.uav(), RobotKind.UAV), (ControllerConfig.omni(), RobotKind.OMNI)],
+)
+def test_default_joints_are_the_simulators(config: ControllerConfig, kind: RobotKind) -> None:
+    # Commands and joint states carry names, so only the set of names has to agree; the
+    # simulator's chain order (x, y, z, yaw, pitch, roll) is its own.
+    model = robot_model(RobotConfig(name=config.robot, type=kind))
+    assert set(config.joint_names) == set(model.joint_names)

@@ -13,7 +13,7 @@ import importlib
 import sys
 import threading
 import time
-from dataclasses import replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -31,7 +31,8 @@ from rclpy.qos import (
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
-from grade_common.errors import GradeError
+from grade_common.errors import ConfigError, GradeError
+from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
@@ -55,19 +56,71 @@ QOS = {
     ),
 }
 
-PARAMETERS: dict[str, tuple[Any, str]] = {
-    "scenario": ("", "scenario YAML file (required)"),
-    "output_dir": ("", "new run directory for bag + ground truth; empty: publish only"),
-    "overwrite": (False, "replace an existing output_dir once the new run is complete"),
-    "duration_s": (-1.0, "override the scenario's duration (> 0), -1: keep"),
-    "seed": (-1, "override the scenario's seed (>= 0), -1: keep"),
-    "robot_count": (-1, "simulate the scenario's first N robots (1..number of robots), -1: all"),
-    "realtime": (False, "pace the simulation to wall-clock time"),
-    "command_timeout_s": (0.5, "hold still when the last joint command is older (sim time)"),
-    "lockstep": (False, "wait at each odometry sample for the controller's command (reproducible)"),
-    "lockstep_timeout_s": (10.0, "wall-clock seconds to wait for a lockstep command"),
-    "start_delay_s": (1.0, "wall-clock seconds to let subscribers connect before stepping"),
-}
+_DOC = "doc"
+
+
+def _parameter(default: Any, doc: str, check: dict[str, Any] | None = None) -> Any:
+    """A parameter field: its default, its description (for `ros2 param describe`), its check."""
+    return field(default=default, metadata={**(check or {}), _DOC: doc})
+
+
+_TEXT = text(allow_empty=True)
+_NONNEGATIVE = bounds(0.0)
+
+
+@dataclass(frozen=True)
+class SimNodeParameters:
+    """The node's ROS 2 parameters, validated once at start-up.
+
+    ROS 2 parameters cannot be unset, so -1 stands for "keep the scenario's value".
+    """
+
+    scenario: str = _parameter("", "scenario YAML file (required)", _TEXT)
+    output_dir: str = _parameter(
+        "", "new run directory for bag + ground truth; empty: publish only", _TEXT
+    )
+    overwrite: bool = _parameter(
+        False, "replace an existing output_dir once the new run is complete"
+    )
+    duration_s: float = _parameter(-1.0, "override the scenario's duration (> 0), -1: keep")
+    seed: int = _parameter(-1, "override the scenario's seed (>= 0), -1: keep", bounds(-1))
+    robot_count: int = _parameter(
+        -1, "simulate the scenario's first N robots (1..number of robots), -1: all"
+    )
+    realtime: bool = _parameter(False, "pace the simulation to wall-clock time")
+    command_timeout_s: float = _parameter(
+        0.5, "hold still when the last joint command is older (sim time)", _NONNEGATIVE
+    )
+    lockstep: bool = _parameter(
+        False, "wait at each odometry sample for the controller's command (reproducible)"
+    )
+    lockstep_timeout_s: float = _parameter(
+        10.0, "wall-clock seconds to wait for a lockstep command", _NONNEGATIVE
+    )
+    start_delay_s: float = _parameter(
+        1.0, "wall-clock seconds to let subscribers connect before stepping", _NONNEGATIVE
+    )
+
+    def validate(self, path: str) -> None:
+        if not self.scenario:
+            raise ConfigError("parameter 'scenario' is required: the path of a scenario YAML file")
+        if self.duration_s != -1.0 and self.duration_s <= 0:
+            raise ConfigError(
+                f"parameter 'duration_s': {self.duration_s} must be > 0 (or -1 to keep)"
+            )
+
+    def scenario_overrides(self) -> dict[str, Any]:
+        """The scenario keys these parameters override."""
+        overrides: dict[str, Any] = {"realtime": self.realtime}
+        if self.duration_s != -1.0:
+            overrides["duration_s"] = self.duration_s
+        if self.seed != -1:
+            overrides["seed"] = self.seed
+        return overrides
+
+
+# Scenario-style phrasing naming the parameter: `parameter 'seed': value -2 is out of range; ...`.
+WORDING = replace(KEY_PATH, root="parameters", name="parameter '{path}'")
 
 
 def _msg_class(msgtype: str) -> Any:
@@ -137,47 +190,30 @@ class _Publisher:
 class SimNode(Node):
     def __init__(self) -> None:
         super().__init__("sim")
-        for name, (default, doc) in PARAMETERS.items():
+        for f in fields(SimNodeParameters):
             # Numbers accept ints and floats alike (`duration_s:=3` from a launch file is an int).
-            numeric = isinstance(default, float)
+            numeric = isinstance(f.default, float)
             self.declare_parameter(
-                name, default, ParameterDescriptor(description=doc, dynamic_typing=numeric)
+                f.name,
+                f.default,
+                ParameterDescriptor(description=f.metadata.get(_DOC, ""), dynamic_typing=numeric),
             )
-        p = {name: self.get_parameter(name).value for name in PARAMETERS}
-        for name, (default, _) in PARAMETERS.items():
-            if isinstance(default, float):
-                if not isinstance(p[name], int | float) or isinstance(p[name], bool):
-                    raise GradeError(f"parameter {name!r}: {p[name]!r} is not a number")
-                p[name] = float(p[name])
-        if not p["scenario"]:
-            raise GradeError("parameter 'scenario' is required: the path of a scenario YAML file")
-        overrides: dict[str, Any] = {"realtime": bool(p["realtime"])}
-        if p["duration_s"] != -1.0:
-            if p["duration_s"] <= 0:
-                raise GradeError(
-                    f"parameter 'duration_s': {p['duration_s']} must be > 0 (or -1 to keep)"
-                )
-            overrides["duration_s"] = float(p["duration_s"])
-        if p["seed"] != -1:
-            if p["seed"] < 0:
-                raise GradeError(f"parameter 'seed': {p['seed']} must be >= 0 (or -1 to keep)")
-            overrides["seed"] = int(p["seed"])
-        for name in ("command_timeout_s", "lockstep_timeout_s", "start_delay_s"):
-            if p[name] < 0:
-                raise GradeError(f"parameter {name!r}: {p[name]} must be >= 0")
-        self.scenario = load_scenario(p["scenario"], overrides)
-        n_robots = len(self.scenario.robots)
-        if p["robot_count"] != -1:
-            if not 1 <= p["robot_count"] <= n_robots:
-                raise GradeError(
-                    f"parameter 'robot_count': {p['robot_count']} is out of range; allowed 1.."
-                    f"{n_robots} (the robots of {p['scenario']}) or -1 for all"
-                )
-            self.scenario = replace(self.scenario, robots=self.scenario.robots[: p["robot_count"]])
-        self.params = p
-        self.commands = CommandStore(
-            p["command_timeout_s"], bool(p["lockstep"]), p["lockstep_timeout_s"]
+        p = from_mapping(
+            SimNodeParameters,
+            {f.name: self.get_parameter(f.name).value for f in fields(SimNodeParameters)},
+            wording=WORDING,
         )
+        self.scenario = load_scenario(p.scenario, p.scenario_overrides())
+        n_robots = len(self.scenario.robots)
+        if p.robot_count != -1:
+            if not 1 <= p.robot_count <= n_robots:
+                raise GradeError(
+                    f"parameter 'robot_count': {p.robot_count} is out of range; allowed 1.."
+                    f"{n_robots} (the robots of {p.scenario}) or -1 for all"
+                )
+            self.scenario = replace(self.scenario, robots=self.scenario.robots[: p.robot_count])
+        self.params = p
+        self.commands = CommandStore(p.command_timeout_s, p.lockstep, p.lockstep_timeout_s)
         self._joints: dict[str, tuple[str, ...]] = {}
         for robot in self.scenario.robots:
             self._joints[robot.name] = robot_model(robot).joint_names
@@ -189,8 +225,8 @@ class SimNode(Node):
                     10,
                 )
         self.get_logger().info(
-            f"scenario {p['scenario']} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
-            f"{len(self.scenario.robots)} robot(s)), lockstep={bool(p['lockstep'])}"
+            f"scenario {p.scenario} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
+            f"{len(self.scenario.robots)} robot(s)), lockstep={p.lockstep}"
         )
 
     def _on_command(self, robot: str, msg: JointState) -> None:
@@ -216,8 +252,8 @@ def _wait_until_ready(node: SimNode, publisher: _Publisher, stop: threading.Even
     started alongside) time to match publishers. A stop request ends the wait early; the run
     then ends as interrupted."""
     if node.commands.lockstep:
-        publisher.wait_for_controllers(node, stop, float(node.params["lockstep_timeout_s"]))
-    stop.wait(float(node.params["start_delay_s"]))
+        publisher.wait_for_controllers(node, stop, node.params.lockstep_timeout_s)
+    stop.wait(node.params.start_delay_s)
 
 
 def _run(node: SimNode) -> int:
@@ -228,12 +264,12 @@ def _run(node: SimNode) -> int:
     scene = build_scene(scenario)
     publisher = _Publisher(node, SensorStreams(scene).topics(), node.commands, odom_topics)
     spec = SimulatorSpec(scene, observers=(publisher,), command_source=node.commands)
-    out = node.params["output_dir"]
+    out = node.params.output_dir
     if out:
         result = run_scenario(
             spec,
             Path(out),
-            overwrite=bool(node.params["overwrite"]),
+            overwrite=node.params.overwrite,
             before_run=lambda: _wait_until_ready(node, publisher, spec.stop_event),
         )
         summary = result.summary
