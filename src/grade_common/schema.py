@@ -198,6 +198,9 @@ def convert(
         options = get_args(tp)
         if value is None and type(None) in options:
             return None
+        present = [o for o in options if o is not type(None)]
+        if len(present) == 1:  # `T | None`: T's own error says what is wrong (e.g. its range)
+            return convert(present[0], value, path, meta, wording)
         for option in options:
             if option is type(None):
                 continue

@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from grade_common import errors as common
-from grade_common.errors import GradeError, OutputExistsError
+from grade_common.errors import ConfigError, GradeError, OutputExistsError
+from grade_common.schema import PARAMETER
 
 __all__ = [
+    "EVAL_WORDING",
     "AlignmentError",
     "AssociationError",
     "EvalConfigError",
@@ -41,5 +45,9 @@ class MapError(EvalError):
     """A point map is empty, non-finite, or two maps cannot be compared."""
 
 
-class EvalConfigError(EvalError):
+class EvalConfigError(EvalError, ConfigError):
     """A configuration value is out of range; the message names field, value and allowed range."""
+
+
+# How grade_eval's configs phrase a value out of range (`first_n = 2 is invalid: must be >= 3`).
+EVAL_WORDING = replace(PARAMETER, error=EvalConfigError)

@@ -18,19 +18,23 @@ import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import IO
+from typing import IO, ClassVar
 
-from grade_common.errors import ConfigError
+from grade_common.schema import PARAMETER, Checked, Wording, bounds
 from grade_common.signals import STOP_SIGNALS
 from grade_launch.plan import ProcessPlan
 
 _POLL_S = 0.05
 
 
+# A process gets at most an hour to stop after each signal.
+_TIMEOUT = bounds(0.0, 3600.0, exclusive_min=True)
+
+
 @dataclass(frozen=True)
-class RunnerConfig:
+class RunnerConfig(Checked):
     """How the runner stops processes.
 
     sigterm_timeout_s: seconds between SIGINT and SIGTERM (default 10 s: recorders finish bags).
@@ -39,15 +43,16 @@ class RunnerConfig:
         does so for `on_exit: shutdown`; set False for exactly that behaviour).
     """
 
-    sigterm_timeout_s: float = 10.0
-    sigkill_timeout_s: float = 5.0
-    stop_on_crash: bool = True
+    WORDING: ClassVar[Wording] = replace(
+        PARAMETER,
+        root="RunnerConfig",
+        name="RunnerConfig.{path}",
+        out_of_range="{name}={raw}: must be in {allowed} seconds",
+    )
 
-    def __post_init__(self) -> None:
-        for name in ("sigterm_timeout_s", "sigkill_timeout_s"):
-            value = getattr(self, name)
-            if not 0.0 < value <= 3600.0:
-                raise ConfigError(f"RunnerConfig.{name}={value}: must be in (0, 3600] seconds")
+    sigterm_timeout_s: float = field(default=10.0, metadata=_TIMEOUT)
+    sigkill_timeout_s: float = field(default=5.0, metadata=_TIMEOUT)
+    stop_on_crash: bool = True
 
 
 @dataclass(frozen=True)

@@ -133,3 +133,15 @@ def test_file_key_names_and_converts_the_file_value() -> None:
         from_mapping(Heading, {"yaw_rad": 1.0})
     with pytest.raises(ConfigError, match=r"yaw_deg: expected a number, got 'north'"):
         from_mapping(Heading, {"yaw_deg": "north"})
+
+
+@dataclass(frozen=True)
+class _Optional:
+    first_n: int | None = field(default=None, metadata=bounds(3))
+
+
+def test_optional_value_reports_its_own_range() -> None:
+    assert from_mapping(_Optional, {"first_n": None}).first_n is None
+    assert from_mapping(_Optional, {"first_n": 5}).first_n == 5
+    with pytest.raises(ConfigError, match=r"first_n: value 2 is out of range; allowed \[3, inf\]"):
+        from_mapping(_Optional, {"first_n": 2})

@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 
+from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
 from grade_eval.core.trajectory import PoseTrajectory, se3_from, se3_inverse
-from grade_eval.errors import AlignmentError, EvalConfigError
+from grade_eval.errors import EVAL_WORDING, AlignmentError
 
 
 class AlignMode(enum.Enum):
@@ -22,15 +24,13 @@ class AlignMode(enum.Enum):
 
 
 @dataclass(frozen=True)
-class AlignConfig:
+class AlignConfig(Checked):
     """mode: AlignMode; first_n: use only the first n poses for Umeyama (None = all, else >= 3)."""
 
-    mode: AlignMode = AlignMode.SE3
-    first_n: int | None = None
+    WORDING: ClassVar[Wording] = EVAL_WORDING
 
-    def __post_init__(self) -> None:
-        if self.first_n is not None and self.first_n < 3:
-            raise EvalConfigError(f"first_n = {self.first_n}: must be None (all poses) or >= 3")
+    mode: AlignMode = AlignMode.SE3
+    first_n: int | None = field(default=None, metadata=bounds(3))
 
 
 @dataclass(frozen=True)

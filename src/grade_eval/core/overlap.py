@@ -4,13 +4,15 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.schema import Checked, Wording, bounds
 from grade_eval.core.pointmap import PointMap, check_voxel_size
-from grade_eval.errors import EvalConfigError, MapError
+from grade_eval.errors import EVAL_WORDING, EvalConfigError, MapError
 
 _B = 31
 _OFF = 1 << (_B - 1)
@@ -38,19 +40,20 @@ def overlap_iou(map_a: PointMap, map_b: PointMap, cell_size_m: float = 0.05) -> 
 
 
 @dataclass(frozen=True)
-class PairSpec:
+class PairSpec(Checked):
     """Requested IoU range [min_iou, max_iou] within [0, 1] and optional cap on pairs."""
 
-    min_iou: float = 0.1
-    max_iou: float = 0.9
-    max_pairs: int | None = None
+    WORDING: ClassVar[Wording] = EVAL_WORDING
 
-    def __post_init__(self) -> None:
-        if not (0 <= self.min_iou <= self.max_iou <= 1):
+    min_iou: float = field(default=0.1, metadata=bounds(0.0, 1.0))
+    max_iou: float = field(default=0.9, metadata=bounds(0.0, 1.0))
+    max_pairs: int | None = field(default=None, metadata=bounds(1))
+
+    def validate(self, path: str) -> None:
+        """The range must not be empty (called by the schema check after the field checks)."""
+        if self.min_iou > self.max_iou:
             raise EvalConfigError(f"min_iou = {self.min_iou}, max_iou = {self.max_iou}: need "
                                   "0 <= min_iou <= max_iou <= 1")
-        if self.max_pairs is not None and self.max_pairs < 1:
-            raise EvalConfigError(f"max_pairs = {self.max_pairs}: must be None or >= 1")
 
 
 @dataclass(frozen=True)

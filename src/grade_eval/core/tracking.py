@@ -2,18 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import ClassVar
 
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_eval.errors import EvalConfigError, TrajectoryError
+from grade_common.schema import Checked, Wording, bounds
+from grade_eval.errors import EVAL_WORDING, TrajectoryError
 
 GAP_THRESHOLD_S = 1.0 / 30.0 + 1e-5
 
 
 @dataclass(frozen=True)
-class TrackingConfig:
+class TrackingConfig(Checked):
     """Window and gap threshold of GRADE's definition.
 
     window_start_min_s: the window starts at max(this, first ground-truth stamp) (GRADE: 0).
@@ -21,13 +23,13 @@ class TrackingConfig:
     gap_threshold_s: gaps longer than this count as lost (GRADE: 1/30 s + 1e-5).
     """
 
-    window_start_min_s: float | None = 0.0
-    window_end_max_s: float | None = 60.0
-    gap_threshold_s: float = GAP_THRESHOLD_S
+    WORDING: ClassVar[Wording] = EVAL_WORDING
 
-    def __post_init__(self) -> None:
-        if not (np.isfinite(self.gap_threshold_s) and self.gap_threshold_s > 0):
-            raise EvalConfigError(f"gap_threshold_s = {self.gap_threshold_s}: must be > 0")
+    window_start_min_s: float | None = field(default=0.0, metadata=bounds(allow_inf=True))
+    window_end_max_s: float | None = field(default=60.0, metadata=bounds(allow_inf=True))
+    gap_threshold_s: float = field(
+        default=GAP_THRESHOLD_S, metadata=bounds(0.0, exclusive_min=True)
+    )
 
 
 @dataclass(frozen=True)
