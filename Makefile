@@ -21,7 +21,7 @@ test-fast: setup
 	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: setup
-	@$(ENV) && ruff check src test && mypy
+	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy
 
 bench: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)

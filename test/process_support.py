@@ -27,13 +27,15 @@ def grade_launch_command(args: list[str]) -> list[str]:
 class CollectedProcess:
     """A subprocess with stdout+stderr collected in `lines` as it runs."""
 
-    def __init__(self, cmd: list[str], cwd: Path | None = None,
-                 env: dict[str, str] | None = None) -> None:
+    def __init__(
+        self, cmd: list[str], cwd: Path | None = None, env: dict[str, str] | None = None
+    ) -> None:
         env = dict(os.environ) if env is None else env
         if cwd is not None:
             env["ROS_LOG_DIR"] = str(cwd / "ros_log")
-        self.popen = subprocess.Popen(cmd, env=env, cwd=cwd, stdout=subprocess.PIPE,
-                                      stderr=subprocess.STDOUT, text=True)
+        self.popen = subprocess.Popen(
+            cmd, env=env, cwd=cwd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+        )
         self.lines: list[str] = []
         self._queue: queue.Queue[str] = queue.Queue()
         self._thread = threading.Thread(target=self._read, daemon=True)
@@ -53,8 +55,9 @@ class CollectedProcess:
         """Block until `count` output lines contain `predicate`; fail on timeout or exit."""
         deadline = time.monotonic() + timeout_s
         while sum(predicate in line for line in self.lines) < count:
-            if time.monotonic() > deadline or (self.popen.poll() is not None
-                                               and self._queue.empty()):
+            if time.monotonic() > deadline or (
+                self.popen.poll() is not None and self._queue.empty()
+            ):
                 pytest.fail(f"no {count} x {predicate!r} in output:\n{self.text}")
             with contextlib.suppress(queue.Empty):
                 self._queue.get(timeout=0.2)

@@ -8,8 +8,11 @@ from pathlib import Path
 import pytest
 
 SRC = Path(__file__).resolve().parent.parent / "src"
-CORE_FILES = [p for p in SRC.rglob("*.py") if "node" not in p.relative_to(SRC).parts[1:-1]
-              and not p.name.endswith("_node.py")]
+CORE_FILES = [
+    p
+    for p in SRC.rglob("*.py")
+    if "node" not in p.relative_to(SRC).parts[1:-1] and not p.name.endswith("_node.py")
+]
 
 
 @pytest.mark.parametrize("path", CORE_FILES, ids=lambda p: str(p.relative_to(SRC)))

@@ -26,8 +26,15 @@ DATA = REPO / "test/grade_sim/node/data"
 SHIPPED = sorted(LAUNCH_DIR.glob("*.launch.yaml"))
 SCENARIO_LAUNCH_FILES = ("indoor_uav", "multi_robot", "outdoor_savanna")
 # The arguments the issue asks every scenario launch file to declare.
-SCENARIO_ARGS = {"scenario", "robot_count", "duration_s", "record", "output_dir", "use_noise",
-                 "realtime"}
+SCENARIO_ARGS = {
+    "scenario",
+    "robot_count",
+    "duration_s",
+    "record",
+    "output_dir",
+    "use_noise",
+    "realtime",
+}
 
 
 def _declared(path: Path) -> list[DeclareArg]:
@@ -54,13 +61,18 @@ def test_scenario_launch_file_declares_the_common_arguments_with_defaults(name: 
         assert arg.default is not None, f"{name}: argument {arg.name} has no default"
 
 
-@pytest.mark.parametrize(("name", "robots"), [
-    ("indoor_uav", [("uav1", "uav")]),
-    ("multi_robot", [("uav1", "uav"), ("uav2", "uav"), ("omni1", "omni")]),
-    ("outdoor_savanna", [("uav1", "uav"), ("omni1", "omni")]),
-])
-def test_default_scenario_of_each_launch_file_loads(name: str, robots: list[tuple[str, str]],
-                                                    ) -> None:
+@pytest.mark.parametrize(
+    ("name", "robots"),
+    [
+        ("indoor_uav", [("uav1", "uav")]),
+        ("multi_robot", [("uav1", "uav"), ("uav2", "uav"), ("omni1", "omni")]),
+        ("outdoor_savanna", [("uav1", "uav"), ("omni1", "omni")]),
+    ],
+)
+def test_default_scenario_of_each_launch_file_loads(
+    name: str,
+    robots: list[tuple[str, str]],
+) -> None:
     from grade_sim.config.scenario import load_scenario
     from grade_sim.scene import build_scene
 
@@ -73,7 +85,7 @@ def test_default_scenario_of_each_launch_file_loads(name: str, robots: list[tupl
     scene = build_scene(scenario)
     starts = [r.start_xyz[:2] for r in scene.robots]
     for i, a in enumerate(starts):  # placed collision-free
-        for b in starts[i + 1:]:
+        for b in starts[i + 1 :]:
             assert float(((a - b) ** 2).sum()) ** 0.5 > 1.0
         assert scene.world.free_space.is_free(a)
 
@@ -86,9 +98,12 @@ def test_every_declared_argument_has_a_description(path: Path) -> None:
 
 NODE_KEY = re.compile(r"/\*\*|(/\*\*)?(/[A-Za-z_][A-Za-z0-9_]*)+|[A-Za-z_][A-Za-z0-9_]*")
 PARAM_FILES = sorted(
-    p for p in (REPO / "config").glob("*.yaml")
-    if p.name in ("sim.yaml", "noise.yaml", "recorder.yaml") or p.name.startswith("controller_")
-    or "params" in p.name)
+    p
+    for p in (REPO / "config").glob("*.yaml")
+    if p.name in ("sim.yaml", "noise.yaml", "recorder.yaml")
+    or p.name.startswith("controller_")
+    or "params" in p.name
+)
 
 
 @pytest.mark.parametrize("path", PARAM_FILES, ids=lambda p: p.name)
@@ -100,15 +115,19 @@ def test_parameter_files_have_the_standard_ros2_form(path: Path) -> None:
         # A node name, a namespaced node name, or a wildcard pattern (/**, /**/name).
         assert NODE_KEY.fullmatch(str(key)), f"{path.name}: bad node key {key!r}"
         assert isinstance(value, dict), f"{path.name}: {key!r} must be a mapping"
-        assert list(value) == ["ros__parameters"], \
+        assert list(value) == ["ros__parameters"], (
             f"{path.name}: {key!r} must hold only 'ros__parameters'"
+        )
         assert isinstance(value["ros__parameters"], dict)
 
 
 def test_launch_check_cli_passes_over_every_shipped_file() -> None:
     proc = subprocess.run(
         [sys.executable, "-m", "grade_cli.main", "launch", "--check", *map(str, SHIPPED)],
-        capture_output=True, text=True, timeout=60)
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert proc.stdout.count(": ok (") == len(SHIPPED), proc.stdout
 
@@ -126,8 +145,9 @@ class Runner(CollectedProcess):
         return self.interrupt(timeout_s)
 
 
-def wait_nodes(node: Any, want: set[tuple[str, str]], runner: Runner,
-               timeout_s: float = 60.0) -> set[tuple[str, str]]:
+def wait_nodes(
+    node: Any, want: set[tuple[str, str]], runner: Runner, timeout_s: float = 60.0
+) -> set[tuple[str, str]]:
     deadline = time.monotonic() + timeout_s
     have: set[tuple[str, str]] = set()
     while time.monotonic() < deadline and runner.popen.poll() is None:
@@ -135,8 +155,9 @@ def wait_nodes(node: Any, want: set[tuple[str, str]], runner: Runner,
         if want <= have:
             return have
         time.sleep(0.2)
-    pytest.fail(f"nodes {sorted(want - have)} never appeared (have {sorted(have)}):\n"
-                + runner.text)
+    pytest.fail(
+        f"nodes {sorted(want - have)} never appeared (have {sorted(have)}):\n" + runner.text
+    )
 
 
 def get_parameters(node: Any, target: str, names: list[str]) -> dict[str, Any]:
@@ -200,16 +221,31 @@ LIVE = ["record:=false", "realtime:=true", "duration_s:=60.0"]
 @pytest.mark.ros
 @pytest.mark.slow
 def test_indoor_launch_with_noise(observer: Any, tmp_path: Path) -> None:
-    runner = Runner([str(LAUNCH_DIR / "indoor_uav.launch.yaml"), *LIVE, "use_noise:=true",
-                     f"scenario:={DATA / 'indoor_small.yaml'}"], tmp_path)
+    runner = Runner(
+        [
+            str(LAUNCH_DIR / "indoor_uav.launch.yaml"),
+            *LIVE,
+            "use_noise:=true",
+            f"scenario:={DATA / 'indoor_small.yaml'}",
+        ],
+        tmp_path,
+    )
     try:
         wait_nodes(observer, {("sim", "/"), ("noise_node", "/")}, runner)
         wait_clock(observer, runner)
-        sim = get_parameters(observer, "/sim", ["scenario", "realtime", "duration_s",
-                                                "robot_count", "output_dir", "start_delay_s"])
-        assert sim == {"scenario": str(DATA / "indoor_small.yaml"), "realtime": True,
-                       "duration_s": 60.0, "robot_count": -1, "output_dir": "",
-                       "start_delay_s": 1.0}
+        sim = get_parameters(
+            observer,
+            "/sim",
+            ["scenario", "realtime", "duration_s", "robot_count", "output_dir", "start_delay_s"],
+        )
+        assert sim == {
+            "scenario": str(DATA / "indoor_small.yaml"),
+            "realtime": True,
+            "duration_s": 60.0,
+            "robot_count": -1,
+            "output_dir": "",
+            "start_delay_s": 1.0,
+        }
         noise = get_parameters(observer, "/noise_node", ["input_topics", "seed"])
         assert noise["input_topics"][0] == "/uav1/imu"
         want = {"/uav1/imu_noisy", "/uav1/camera/rgb_noisy/image_raw"}
@@ -223,27 +259,59 @@ def test_indoor_launch_with_noise(observer: Any, tmp_path: Path) -> None:
 @pytest.mark.ros
 @pytest.mark.slow
 def test_multi_robot_launch_namespaced_robot_nodes(observer: Any, tmp_path: Path) -> None:
-    runner = Runner([str(LAUNCH_DIR / "multi_robot.launch.yaml"), *LIVE, "use_noise:=true",
-                     "use_controllers:=true", "uav2_nodes:=false", "robot_count:=3",
-                     f"scenario:={DATA / 'multi_robot_small.yaml'}"], tmp_path)
+    runner = Runner(
+        [
+            str(LAUNCH_DIR / "multi_robot.launch.yaml"),
+            *LIVE,
+            "use_noise:=true",
+            "use_controllers:=true",
+            "uav2_nodes:=false",
+            "robot_count:=3",
+            f"scenario:={DATA / 'multi_robot_small.yaml'}",
+        ],
+        tmp_path,
+    )
     try:
-        have = wait_nodes(observer, {("sim", "/"), ("joint_controller", "/uav1"),
-                                     ("noise_node", "/uav1"), ("joint_controller", "/omni1"),
-                                     ("noise_node", "/omni1")}, runner)
+        have = wait_nodes(
+            observer,
+            {
+                ("sim", "/"),
+                ("joint_controller", "/uav1"),
+                ("noise_node", "/uav1"),
+                ("joint_controller", "/omni1"),
+                ("noise_node", "/omni1"),
+            },
+            runner,
+        )
         assert not {n for n in have if n[1] == "/uav2"}, "uav2_nodes:=false still started nodes"
         assert get_parameters(observer, "/sim", ["robot_count"]) == {"robot_count": 3}
         wait_clock(observer, runner)
         for robot, kind_joints, imu_preset in (
-                ("uav1", ["x", "y", "z", "roll", "pitch", "yaw"], "drone"),
-                ("omni1", ["x", "y", "yaw", "camera_yaw"], "consumer")):
-            ctrl = get_parameters(observer, f"/{robot}/joint_controller",
-                                  ["robot", "joints", "use_sim_time", "rate_hz"])
-            assert ctrl == {"robot": robot, "joints": kind_joints, "use_sim_time": True,
-                            "rate_hz": 50.0}
-            noise = get_parameters(observer, f"/{robot}/noise_node",
-                                   ["input_topics", "presets", "use_sim_time", "motion_topic"])
-            assert noise["input_topics"] == [f"/{robot}/imu", f"/{robot}/camera/rgb/image_raw",
-                                             f"/{robot}/camera/depth/image_raw", f"/{robot}/odom"]
+            ("uav1", ["x", "y", "z", "roll", "pitch", "yaw"], "drone"),
+            ("omni1", ["x", "y", "yaw", "camera_yaw"], "consumer"),
+        ):
+            ctrl = get_parameters(
+                observer,
+                f"/{robot}/joint_controller",
+                ["robot", "joints", "use_sim_time", "rate_hz"],
+            )
+            assert ctrl == {
+                "robot": robot,
+                "joints": kind_joints,
+                "use_sim_time": True,
+                "rate_hz": 50.0,
+            }
+            noise = get_parameters(
+                observer,
+                f"/{robot}/noise_node",
+                ["input_topics", "presets", "use_sim_time", "motion_topic"],
+            )
+            assert noise["input_topics"] == [
+                f"/{robot}/imu",
+                f"/{robot}/camera/rgb/image_raw",
+                f"/{robot}/camera/depth/image_raw",
+                f"/{robot}/odom",
+            ]
             assert noise["presets"][0] == imu_preset
             assert noise["use_sim_time"] is True
             assert noise["motion_topic"] == f"/{robot}/imu"
@@ -259,15 +327,22 @@ def test_multi_robot_launch_namespaced_robot_nodes(observer: Any, tmp_path: Path
 @pytest.mark.ros
 @pytest.mark.slow
 def test_outdoor_launch(observer: Any, tmp_path: Path) -> None:
-    runner = Runner([str(LAUNCH_DIR / "outdoor_savanna.launch.yaml"), *LIVE, "seed:=9",
-                     f"scenario:={DATA / 'outdoor_small.yaml'}"], tmp_path)
+    runner = Runner(
+        [
+            str(LAUNCH_DIR / "outdoor_savanna.launch.yaml"),
+            *LIVE,
+            "seed:=9",
+            f"scenario:={DATA / 'outdoor_small.yaml'}",
+        ],
+        tmp_path,
+    )
     try:
         have = wait_nodes(observer, {("sim", "/")}, runner)
-        assert not {n for n in have if n[1] in ("/uav1", "/omni1")}, \
+        assert not {n for n in have if n[1] in ("/uav1", "/omni1")}, (
             f"robot nodes started although use_controllers and use_noise are false: {have}"
+        )
         sim = get_parameters(observer, "/sim", ["scenario", "seed", "robot_count"])
-        assert sim == {"scenario": str(DATA / "outdoor_small.yaml"), "seed": 9,
-                       "robot_count": -1}
+        assert sim == {"scenario": str(DATA / "outdoor_small.yaml"), "seed": 9, "robot_count": -1}
         want = {"/uav1/camera/rgb/image_raw", "/omni1/camera/depth/image_raw", "/clock", "/tf"}
         topics = publishers_of(observer, "sim", "/", want)
         assert want <= topics, topics
@@ -282,15 +357,22 @@ def test_outdoor_launch(observer: Any, tmp_path: Path) -> None:
 @pytest.mark.ros
 @pytest.mark.slow
 def test_robot_nodes_launch_remaps_the_controller_output(observer: Any, tmp_path: Path) -> None:
-    runner = Runner([str(LAUNCH_DIR / "robot_nodes.launch.yaml"), "robot:=uav2",
-                     "use_controller:=true", "commands_topic:=/uav2/joint_commands_raw"],
-                    tmp_path)
+    runner = Runner(
+        [
+            str(LAUNCH_DIR / "robot_nodes.launch.yaml"),
+            "robot:=uav2",
+            "use_controller:=true",
+            "commands_topic:=/uav2/joint_commands_raw",
+        ],
+        tmp_path,
+    )
     try:
         wait_nodes(observer, {("joint_controller", "/uav2")}, runner)
-        assert get_parameters(observer, "/uav2/joint_controller", ["robot", "use_sim_time"]) \
-            == {"robot": "uav2", "use_sim_time": True}
-        topics = publishers_of(observer, "joint_controller", "/uav2",
-                               {"/uav2/joint_commands_raw"})
+        assert get_parameters(observer, "/uav2/joint_controller", ["robot", "use_sim_time"]) == {
+            "robot": "uav2",
+            "use_sim_time": True,
+        }
+        topics = publishers_of(observer, "joint_controller", "/uav2", {"/uav2/joint_commands_raw"})
         assert "/uav2/joint_commands_raw" in topics, topics
         assert "/uav2/joint_commands" not in topics, topics
     finally:

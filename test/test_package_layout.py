@@ -16,10 +16,27 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
         pytest.skip("colcon is not installed")
     install = tmp_path / "install"
     result = subprocess.run(
-        ["colcon", "--log-base", str(tmp_path / "log"), "build", "--base-paths", str(repo_root),
-         "--packages-select", "grade", "--build-base", str(tmp_path / "build"),
-         "--install-base", str(install), "--event-handlers", "console_direct-"],
-        capture_output=True, text=True, timeout=300, env=os.environ.copy(), check=False,
+        [
+            "colcon",
+            "--log-base",
+            str(tmp_path / "log"),
+            "build",
+            "--base-paths",
+            str(repo_root),
+            "--packages-select",
+            "grade",
+            "--build-base",
+            str(tmp_path / "build"),
+            "--install-base",
+            str(install),
+            "--event-handlers",
+            "console_direct-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=os.environ.copy(),
+        check=False,
     )
     assert result.returncode == 0, result.stdout + result.stderr
     prefix = install / "grade"
@@ -28,8 +45,16 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
     assert (prefix / "bin/grade").is_file()
     assert (prefix / "lib/grade/grade").is_file()
     site = next((prefix / "lib").glob("python3*/site-packages"))
-    for package in ("grade_common", "grade_launch", "grade_sim", "grade_control", "grade_noise",
-                    "grade_replay", "grade_eval", "grade_cli"):
+    for package in (
+        "grade_common",
+        "grade_launch",
+        "grade_sim",
+        "grade_control",
+        "grade_noise",
+        "grade_replay",
+        "grade_eval",
+        "grade_cli",
+    ):
         assert (site / package / "__init__.py").is_file(), package
         assert (site / package / "py.typed").is_file(), package
     shipped_launch = sorted(p.name for p in (repo_root / "launch").glob("*.launch.yaml"))

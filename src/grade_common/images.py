@@ -24,6 +24,7 @@ ENCODINGS: dict[str, tuple[type[np.generic], int]] = {
     "32FC1": (np.float32, 1),
 }
 
+
 class ImageMessage(Protocol):
     """The fields of sensor_msgs/Image that hold the pixels (rclpy and rosbags messages)."""
 
@@ -49,9 +50,7 @@ def image_to_array(
     encoding, height, width, step = msg.encoding, msg.height, msg.width, msg.step
     accepted = ENCODINGS.keys() if allowed is None else allowed
     if encoding not in accepted or encoding not in ENCODINGS:
-        raise error(
-            f"unsupported image encoding '{encoding}'; expected one of {sorted(accepted)}"
-        )
+        raise error(f"unsupported image encoding '{encoding}'; expected one of {sorted(accepted)}")
     dtype, channels = ENCODINGS[encoding]
     wire = np.dtype(dtype).newbyteorder(">" if msg.is_bigendian else "<")
     row_bytes = width * channels * wire.itemsize

@@ -1,10 +1,10 @@
 """The run directory as code: the names every tool writes and reads (docs/conventions.md).
 
-    RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_seed`
-    RUN/summary.json    topic counts and rates, timings
-    RUN/bag/            rosbag2 (MCAP)
-    RUN/record.npz      experiment record
-    RUN/gt/instances.yaml, RUN/gt/<robot>/trajectory.txt, RUN/gt/<robot>/<camera>/ (TUM RGB-D)
+RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_seed`
+RUN/summary.json    topic counts and rates, timings
+RUN/bag/            rosbag2 (MCAP)
+RUN/record.npz      experiment record
+RUN/gt/instances.yaml, RUN/gt/<robot>/trajectory.txt, RUN/gt/<robot>/<camera>/ (TUM RGB-D)
 """
 
 from __future__ import annotations
@@ -106,8 +106,9 @@ def read_run_yaml(path: str | Path, *, error: type[GradeError] = FormatError) ->
     return data
 
 
-def write_run_yaml(root: Path, status: RunStatus, scenario: dict[str, Any],
-                   extra: dict[str, Any]) -> None:
+def write_run_yaml(
+    root: Path, status: RunStatus, scenario: dict[str, Any], extra: dict[str, Any]
+) -> None:
     """Write run.yaml: status, the scenario snapshot, then the extra top-level keys."""
     (root / RUN_YAML).write_text(
         yaml.safe_dump(

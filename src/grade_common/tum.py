@@ -69,10 +69,7 @@ def tum_pose_line(stamp_ns: int, position: Vector, quat_wxyz: Vector) -> str:
 def pose_line(stamp: str, position: Vector, quat_wxyz: Vector) -> str:
     """One pose line (nine decimals) ending in a newline; `stamp` is already formatted."""
     p, q = position, quat_wxyz
-    return (
-        f"{stamp} {p[0]:.9f} {p[1]:.9f} {p[2]:.9f} "
-        f"{q[1]:.9f} {q[2]:.9f} {q[3]:.9f} {q[0]:.9f}\n"
-    )
+    return f"{stamp} {p[0]:.9f} {p[1]:.9f} {p[2]:.9f} {q[1]:.9f} {q[2]:.9f} {q[3]:.9f} {q[0]:.9f}\n"
 
 
 def list_header(kind: str) -> str:
@@ -170,9 +167,7 @@ def read_poses(
             f"previous stamp {data[k - 1, 0]:.9f} (line {numbers[k - 1]}); "
             "stamps must be strictly increasing"
         )
-    return PoseTable(
-        tuple(stamps), data[:, 0], data[:, 1:4], data[:, [7, 4, 5, 6]], tuple(numbers)
-    )
+    return PoseTable(tuple(stamps), data[:, 0], data[:, 1:4], data[:, [7, 4, 5, 6]], tuple(numbers))
 
 
 def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> list[tuple[str, str]]:
@@ -245,9 +240,7 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
             str(data.get("frame_id", "")),
         )
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
-        raise error(
-            f"{file}: camera info needs width, height and K (9 numbers): {err!r}"
-        ) from err
+        raise error(f"{file}: camera info needs width, height and K (9 numbers): {err!r}") from err
     if not (info.depth_scale > 0):
         raise error(f"{file}: depth_scale = {info.depth_scale}: must be > 0")
     if not (k[0, 0] > 0 and k[1, 1] > 0):

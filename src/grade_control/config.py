@@ -82,7 +82,8 @@ class AxisConfig(Checked):
         if not self.position_min < self.position_max:
             raise ControlConfigError(
                 f"{prefix}.position_min = {self.position_min} is invalid: must be < "
-                f"{prefix}.position_max = {self.position_max}")
+                f"{prefix}.position_max = {self.position_max}"
+            )
 
 
 AXIS_FIELDS: tuple[str, ...] = tuple(f.name for f in fields(AxisConfig) if f.name != "name")
@@ -95,8 +96,9 @@ def default_axis(name: str) -> AxisConfig:
     known angular joint, else the linear defaults.
     """
     if name in ("roll", "pitch"):
-        return AxisConfig(name, velocity_limit=0.7, position_min=-0.35, position_max=0.35,
-                          angular=True)
+        return AxisConfig(
+            name, velocity_limit=0.7, position_min=-0.35, position_max=0.35, angular=True
+        )
     if name == "z":
         return AxisConfig(name, position_min=0.3)
     return AxisConfig(name, angular=name in ANGULAR_JOINTS)
@@ -111,7 +113,8 @@ class ControllerConfig(Checked):
     robot: str = field(default="uav", metadata=text(_ROBOT_NAME))
     axes: tuple[AxisConfig, ...] = field(
         default_factory=lambda: tuple(default_axis(name) for name in BODY_POSE_AXES),
-        metadata=named_items("name"))
+        metadata=named_items("name"),
+    )
     rate_hz: float = field(default=50.0, metadata=bounds(0.0, 1000.0, exclusive_min=True))
     state_source: StateSource = StateSource.ODOMETRY
     velocity_frame: VelocityFrame = VelocityFrame.BODY
@@ -136,7 +139,8 @@ class ControllerConfig(Checked):
             if unobservable:
                 raise ControlConfigError(
                     f"state_source = 'odometry' is invalid for joints {unobservable}: odometry "
-                    f"only measures {list(BODY_POSE_AXES)}; use 'joint_states'")
+                    f"only measures {list(BODY_POSE_AXES)}; use 'joint_states'"
+                )
 
     @property
     def joint_names(self) -> tuple[str, ...]:
@@ -172,8 +176,12 @@ class ControllerConfig(Checked):
             AxisConfig("yaw", kp=0.4, ki=4.0, angular=True),
             AxisConfig("camera_yaw", kp=0.4, ki=4.0, angular=True),
         )
-        return cls(robot=robot, axes=axes, state_source=StateSource.JOINT_STATES,
-                   velocity_frame=VelocityFrame.BODY)
+        return cls(
+            robot=robot,
+            axes=axes,
+            state_source=StateSource.JOINT_STATES,
+            velocity_frame=VelocityFrame.BODY,
+        )
 
     def to_parameters(self) -> dict[str, object]:
         """Flat ROS 2 parameter names -> values (the inverse of `from_parameters`)."""
@@ -208,22 +216,30 @@ class ControllerConfig(Checked):
         """
         joints_raw = params.get("joints", list(BODY_POSE_AXES))
         if not isinstance(joints_raw, list | tuple) or not all(
-                isinstance(j, str) for j in joints_raw):
+            isinstance(j, str) for j in joints_raw
+        ):
             raise ControlConfigError(f"joints = {joints_raw!r} is invalid: must be a list of names")
         joints = [str(j) for j in joints_raw]
         for key in params:
             if key.startswith("axes.") and key.split(".")[1] not in joints:
                 raise ControlConfigError(
                     f"parameter {key} names joint {key.split('.')[1]!r}, which is not in "
-                    f"joints = {joints}")
+                    f"joints = {joints}"
+                )
             if key.startswith("axes.") and key.split(".", 2)[-1] not in AXIS_FIELDS:
                 raise ControlConfigError(
-                    f"parameter {key} is unknown: per-joint fields are {list(AXIS_FIELDS)}")
+                    f"parameter {key} is unknown: per-joint fields are {list(AXIS_FIELDS)}"
+                )
         axes = []
         for joint in joints:
             axis = to_mapping(default_axis(joint))
-            axis.update({name: params[f"axes.{joint}.{name}"] for name in AXIS_FIELDS
-                         if f"axes.{joint}.{name}" in params})
+            axis.update(
+                {
+                    name: params[f"axes.{joint}.{name}"]
+                    for name in AXIS_FIELDS
+                    if f"axes.{joint}.{name}" in params
+                }
+            )
             axes.append(axis)
         top = {k: v for k, v in params.items() if not k.startswith("axes.") and k != "joints"}
         return from_mapping(cls, {**top, "axes": axes})

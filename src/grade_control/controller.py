@@ -32,8 +32,9 @@ class MeasurementError(ControlError):
     """A measured state cannot be used (unknown or missing joints, non-finite values)."""
 
 
-def measured_from_pose(config: ControllerConfig, position_xyz: Sequence[float],
-                       quat_xyzw: Sequence[float]) -> FloatArray:
+def measured_from_pose(
+    config: ControllerConfig, position_xyz: Sequence[float], quat_xyzw: Sequence[float]
+) -> FloatArray:
     """Joint positions of a robot from its base_link pose (odometry)."""
     try:
         body = pose_to_body_values(position_xyz, quat_xyzw)
@@ -42,16 +43,16 @@ def measured_from_pose(config: ControllerConfig, position_xyz: Sequence[float],
     return np.array([body[BODY_POSE_AXES.index(name)] for name in config.joint_names])
 
 
-def measured_from_joint_states(config: ControllerConfig, names: Sequence[str],
-                               positions: Sequence[float]) -> FloatArray:
+def measured_from_joint_states(
+    config: ControllerConfig, names: Sequence[str], positions: Sequence[float]
+) -> FloatArray:
     """Joint positions in controller order from a (names, positions) joint state.
 
     Raises:
         MeasurementError: when a controlled joint is missing or the lists differ in length.
     """
     if len(names) != len(positions):
-        raise MeasurementError(f"joint state has {len(names)} names but {len(positions)} "
-                               "positions")
+        raise MeasurementError(f"joint state has {len(names)} names but {len(positions)} positions")
     lookup = dict(zip(names, positions, strict=True))
     missing = [name for name in config.joint_names if name not in lookup]
     if missing:
@@ -81,10 +82,18 @@ class JointController:
         if measured.shape != (len(self.config.axes),) or not np.all(np.isfinite(measured)):
             # Without a usable measurement nothing is safe but standing still.
             self.pid.reset()
-            reference = Reference(np.full(len(self.config.axes), np.nan),
-                                  np.zeros(len(self.config.axes)), self.tracker.modes, ())
-            return Command(now_s, np.zeros(len(self.config.axes)), reference,
-                           (f"measured state {measured.tolist()} is unusable: commanding zero",))
+            reference = Reference(
+                np.full(len(self.config.axes), np.nan),
+                np.zeros(len(self.config.axes)),
+                self.tracker.modes,
+                (),
+            )
+            return Command(
+                now_s,
+                np.zeros(len(self.config.axes)),
+                reference,
+                (f"measured state {measured.tolist()} is unusable: commanding zero",),
+            )
         if self._last_s is None or not now_s > self._last_s:
             if self._last_s is not None:
                 notes.append(f"time went back ({self._last_s} -> {now_s} s): PID state reset")
@@ -99,10 +108,14 @@ class JointController:
         return Command(now_s, velocities, reference, (*notes, *reference.notes))
 
 
-def simulate_first_order(controller: JointController, initial: FloatArray, duration_s: float,
-                         plant_rate_hz: float = 240.0, start_s: float = 0.0,
-                         on_update: Callable[[float, FloatArray], None] | None = None,
-                         ) -> tuple[FloatArray, FloatArray, FloatArray]:
+def simulate_first_order(
+    controller: JointController,
+    initial: FloatArray,
+    duration_s: float,
+    plant_rate_hz: float = 240.0,
+    start_s: float = 0.0,
+    on_update: Callable[[float, FloatArray], None] | None = None,
+) -> tuple[FloatArray, FloatArray, FloatArray]:
     """Close the loop on a first-order plant (joint velocity = command), integrated at
     `plant_rate_hz` with the command held between controller updates at its own rate.
 

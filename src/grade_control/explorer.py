@@ -60,13 +60,16 @@ class ExplorerConfig(Checked):
         if not self.min_obstacle_height_m < self.max_obstacle_height_m:
             raise ControlConfigError(
                 f"min_obstacle_height_m = {self.min_obstacle_height_m} must be < "
-                f"max_obstacle_height_m = {self.max_obstacle_height_m}")
+                f"max_obstacle_height_m = {self.max_obstacle_height_m}"
+            )
 
     @property
     def shape(self) -> tuple[int, int]:
         """Grid shape (rows = y, columns = x)."""
-        return (math.ceil(self.size_xy_m[1] / self.resolution_m),
-                math.ceil(self.size_xy_m[0] / self.resolution_m))
+        return (
+            math.ceil(self.size_xy_m[1] / self.resolution_m),
+            math.ceil(self.size_xy_m[0] / self.resolution_m),
+        )
 
 
 @dataclass(frozen=True)
@@ -108,8 +111,9 @@ class FrontierExplorer:
         out[self.observed & (self.log_odds > 0.5)] = OCCUPIED
         return out
 
-    def integrate_depth(self, depth_m: FloatArray, camera_matrix: FloatArray,
-                        pose_world_optical: FloatArray) -> int:
+    def integrate_depth(
+        self, depth_m: FloatArray, camera_matrix: FloatArray, pose_world_optical: FloatArray
+    ) -> int:
         """Add one depth image (metres to the image plane, 0 or NaN = no return).
 
         Args:
@@ -121,18 +125,23 @@ class FrontierExplorer:
         """
         stride = self.config.pixel_stride
         depth = np.asarray(depth_m, dtype=np.float64)[::stride, ::stride]
-        rows, cols = np.mgrid[0:depth.shape[0], 0:depth.shape[1]]
+        rows, cols = np.mgrid[0 : depth.shape[0], 0 : depth.shape[1]]
         u, v = cols * stride, rows * stride
         valid = np.isfinite(depth) & (depth > 0.0) & (depth <= self.config.max_range_m)
         z = depth[valid]
-        fx, fy, cx, cy = camera_matrix[0, 0], camera_matrix[1, 1], camera_matrix[0, 2], \
-            camera_matrix[1, 2]
+        fx, fy, cx, cy = (
+            camera_matrix[0, 0],
+            camera_matrix[1, 1],
+            camera_matrix[0, 2],
+            camera_matrix[1, 2],
+        )
         points_optical = np.stack([(u[valid] - cx) * z / fx, (v[valid] - cy) * z / fy, z], axis=1)
         rotation, origin = pose_world_optical[:3, :3], pose_world_optical[:3, 3]
         points = points_optical @ rotation.T + origin
         height = points[:, 2]
-        obstacle = ((height >= self.config.min_obstacle_height_m)
-                    & (height <= self.config.max_obstacle_height_m))
+        obstacle = (height >= self.config.min_obstacle_height_m) & (
+            height <= self.config.max_obstacle_height_m
+        )
         floor = height < self.config.min_obstacle_height_m
         rays = points[obstacle | floor]
         if len(rays) == 0:
@@ -145,8 +154,11 @@ class FrontierExplorer:
         free_cells = self._inside(self.cell_of(samples.reshape(-1, 2)))
         hit_cells = self._inside(self.cell_of(rays[obstacle[obstacle | floor], :2]))
         floor_cells = self._inside(self.cell_of(rays[floor[obstacle | floor], :2]))
-        free_flat = np.unique(np.ravel_multi_index(tuple(np.concatenate(
-            [free_cells, floor_cells]).T), self.config.shape))
+        free_flat = np.unique(
+            np.ravel_multi_index(
+                tuple(np.concatenate([free_cells, floor_cells]).T), self.config.shape
+            )
+        )
         hit_flat = np.unique(np.ravel_multi_index(tuple(hit_cells.T), self.config.shape))
         free_flat = np.setdiff1d(free_flat, hit_flat)
         flat_odds, flat_seen = self.log_odds.reshape(-1), self.observed.reshape(-1)
@@ -167,8 +179,9 @@ class FrontierExplorer:
         grid = self.grid()
         free = grid == FREE
         unknown = grid == UNKNOWN
-        near_unknown = ndimage.binary_dilation(unknown, structure=ndimage.generate_binary_structure(
-            2, 1))
+        near_unknown = ndimage.binary_dilation(
+            unknown, structure=ndimage.generate_binary_structure(2, 1)
+        )
         frontier = free & near_unknown
         labels, count = ndimage.label(frontier, structure=np.ones((3, 3)))
         sizes = np.bincount(labels.ravel(), minlength=count + 1)
@@ -182,10 +195,13 @@ class FrontierExplorer:
         """Free cells at least robot_radius_m away from every occupied cell."""
         grid = self.grid()
         radius = math.ceil(self.config.robot_radius_m / self.config.resolution_m)
-        yy, xx = np.mgrid[-radius:radius + 1, -radius:radius + 1]
+        yy, xx = np.mgrid[-radius : radius + 1, -radius : radius + 1]
         disk = xx**2 + yy**2 <= radius**2
-        inflated = ndimage.binary_dilation(grid == OCCUPIED, structure=disk) if radius else (
-            grid == OCCUPIED)
+        inflated = (
+            ndimage.binary_dilation(grid == OCCUPIED, structure=disk)
+            if radius
+            else (grid == OCCUPIED)
+        )
         return np.asarray((grid == FREE) & ~inflated, dtype=bool)
 
     def next_goal(self, position_xy_m: FloatArray) -> ExplorationGoal | None:
@@ -236,5 +252,8 @@ class FrontierExplorer:
         thinned = path[every::every]
         if not thinned or thinned[-1] != goal:
             thinned.append(goal)
-        return ExplorationGoal(self.center_of(np.array(goal)), self.center_of(np.array(thinned)),
-                               int(np.count_nonzero(labels == labels[goal])))
+        return ExplorationGoal(
+            self.center_of(np.array(goal)),
+            self.center_of(np.array(thinned)),
+            int(np.count_nonzero(labels == labels[goal])),
+        )

@@ -37,12 +37,14 @@ def rpy_to_quaternion(roll: float, pitch: float, yaw: float) -> FloatArray:
     cr, sr = math.cos(roll / 2), math.sin(roll / 2)
     cp, sp = math.cos(pitch / 2), math.sin(pitch / 2)
     cy, sy = math.cos(yaw / 2), math.sin(yaw / 2)
-    return np.array([
-        sr * cp * cy - cr * sp * sy,
-        cr * sp * cy + sr * cp * sy,
-        cr * cp * sy - sr * sp * cy,
-        cr * cp * cy + sr * sp * sy,
-    ])
+    return np.array(
+        [
+            sr * cp * cy - cr * sp * sy,
+            cr * sp * cy + sr * cp * sy,
+            cr * cp * sy - sr * sp * cy,
+            cr * cp * cy + sr * sp * sy,
+        ]
+    )
 
 
 def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> FloatArray:
@@ -50,11 +52,13 @@ def rpy_to_matrix(roll: float, pitch: float, yaw: float) -> FloatArray:
     cr, sr = math.cos(roll), math.sin(roll)
     cp, sp = math.cos(pitch), math.sin(pitch)
     cy, sy = math.cos(yaw), math.sin(yaw)
-    return np.array([
-        [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
-        [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
-        [-sp, cp * sr, cp * cr],
-    ])
+    return np.array(
+        [
+            [cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+            [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+            [-sp, cp * sr, cp * cr],
+        ]
+    )
 
 
 def body_rates_to_euler_rates(rpy: FloatArray, rates_body: FloatArray) -> FloatArray:
@@ -68,9 +72,11 @@ def body_rates_to_euler_rates(rpy: FloatArray, rates_body: FloatArray) -> FloatA
     if abs(cp) < 1e-6:
         raise ValueError(f"pitch {pitch} rad is at gimbal lock; Euler rates are undefined")
     sr, cr, tp = math.sin(roll), math.cos(roll), math.tan(pitch)
-    transform = np.array([
-        [1.0, sr * tp, cr * tp],
-        [0.0, cr, -sr],
-        [0.0, sr / cp, cr / cp],
-    ])
+    transform = np.array(
+        [
+            [1.0, sr * tp, cr * tp],
+            [0.0, cr, -sr],
+            [0.0, sr / cp, cr / cp],
+        ]
+    )
     return np.asarray(transform @ np.asarray(rates_body, dtype=np.float64))

@@ -71,7 +71,8 @@ class MissionConfig:
     yaw_policy: YawPolicy = YawPolicy.FIXED
     acceptance_radius_m: float = 0.15
     acceptance_yaw_rad: float = field(
-        default=math.radians(5.0), metadata=file_key("acceptance_yaw_deg", math.radians))
+        default=math.radians(5.0), metadata=file_key("acceptance_yaw_deg", math.radians)
+    )
     ignore_z: bool = False
     loop: bool = False
 
@@ -104,7 +105,8 @@ def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
     """
     if not isinstance(data, dict):
         raise ControlConfigError(
-            f"{source}: a mission must be a mapping, got {type(data).__name__}")
+            f"{source}: a mission must be a mapping, got {type(data).__name__}"
+        )
     try:
         return from_mapping(MissionConfig, data, wording=_MISSION_WORDING)
     except ControlConfigError as err:
@@ -184,11 +186,14 @@ class Mission:
         if self.phase is MissionPhase.DONE:
             return MissionTarget(goal, goal_yaw, self.index, self.phase)
         error = goal - position
-        distance = math.hypot(error[0], error[1]) if self.config.ignore_z else float(
-            np.linalg.norm(error))
+        distance = (
+            math.hypot(error[0], error[1]) if self.config.ignore_z else float(np.linalg.norm(error))
+        )
         yaw_error = abs(float(wrap_angle(goal_yaw - yaw_rad)))
-        arrived = (distance <= self.config.acceptance_radius_m
-                   and yaw_error <= self.config.acceptance_yaw_rad)
+        arrived = (
+            distance <= self.config.acceptance_radius_m
+            and yaw_error <= self.config.acceptance_yaw_rad
+        )
         if self.phase is MissionPhase.GOING and arrived:
             self.phase = MissionPhase.HOVERING
             self._hover_since_s = now_s

@@ -65,8 +65,10 @@ class JointPid:
             ValueError: when the joint list changes (that needs a new controller).
         """
         if config.joint_names != self._config.joint_names:
-            raise ValueError(f"joints cannot change at run time ({self._config.joint_names} -> "
-                             f"{config.joint_names})")
+            raise ValueError(
+                f"joints cannot change at run time ({self._config.joint_names} -> "
+                f"{config.joint_names})"
+            )
         self._config = config
         self._load_gains(config)
         self.integral = np.clip(self.integral, -self._i_limit, self._i_limit)
@@ -83,8 +85,9 @@ class JointPid:
         error = np.asarray(reference, dtype=np.float64) - np.asarray(measured, dtype=np.float64)
         return np.where(self._angular, wrap_angle(error), error)
 
-    def step(self, reference: FloatArray, velocity_ff: FloatArray, measured: FloatArray,
-             dt_s: float) -> FloatArray:
+    def step(
+        self, reference: FloatArray, velocity_ff: FloatArray, measured: FloatArray, dt_s: float
+    ) -> FloatArray:
         """One control update; returns joint velocity commands held for the next `dt_s`.
 
         Args:
@@ -101,22 +104,28 @@ class JointPid:
         # Dead band with hysteresis: rest (feedback 0) once the error fell below
         # dead_band * dead_band_settle_ratio, until it leaves the dead band again.
         settle = self._dead_band * self._config.dead_band_settle_ratio
-        self._resting = np.where(magnitude >= self._dead_band, False,
-                                 np.where(magnitude <= settle, True, self._resting))
+        self._resting = np.where(
+            magnitude >= self._dead_band, False, np.where(magnitude <= settle, True, self._resting)
+        )
         outside = ~self._resting
 
         if self._last_measured is None or self._config.derivative_filter_tau_s == 0.0:
-            raw_rate = (np.zeros_like(measured) if self._last_measured is None else
-                        self._measured_rate(measured, dt_s))
+            raw_rate = (
+                np.zeros_like(measured)
+                if self._last_measured is None
+                else self._measured_rate(measured, dt_s)
+            )
             self._derivative = raw_rate
         else:
             alpha = dt_s / (self._config.derivative_filter_tau_s + dt_s)
             self._derivative = self._derivative + alpha * (
-                self._measured_rate(measured, dt_s) - self._derivative)
+                self._measured_rate(measured, dt_s) - self._derivative
+            )
         self._last_measured = measured.copy()
 
-        integral_next = np.clip(self.integral + self._ki * error * dt_s,
-                                -self._i_limit, self._i_limit)
+        integral_next = np.clip(
+            self.integral + self._ki * error * dt_s, -self._i_limit, self._i_limit
+        )
         feedback = self._kp * error + integral_next - self._kd * self._derivative
         raw = np.asarray(velocity_ff, dtype=np.float64) + np.where(outside, feedback, 0.0)
         command = self._limit(raw, measured, dt_s)
@@ -126,8 +135,7 @@ class JointPid:
             integrate = outside & ~held_back
         else:
             integrate = outside
-        self.integral = np.where(integrate, integral_next,
-                                 np.where(outside, self.integral, 0.0))
+        self.integral = np.where(integrate, integral_next, np.where(outside, self.integral, 0.0))
         return command
 
     def _measured_rate(self, measured: FloatArray, dt_s: float) -> FloatArray:

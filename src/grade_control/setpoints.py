@@ -59,8 +59,9 @@ def pose_to_body_values(position_xyz: Sequence[float], quat_xyzw: Sequence[float
     position = np.asarray(position_xyz, dtype=np.float64)
     quat = np.asarray(quat_xyzw, dtype=np.float64)
     if not (np.all(np.isfinite(position)) and np.all(np.isfinite(quat))):
-        raise SetpointError(f"pose has non-finite values: position {position.tolist()}, "
-                               f"orientation {quat.tolist()}")
+        raise SetpointError(
+            f"pose has non-finite values: position {position.tolist()}, orientation {quat.tolist()}"
+        )
     try:
         rpy = quaternion_to_rpy(quat)
     except ValueError as err:
@@ -98,8 +99,16 @@ class _Position(_Setpoint):
 class _Velocity(_Setpoint):
     mode = SetpointMode.VELOCITY
 
-    def __init__(self, mask: BoolArray, stamp_s: float, start_s: float, start: FloatArray,
-                 velocity: FloatArray, low: FloatArray, high: FloatArray) -> None:
+    def __init__(
+        self,
+        mask: BoolArray,
+        stamp_s: float,
+        start_s: float,
+        start: FloatArray,
+        velocity: FloatArray,
+        low: FloatArray,
+        high: FloatArray,
+    ) -> None:
         super().__init__(mask, stamp_s)
         self.start_s, self.start, self.velocity = start_s, start, velocity
         self.low, self.high = low, high
@@ -115,8 +124,14 @@ class _Velocity(_Setpoint):
 class _Trajectory(_Setpoint):
     mode = SetpointMode.TRAJECTORY
 
-    def __init__(self, mask: BoolArray, stamp_s: float, times_s: FloatArray,
-                 positions: FloatArray, velocities: FloatArray) -> None:
+    def __init__(
+        self,
+        mask: BoolArray,
+        stamp_s: float,
+        times_s: FloatArray,
+        positions: FloatArray,
+        velocities: FloatArray,
+    ) -> None:
         super().__init__(mask, stamp_s)
         self.times_s, self.positions, self.velocities = times_s, positions, velocities
 
@@ -139,8 +154,15 @@ class _Trajectory(_Setpoint):
 class _Path(_Setpoint):
     mode = SetpointMode.PATH
 
-    def __init__(self, mask: BoolArray, stamp_s: float, poses: FloatArray, angular: BoolArray,
-                 accept_m: float, accept_rad: float) -> None:
+    def __init__(
+        self,
+        mask: BoolArray,
+        stamp_s: float,
+        poses: FloatArray,
+        angular: BoolArray,
+        accept_m: float,
+        accept_rad: float,
+    ) -> None:
         super().__init__(mask, stamp_s)
         self.poses, self.angular = poses, angular
         self.accept_m, self.accept_rad = accept_m, accept_rad
@@ -216,17 +238,20 @@ class SetpointTracker:
             # it would never go stale: most likely wall-clock stamps against simulated time
             raise SetpointError(
                 f"stamp {stamp_s:.3f} s is more than setpoint_timeout_s ahead of the clock "
-                f"({now_s:.3f} s); check use_sim_time on both sides")
+                f"({now_s:.3f} s); check use_sim_time on both sides"
+            )
         if now_s - stamp_s > self.config.setpoint_timeout_s:
             raise SetpointError(
                 f"stamp {stamp_s:.3f} s is older than setpoint_timeout_s = "
-                f"{self.config.setpoint_timeout_s} s at {now_s:.3f} s (stale)")
+                f"{self.config.setpoint_timeout_s} s at {now_s:.3f} s (stale)"
+            )
         return stamp_s
 
     def _check_world_frame(self, frame_id: str) -> None:
         if frame_id not in self.config.world_frames:
-            raise SetpointError(f"frame {frame_id!r} is unknown: allowed frames "
-                                   f"{list(self.config.world_frames)}")
+            raise SetpointError(
+                f"frame {frame_id!r} is unknown: allowed frames {list(self.config.world_frames)}"
+            )
 
     def _check_limits(self, values: FloatArray, mask: BoolArray, what: str) -> None:
         if not np.all(np.isfinite(values[mask])):
@@ -236,7 +261,8 @@ class SetpointTracker:
             j = int(np.flatnonzero(bad)[0])
             raise SetpointError(
                 f"{what}: joint {self.config.joint_names[j]} = {values[j]:.4g} is outside its "
-                f"limits [{self._low[j]:.4g}, {self._high[j]:.4g}]")
+                f"limits [{self._low[j]:.4g}, {self._high[j]:.4g}]"
+            )
 
     def _check_velocity(self, velocity: FloatArray, mask: BoolArray, what: str) -> None:
         if not np.all(np.isfinite(velocity[mask])):
@@ -246,7 +272,8 @@ class SetpointTracker:
             j = int(np.flatnonzero(bad)[0])
             raise SetpointError(
                 f"{what}: joint {self.config.joint_names[j]} velocity {velocity[j]:.4g} exceeds "
-                f"its limit {self._v_limit[j]:.4g}")
+                f"its limit {self._v_limit[j]:.4g}"
+            )
 
     def _body_to_joints(self, body: FloatArray) -> FloatArray:
         """(…, 6) body values (x, y, z, roll, pitch, yaw) -> (…, n) joint values (NaN elsewhere)."""
@@ -256,12 +283,15 @@ class SetpointTracker:
                 out[..., j] = body[..., BODY_POSE_AXES.index(name)]
         return out
 
-    def _names_to_mask(self, values: Mapping[str, float],
-                       what: str) -> tuple[FloatArray, BoolArray]:
+    def _names_to_mask(
+        self, values: Mapping[str, float], what: str
+    ) -> tuple[FloatArray, BoolArray]:
         unknown = [name for name in values if name not in self._index]
         if unknown:
-            raise SetpointError(f"{what}: unknown joint(s) {unknown}; this robot has "
-                                   f"{list(self.config.joint_names)}")
+            raise SetpointError(
+                f"{what}: unknown joint(s) {unknown}; this robot has "
+                f"{list(self.config.joint_names)}"
+            )
         array = np.full(self._n, np.nan)
         mask = np.zeros(self._n, dtype=bool)
         for name, value in values.items():
@@ -287,8 +317,14 @@ class SetpointTracker:
         for j in np.flatnonzero(setpoint.mask):
             self._owner[int(j)] = setpoint
 
-    def set_pose(self, position_xyz: Sequence[float], quat_xyzw: Sequence[float], frame_id: str,
-                 stamp_s: float, now_s: float) -> None:
+    def set_pose(
+        self,
+        position_xyz: Sequence[float],
+        quat_xyzw: Sequence[float],
+        frame_id: str,
+        stamp_s: float,
+        now_s: float,
+    ) -> None:
         """Position goal from a pose in a world frame (the joints this robot has).
 
         Raises:
@@ -303,8 +339,9 @@ class SetpointTracker:
             raise self._guard("pose setpoint", err) from None
         self._install(_Position(self._body_mask.copy(), stamp_s, target))
 
-    def set_joint_positions(self, positions: Mapping[str, float], stamp_s: float,
-                            now_s: float) -> None:
+    def set_joint_positions(
+        self, positions: Mapping[str, float], stamp_s: float, now_s: float
+    ) -> None:
         """Position goal for named joints (e.g. `camera_yaw`); other joints keep their setpoint."""
         try:
             stamp_s = self._check_stamp(stamp_s, now_s)
@@ -314,8 +351,9 @@ class SetpointTracker:
             raise self._guard("joint position setpoint", err) from None
         self._install(_Position(mask, stamp_s, target))
 
-    def set_joint_velocities(self, velocities: Mapping[str, float], stamp_s: float,
-                             now_s: float) -> None:
+    def set_joint_velocities(
+        self, velocities: Mapping[str, float], stamp_s: float, now_s: float
+    ) -> None:
         """Velocity command for named joints; the reference position integrates it."""
         try:
             stamp_s = self._check_stamp(stamp_s, now_s)
@@ -323,11 +361,26 @@ class SetpointTracker:
             self._check_velocity(velocity, mask, "joint velocity setpoint")
         except SetpointError as err:
             raise self._guard("joint velocity setpoint", err) from None
-        self._install(_Velocity(mask, stamp_s, now_s, self._start_reference(now_s),
-                                np.where(mask, velocity, 0.0), self._low, self._high))
+        self._install(
+            _Velocity(
+                mask,
+                stamp_s,
+                now_s,
+                self._start_reference(now_s),
+                np.where(mask, velocity, 0.0),
+                self._low,
+                self._high,
+            )
+        )
 
-    def set_twist(self, linear: Sequence[float], angular: Sequence[float], frame_id: str | None,
-                  stamp_s: float, now_s: float) -> None:
+    def set_twist(
+        self,
+        linear: Sequence[float],
+        angular: Sequence[float],
+        frame_id: str | None,
+        stamp_s: float,
+        now_s: float,
+    ) -> None:
         """Velocity command from a twist.
 
         Args:
@@ -343,8 +396,9 @@ class SetpointTracker:
             lin = np.asarray(linear, dtype=np.float64)
             ang = np.asarray(angular, dtype=np.float64)
             if not (np.all(np.isfinite(lin)) and np.all(np.isfinite(ang))):
-                raise SetpointError(f"twist has non-finite values: linear {lin.tolist()}, "
-                                       f"angular {ang.tolist()}")
+                raise SetpointError(
+                    f"twist has non-finite values: linear {lin.tolist()}, angular {ang.tolist()}"
+                )
             if frame_id is None:
                 body = self.config.velocity_frame is VelocityFrame.BODY
             elif frame_id == self.config.body_frame:
@@ -354,7 +408,8 @@ class SetpointTracker:
             else:
                 raise SetpointError(
                     f"frame {frame_id!r} is unknown: allowed frames "
-                    f"{[self.config.body_frame, *self.config.world_frames]}")
+                    f"{[self.config.body_frame, *self.config.world_frames]}"
+                )
             rpy = self._measured_rpy()
             rotation = rpy_to_matrix(*rpy)
             lin_world = rotation @ lin if body else lin
@@ -365,24 +420,42 @@ class SetpointTracker:
                 raise SetpointError(str(err)) from err
             body_velocity = np.concatenate([lin_world, euler_rates])
             joint_velocity = self._body_to_joints(body_velocity)
-            missing = [BODY_POSE_AXES[k] for k in range(6) if abs(body_velocity[k]) > 1e-9
-                       and BODY_POSE_AXES[k] not in self._index]
+            missing = [
+                BODY_POSE_AXES[k]
+                for k in range(6)
+                if abs(body_velocity[k]) > 1e-9 and BODY_POSE_AXES[k] not in self._index
+            ]
             if missing:
                 raise SetpointError(
                     f"twist moves joint(s) {missing} this robot does not have "
-                    f"({list(self.config.joint_names)})")
+                    f"({list(self.config.joint_names)})"
+                )
             self._check_velocity(joint_velocity, self._body_mask, "twist setpoint")
         except SetpointError as err:
             raise self._guard("twist setpoint", err) from None
-        self._install(_Velocity(self._body_mask.copy(), stamp_s, now_s,
-                                self._start_reference(now_s),
-                                np.where(self._body_mask, joint_velocity, 0.0), self._low,
-                                self._high))
+        self._install(
+            _Velocity(
+                self._body_mask.copy(),
+                stamp_s,
+                now_s,
+                self._start_reference(now_s),
+                np.where(self._body_mask, joint_velocity, 0.0),
+                self._low,
+                self._high,
+            )
+        )
 
-    def set_trajectory(self, times_s: Sequence[float] | FloatArray, positions_xyz: FloatArray,
-                       quats_xyzw: FloatArray, linear_velocities: FloatArray | None,
-                       yaw_rates: FloatArray | None, frame_id: str, now_s: float,
-                       joint_names: Sequence[str] = ()) -> None:
+    def set_trajectory(
+        self,
+        times_s: Sequence[float] | FloatArray,
+        positions_xyz: FloatArray,
+        quats_xyzw: FloatArray,
+        linear_velocities: FloatArray | None,
+        yaw_rates: FloatArray | None,
+        frame_id: str,
+        now_s: float,
+        joint_names: Sequence[str] = (),
+    ) -> None:
         """Trajectory (e.g. from an NMPC): tracked at the current time with its velocity fed
         forward. Velocities are world-frame linear and yaw rate; None means zero.
 
@@ -396,20 +469,29 @@ class SetpointTracker:
             self._check_world_frame(frame_id)
             accepted = (self.config.body_frame, "base_link")
             if list(joint_names) not in ([], [accepted[0]], [accepted[1]]):
-                raise SetpointError(f"trajectory joint names {list(joint_names)} are unknown: "
-                                    f"expected one of {list(accepted)} (or none)")
+                raise SetpointError(
+                    f"trajectory joint names {list(joint_names)} are unknown: "
+                    f"expected one of {list(accepted)} (or none)"
+                )
             times = np.asarray(times_s, dtype=np.float64)
             m = len(times)
             if m == 0:
                 raise SetpointError("trajectory has no points")
             if not np.all(np.isfinite(times)) or np.any(np.diff(times) <= 0):
-                raise SetpointError(f"trajectory times {times.tolist()} must be finite and "
-                                       "strictly increasing")
+                raise SetpointError(
+                    f"trajectory times {times.tolist()} must be finite and strictly increasing"
+                )
             if now_s - times[-1] > self.config.setpoint_timeout_s:
-                raise SetpointError(f"trajectory ended at {times[-1]:.3f} s, more than "
-                                       f"setpoint_timeout_s before now ({now_s:.3f} s) (stale)")
-            body = np.stack([pose_to_body_values(p, q) for p, q in
-                             zip(np.asarray(positions_xyz), np.asarray(quats_xyzw), strict=True)])
+                raise SetpointError(
+                    f"trajectory ended at {times[-1]:.3f} s, more than "
+                    f"setpoint_timeout_s before now ({now_s:.3f} s) (stale)"
+                )
+            body = np.stack(
+                [
+                    pose_to_body_values(p, q)
+                    for p, q in zip(np.asarray(positions_xyz), np.asarray(quats_xyzw), strict=True)
+                ]
+            )
             # unwrap the angles along time so interpolation takes the short way
             body[:, 3:] = np.unwrap(body[:, 3:], axis=0)
             body_velocity = np.zeros((m, 6))
@@ -418,34 +500,50 @@ class SetpointTracker:
             if yaw_rates is not None:
                 body_velocity[:, 5] = np.asarray(yaw_rates, dtype=np.float64)
             positions = self._body_to_joints(body)
-            velocities = np.nan_to_num(self._body_to_joints(body_velocity), nan=0.0,
-                                       posinf=np.inf, neginf=-np.inf)
+            velocities = np.nan_to_num(
+                self._body_to_joints(body_velocity), nan=0.0, posinf=np.inf, neginf=-np.inf
+            )
             for k in range(m):
-                wrapped = np.where(self._angular & ~np.isinf(self._high),
-                                   wrap_angle(positions[k]), positions[k])
+                wrapped = np.where(
+                    self._angular & ~np.isinf(self._high), wrap_angle(positions[k]), positions[k]
+                )
                 self._check_limits(wrapped, self._body_mask, f"trajectory point {k}")
                 self._check_velocity(velocities[k], self._body_mask, f"trajectory point {k}")
         except SetpointError as err:
             raise self._guard("trajectory setpoint", err) from None
-        self._install(_Trajectory(self._body_mask.copy(), float(times[0]), times, positions,
-                                  velocities))
+        self._install(
+            _Trajectory(self._body_mask.copy(), float(times[0]), times, positions, velocities)
+        )
 
-    def set_path(self, positions_xyz: FloatArray, quats_xyzw: FloatArray, frame_id: str,
-                 now_s: float) -> None:
+    def set_path(
+        self, positions_xyz: FloatArray, quats_xyzw: FloatArray, frame_id: str, now_s: float
+    ) -> None:
         """Waypoint path: go to each pose in turn, advancing within the acceptance radius."""
         try:
             self._check_world_frame(frame_id)
             if len(positions_xyz) == 0:
                 raise SetpointError("path has no poses")
-            body = np.stack([pose_to_body_values(p, q) for p, q in
-                             zip(np.asarray(positions_xyz), np.asarray(quats_xyzw), strict=True)])
+            body = np.stack(
+                [
+                    pose_to_body_values(p, q)
+                    for p, q in zip(np.asarray(positions_xyz), np.asarray(quats_xyzw), strict=True)
+                ]
+            )
             poses = self._body_to_joints(body)
             for k in range(len(poses)):
                 self._check_limits(poses[k], self._body_mask, f"path pose {k}")
         except SetpointError as err:
             raise self._guard("path setpoint", err) from None
-        self._install(_Path(self._body_mask.copy(), now_s, poses, self._angular,
-                            self.config.path_acceptance_m, self.config.path_acceptance_rad))
+        self._install(
+            _Path(
+                self._body_mask.copy(),
+                now_s,
+                poses,
+                self._angular,
+                self.config.path_acceptance_m,
+                self.config.path_acceptance_rad,
+            )
+        )
 
     # ---- per update -----------------------------------------------------------------------
 
@@ -471,8 +569,10 @@ class SetpointTracker:
                 continue
             seen.add(id(owner))
             if owner.stale(now_s, self.config.setpoint_timeout_s):
-                self._notes.append(f"{owner.mode.value} setpoint stamped {owner.stamp_s:.3f} s is "
-                                   f"stale at {now_s:.3f} s: holding position")
+                self._notes.append(
+                    f"{owner.mode.value} setpoint stamped {owner.stamp_s:.3f} s is "
+                    f"stale at {now_s:.3f} s: holding position"
+                )
                 for stale_j in np.flatnonzero(owner.mask):
                     self._owner[int(stale_j)] = None
                     self._hold[stale_j] = np.nan

@@ -35,9 +35,13 @@ from grade_eval.io.tum import read_tum
 from grade_eval.report import Row, format_table, write_rows
 
 
-def load_trajectory(source: str | Path, topic: str | None = None,
-                    child_frame: str | None = None, robot: str | None = None,
-                    camera: str | None = None) -> PoseTrajectory:
+def load_trajectory(
+    source: str | Path,
+    topic: str | None = None,
+    child_frame: str | None = None,
+    robot: str | None = None,
+    camera: str | None = None,
+) -> PoseTrajectory:
     """A TUM file, a run directory (robot base_link, or a camera's optical frame), or a bag."""
     path = Path(source)
     if path.is_dir() and (path / "gt").is_dir():
@@ -46,6 +50,7 @@ def load_trajectory(source: str | Path, topic: str | None = None,
         return read_robot_trajectory(path, robot)
     if path.is_dir() and (path / "metadata.yaml").is_file():
         from grade_eval.io.bag import read_bag_trajectory
+
         if not topic:
             raise FormatError(f"{path}: a bag; give the topic to read (--*-topic)")
         return read_bag_trajectory(path, topic, child_frame)
@@ -62,16 +67,31 @@ def _add_traj_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--align", choices=[m.value for m in AlignMode], default="se3")
     p.add_argument("--n-align", type=int, default=None, help="align on the first n poses only")
     p.add_argument("--delta", type=float, default=1.0, help="RPE delta")
-    p.add_argument("--delta-unit", choices=[u.value for u in DeltaUnit], default="f",
-                   help="f (frames) or m (metres travelled)")
+    p.add_argument(
+        "--delta-unit",
+        choices=[u.value for u in DeltaUnit],
+        default="f",
+        help="f (frames) or m (metres travelled)",
+    )
     p.add_argument("--all-pairs", action="store_true", help="RPE over all pairs (evo -a)")
-    p.add_argument("--window-start", type=_window_cap, default=0.0,
-                   help="tracking window lower cap [s] or 'none' (GRADE: 0)")
-    p.add_argument("--window-end", type=_window_cap, default=60.0,
-                   help="tracking window upper cap [s] or 'none' (GRADE: 60)")
-    p.add_argument("--gap-threshold", type=float, default=GAP_THRESHOLD_S,
-                   help="gaps longer than this are lost track [s] (GRADE: 1/30 + 1e-5, for "
-                        "30 Hz input)")
+    p.add_argument(
+        "--window-start",
+        type=_window_cap,
+        default=0.0,
+        help="tracking window lower cap [s] or 'none' (GRADE: 0)",
+    )
+    p.add_argument(
+        "--window-end",
+        type=_window_cap,
+        default=60.0,
+        help="tracking window upper cap [s] or 'none' (GRADE: 60)",
+    )
+    p.add_argument(
+        "--gap-threshold",
+        type=float,
+        default=GAP_THRESHOLD_S,
+        help="gaps longer than this are lost track [s] (GRADE: 1/30 + 1e-5, for 30 Hz input)",
+    )
 
 
 def _traj_config(args: argparse.Namespace) -> TrajectoryEvalConfig:
@@ -79,7 +99,8 @@ def _traj_config(args: argparse.Namespace) -> TrajectoryEvalConfig:
         sync=SyncConfig(args.max_diff, args.offset),
         align=AlignConfig(AlignMode(args.align), args.n_align),
         rpe=RpeConfig(args.delta, DeltaUnit(args.delta_unit), all_pairs=args.all_pairs),
-        tracking=TrackingConfig(args.window_start, args.window_end, args.gap_threshold))
+        tracking=TrackingConfig(args.window_start, args.window_end, args.gap_threshold),
+    )
 
 
 def _row(sequence: str, method: str, result: TrajectoryEval) -> Row:
@@ -98,6 +119,7 @@ def _cmd_traj(args: argparse.Namespace) -> int:
         write_rows(args.out, [row])
     if args.plot_dir:
         from grade_eval import plots
+
         d = Path(args.plot_dir)
         d.mkdir(parents=True, exist_ok=True)
         plots.plot_trajectory_top(result, d / "trajectory_top.png", str(row["method"]))
@@ -119,14 +141,18 @@ def _points_in_gt_frame(est_map: PointMap, args: argparse.Namespace) -> PointMap
 
 def _raycast(est_map_gt: PointMap, gt_map: PointMap, args: argparse.Namespace) -> AmeResult:
     if not (args.observations and args.est_traj and args.gt_traj):
-        raise EvalConfigError("raycast association needs --observations, --est-traj and "
-                              "--gt-traj (camera trajectories)")
+        raise EvalConfigError(
+            "raycast association needs --observations, --est-traj and "
+            "--gt-traj (camera trajectories)"
+        )
     with np.load(args.observations) as obs:
         pts = np.asarray(obs["points_xyz"], dtype=np.float64)
         stamps = np.asarray(obs["stamps_s"], dtype=np.float64)
     if pts.shape[0] != est_map_gt.size:
-        raise MapError(f"{args.observations}: {pts.shape[0]} observations but the estimated map "
-                       f"has {est_map_gt.size} points; they must correspond one to one")
+        raise MapError(
+            f"{args.observations}: {pts.shape[0]} observations but the estimated map "
+            f"has {est_map_gt.size} points; they must correspond one to one"
+        )
     est_tr = load_trajectory(args.est_traj)
     gt_tr = load_trajectory(args.gt_traj)
     poses = []
@@ -134,13 +160,21 @@ def _raycast(est_map_gt: PointMap, gt_map: PointMap, args: argparse.Namespace) -
         order = np.argsort(stamps, kind="stable")
         ids_p, ids_t = matching_time_indices(stamps[order], traj.stamps_s, args.max_diff)
         if ids_p.size != stamps.size:
-            raise MapError(f"{traj.name}: {stamps.size - ids_p.size} observation stamps have no "
-                           f"pose within {args.max_diff} s")
+            raise MapError(
+                f"{traj.name}: {stamps.size - ids_p.size} observation stamps have no "
+                f"pose within {args.max_diff} s"
+            )
         se3 = np.empty((stamps.size, 4, 4))
         se3[order[ids_p]] = traj.poses_se3[ids_t]
         poses.append(se3)
-    return ame_raycast(est_map_gt.points_xyz, pts, poses[0], poses[1], gt_map,
-                       RaycastConfig(voxel_size_m=args.voxel))
+    return ame_raycast(
+        est_map_gt.points_xyz,
+        pts,
+        poses[0],
+        poses[1],
+        gt_map,
+        RaycastConfig(voxel_size_m=args.voxel),
+    )
 
 
 def _cmd_map(args: argparse.Namespace) -> int:
@@ -153,12 +187,16 @@ def _cmd_map(args: argparse.Namespace) -> int:
     if args.association in ("raycast", "both"):
         results.append(_raycast(est_map, gt_map, args))
     for res in results:
-        row: Row = {"sequence": args.sequence or Path(args.gt).stem,
-                    "method": args.method or Path(args.est).stem,
-                    "association": res.association.value,
-                    "ame_rmse_m": res.stats.rmse, "ame_mean_m": res.stats.mean,
-                    "ame_median_m": res.stats.median, "matched": float(res.stats.count),
-                    "unmatched": float(res.num_unmatched)}
+        row: Row = {
+            "sequence": args.sequence or Path(args.gt).stem,
+            "method": args.method or Path(args.est).stem,
+            "association": res.association.value,
+            "ame_rmse_m": res.stats.rmse,
+            "ame_mean_m": res.stats.mean,
+            "ame_median_m": res.stats.median,
+            "matched": float(res.stats.count),
+            "unmatched": float(res.num_unmatched),
+        }
         if res.symmetric_stats is not None:
             row["ame_gt_to_est_rmse_m"] = res.symmetric_stats.rmse
             row["ame_gt_to_est_mean_m"] = res.symmetric_stats.mean
@@ -168,6 +206,7 @@ def _cmd_map(args: argparse.Namespace) -> int:
         write_rows(args.out, rows)
     if args.plot_dir:
         from grade_eval import plots
+
         d = Path(args.plot_dir)
         d.mkdir(parents=True, exist_ok=True)
         for res in results:
@@ -180,24 +219,44 @@ def _cmd_gtmap(args: argparse.Namespace) -> int:
     if out.exists():
         raise EvalConfigError(f"--out {out}: exists already; choose a new path")
     robots = [args.robot] if args.robot else list_robots(args.run)
-    streams = [CameraStream.open(args.run, robot, camera) for robot in robots
-               for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))]
+    streams = [
+        CameraStream.open(args.run, robot, camera)
+        for robot in robots
+        for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))
+    ]
     if not streams:
         raise FormatError(f"{args.run}: no camera with groundtruth.txt under gt/<robot>/")
-    dynamic = (dynamic_instance_ids(args.run, tuple(args.dynamic_classes.split(",")))
-               if args.remove_dynamic else frozenset())
-    cfg = GtMapConfig(voxel_size_m=args.voxel, min_range_m=args.min_range,
-                      max_range_m=args.max_range, dynamic_ids=dynamic,
-                      pixel_stride=args.stride, with_colors=not args.no_color)
+    dynamic = (
+        dynamic_instance_ids(args.run, tuple(args.dynamic_classes.split(",")))
+        if args.remove_dynamic
+        else frozenset()
+    )
+    cfg = GtMapConfig(
+        voxel_size_m=args.voxel,
+        min_range_m=args.min_range,
+        max_range_m=args.max_range,
+        dynamic_ids=dynamic,
+        pixel_stride=args.stride,
+        with_colors=not args.no_color,
+    )
     num_frames = sum(len(s.depth) for s in streams)
-    frames = tqdm(itertools.chain.from_iterable(
-        s.frames(with_rgb=not args.no_color, with_instances=args.remove_dynamic)
-        for s in streams), total=num_frames, desc="gt map", unit="frame", file=sys.stderr)
+    frames = tqdm(
+        itertools.chain.from_iterable(
+            s.frames(with_rgb=not args.no_color, with_instances=args.remove_dynamic)
+            for s in streams
+        ),
+        total=num_frames,
+        desc="gt map",
+        unit="frame",
+        file=sys.stderr,
+    )
     gt_map = build_gt_map(frames, cfg, name=Path(args.run).name)
     write_map(out, gt_map)
-    print(f"{out}: {gt_map.size} voxels of {args.voxel} m from {num_frames} frames of "
-          f"{len(streams)} camera(s)"
-          + (f", removed instance ids {sorted(dynamic)}" if dynamic else ""))
+    print(
+        f"{out}: {gt_map.size} voxels of {args.voxel} m from {num_frames} frames of "
+        f"{len(streams)} camera(s)"
+        + (f", removed instance ids {sorted(dynamic)}" if dynamic else "")
+    )
     return 0
 
 
@@ -222,10 +281,12 @@ def _cmd_overlap(args: argparse.Namespace) -> int:
         cells[name] = ground_cells(read_map(path), args.cell)
         worlds[name] = world
     lo, hi = args.pairs
-    pairs = select_pairs(cells, worlds, PairSpec(lo, hi, args.max_pairs),
-                         np.random.default_rng(args.seed))
-    rows: list[Row] = [{"run_a": p.run_a, "run_b": p.run_b, "world": p.world, "iou": p.iou}
-                       for p in pairs]
+    pairs = select_pairs(
+        cells, worlds, PairSpec(lo, hi, args.max_pairs), np.random.default_rng(args.seed)
+    )
+    rows: list[Row] = [
+        {"run_a": p.run_a, "run_b": p.run_b, "world": p.world, "iou": p.iou} for p in pairs
+    ]
     print(format_table(rows) if rows else f"no pair with IoU in [{lo}, {hi}]")
     if args.out:
         write_rows(args.out, rows)
@@ -239,25 +300,37 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     except (OSError, yaml.YAMLError) as err:
         raise FormatError(f"{spec_path}: cannot read batch spec: {err}") from err
     if not isinstance(entries, list) or not entries:
-        raise FormatError(f"{spec_path}: expected a non-empty list of entries with sequence, "
-                          "method, reference, estimate")
+        raise FormatError(
+            f"{spec_path}: expected a non-empty list of entries with sequence, "
+            "method, reference, estimate"
+        )
     cfg = _traj_config(args)
     rows: list[Row] = []
     for number, entry in enumerate(tqdm(entries, desc="runs", file=sys.stderr), start=1):
         try:
-            ref = load_trajectory(entry["reference"], entry.get("reference_topic"),
-                                  entry.get("reference_frame"), entry.get("robot"),
-                                  entry.get("camera"))
-            est = load_trajectory(entry["estimate"], entry.get("estimate_topic"),
-                                  entry.get("estimate_frame"))
+            ref = load_trajectory(
+                entry["reference"],
+                entry.get("reference_topic"),
+                entry.get("reference_frame"),
+                entry.get("robot"),
+                entry.get("camera"),
+            )
+            est = load_trajectory(
+                entry["estimate"], entry.get("estimate_topic"), entry.get("estimate_frame")
+            )
             seq, method = str(entry["sequence"]), str(entry["method"])
         except (KeyError, TypeError) as err:
             raise FormatError(f"{spec_path}: entry {number}: missing field {err}") from err
         row = _row(seq, method, evaluate_trajectory(ref, est, cfg))
         if "estimate_map" in entry and "gt_map" in entry:
             res = ame_nearest(read_map(entry["estimate_map"]), read_map(entry["gt_map"]))
-            row.update({"ame_nn_rmse_m": res.stats.rmse, "ame_nn_mean_m": res.stats.mean,
-                        "ame_unmatched": float(res.num_unmatched)})
+            row.update(
+                {
+                    "ame_nn_rmse_m": res.stats.rmse,
+                    "ame_nn_mean_m": res.stats.mean,
+                    "ame_unmatched": float(res.num_unmatched),
+                }
+            )
         rows.append(row)
     print(format_table(rows))
     if args.out:
@@ -292,8 +365,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--association", choices=["nn", "raycast", "both"], default="nn")
     p.add_argument("--est-traj", help="estimated camera trajectory (aligns the map, raycast)")
     p.add_argument("--gt-traj", help="true camera trajectory (TUM or run)")
-    p.add_argument("--observations", help=".npz with points_xyz (estimate frame) and stamps_s "
-                   "per estimated point, one to one with --est (raycast)")
+    p.add_argument(
+        "--observations",
+        help=".npz with points_xyz (estimate frame) and stamps_s "
+        "per estimated point, one to one with --est (raycast)",
+    )
     p.add_argument("--align", choices=[m.value for m in AlignMode], default="se3")
     p.add_argument("--max-diff", type=float, default=0.01)
     p.add_argument("--max-dist", type=float, default=np.inf, help="NN match limit [m]")
@@ -314,27 +390,41 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--min-range", type=float, default=0.01)
     p.add_argument("--max-range", type=float, default=10.0)
     p.add_argument("--stride", type=int, default=1, help="use every n-th pixel")
-    p.add_argument("--remove-dynamic", action="store_true",
-                   help="drop pixels of moving actors (instance masks + gt/instances.yaml)")
-    p.add_argument("--dynamic-classes", default="person,human,flying_*,robot_*",
-                   help="comma-separated instance classes (shell patterns) that move; default: "
-                        "people, flying objects and robots")
+    p.add_argument(
+        "--remove-dynamic",
+        action="store_true",
+        help="drop pixels of moving actors (instance masks + gt/instances.yaml)",
+    )
+    p.add_argument(
+        "--dynamic-classes",
+        default="person,human,flying_*,robot_*",
+        help="comma-separated instance classes (shell patterns) that move; default: "
+        "people, flying objects and robots",
+    )
     p.add_argument("--no-color", action="store_true")
     p.set_defaults(func=_cmd_gtmap)
 
     p = sub.add_parser("overlap", help="ground-plane IoU of two maps, or pick run pairs")
     p.add_argument("maps", nargs="+", help="maps as PATH or WORLD=PATH")
     p.add_argument("--cell", type=float, default=0.05, help="ground cell size [m]")
-    p.add_argument("--pairs", type=float, nargs=2, metavar=("MIN_IOU", "MAX_IOU"),
-                   help="list pairs of the same world with IoU in this range")
+    p.add_argument(
+        "--pairs",
+        type=float,
+        nargs=2,
+        metavar=("MIN_IOU", "MAX_IOU"),
+        help="list pairs of the same world with IoU in this range",
+    )
     p.add_argument("--max-pairs", type=int)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--out")
     p.set_defaults(func=_cmd_overlap)
 
     p = sub.add_parser("batch", help="evaluate many runs from a YAML list -> CSV/JSON")
-    p.add_argument("spec", help="YAML list of {sequence, method, reference, estimate, "
-                   "[reference_topic, estimate_topic, robot, camera, estimate_map, gt_map]}")
+    p.add_argument(
+        "spec",
+        help="YAML list of {sequence, method, reference, estimate, "
+        "[reference_topic, estimate_topic, robot, camera, estimate_map, gt_map]}",
+    )
     _add_traj_options(p)
     p.add_argument("--out", help=".csv or .json")
     p.set_defaults(func=_cmd_batch)

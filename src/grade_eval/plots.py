@@ -24,8 +24,9 @@ def _save(fig: object, path: Path) -> Path:
     return path
 
 
-def plot_trajectory_top(result: TrajectoryEval, path: str | Path,
-                        title: str = "trajectory") -> Path:
+def plot_trajectory_top(
+    result: TrajectoryEval, path: str | Path, title: str = "trajectory"
+) -> Path:
     """x-y view of the reference and the aligned estimate."""
     fig, ax = plt.subplots(figsize=(6, 6))
     ref = result.reference.positions_xyz
@@ -40,35 +41,48 @@ def plot_trajectory_top(result: TrajectoryEval, path: str | Path,
     return _save(fig, Path(path))
 
 
-def plot_error_over_time(result: TrajectoryEval, path: str | Path,
-                         title: str = "error") -> Path:
+def plot_error_over_time(result: TrajectoryEval, path: str | Path, title: str = "error") -> Path:
     """ATE per pose over time; lost-track intervals shaded red."""
     fig, ax = plt.subplots(figsize=(8, 3.5))
     stamps, errors = result.ate.stamps_s, result.ate.errors
     # Break the line where poses are missing, so a lost interval is not drawn as tracked.
     breaks = np.flatnonzero(np.diff(stamps) > result.tracking_gap_s) + 1
-    ax.plot(np.insert(stamps, breaks, np.nan), np.insert(errors, breaks, np.nan), "b.-", ms=2,
-            lw=0.8, label="ATE [m]")
+    ax.plot(
+        np.insert(stamps, breaks, np.nan),
+        np.insert(errors, breaks, np.nan),
+        "b.-",
+        ms=2,
+        lw=0.8,
+        label="ATE [m]",
+    )
     for k, (t0, t1) in enumerate(result.tracking.lost_intervals_s):
         ax.axvspan(t0, t1, color="red", alpha=0.25, label="lost track" if k == 0 else None)
     ax.set_xlabel("time [s]")
     ax.set_ylabel("error [m]")
-    ax.set_title(f"{title}: missing {result.tracking.missing_time_s:.2f} s, "
-                 f"tracking rate {100 * result.tracking.tracking_rate:.1f} %")
+    ax.set_title(
+        f"{title}: missing {result.tracking.missing_time_s:.2f} s, "
+        f"tracking rate {100 * result.tracking.tracking_rate:.1f} %"
+    )
     ax.legend(loc="upper left")
     return _save(fig, Path(path))
 
 
-def plot_map_error(estimate: PointMap, result: AmeResult, path: str | Path,
-                   title: str = "map error") -> Path:
+def plot_map_error(
+    estimate: PointMap, result: AmeResult, path: str | Path, title: str = "map error"
+) -> Path:
     """Top view of the estimated points coloured by their error; unmatched in grey."""
     fig, ax = plt.subplots(figsize=(7, 6))
     pts = estimate.points_xyz
     un = ~result.matched_mask
     if un.any():
         ax.scatter(pts[un, 0], pts[un, 1], s=1, c="0.7", label=f"unmatched ({un.sum()})")
-    sc = ax.scatter(pts[result.matched_mask, 0], pts[result.matched_mask, 1], s=1,
-                    c=result.distances_m, cmap="inferno")
+    sc = ax.scatter(
+        pts[result.matched_mask, 0],
+        pts[result.matched_mask, 1],
+        s=1,
+        c=result.distances_m,
+        cmap="inferno",
+    )
     fig.colorbar(sc, ax=ax, label="error [m]")
     ax.set_aspect("equal", adjustable="datalim")
     ax.set_xlabel("x [m]")

@@ -49,8 +49,12 @@ def to_csv(rows: Sequence[Row]) -> str:
     writer = csv.DictWriter(buf, fieldnames=columns_of(rows), lineterminator="\n")
     writer.writeheader()
     for row in rows:
-        writer.writerow({k: _fmt(v) if isinstance(v, float) and not math.isfinite(v) else v
-                         for k, v in row.items()})
+        writer.writerow(
+            {
+                k: _fmt(v) if isinstance(v, float) and not math.isfinite(v) else v
+                for k, v in row.items()
+            }
+        )
     return buf.getvalue()
 
 

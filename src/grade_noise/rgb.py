@@ -67,8 +67,10 @@ class _HomographyBasis:
         axis = [[0.0, -az, ay], [az, 0.0, -ax], [-ay, ax, 0.0]]  # S
         norm2 = ax * ax + ay * ay + az * az
         aa = (ax, ay, az)
-        axis2 = [[ai * aj - (norm2 if i == j else 0.0) for j, aj in enumerate(aa)]
-                 for i, ai in enumerate(aa)]  # S^2 = a a^T - |a|^2 I
+        axis2 = [
+            [ai * aj - (norm2 if i == j else 0.0) for j, aj in enumerate(aa)]
+            for i, ai in enumerate(aa)
+        ]  # S^2 = a a^T - |a|^2 I
         # only the third column of M (n = e_z) and of S M, S^2 M is nonzero
         axis_p = [r[0] * px + r[1] * py + r[2] * pz for r in axis]
         axis2_p = [r[0] * px + r[1] * py + r[2] * pz for r in axis2]
@@ -395,9 +397,9 @@ def _sigma_dn(shot_gain: float, read_noise_dn: float) -> FloatArray:
     return sigma
 
 
-def _exact_noisy(levels: NDArray[np.uint8], words: NDArray[np.uint16], sigma: FloatArray) -> (
-    NDArray[np.uint8]
-):
+def _exact_noisy(
+    levels: NDArray[np.uint8], words: NDArray[np.uint16], sigma: FloatArray
+) -> NDArray[np.uint8]:
     """The defining formula: clip(rint(level + sigma(level) Phi^-1((u + 0.5) / 65536)), 0, 255)."""
     value = np.rint(levels + sigma[levels] * _QUANTILE_Z[words])
     out: NDArray[np.uint8] = np.clip(value, 0, 255).astype(np.uint8)

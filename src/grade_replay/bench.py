@@ -45,14 +45,24 @@ def generate_bag(path: Path, frames: int, width: int, height: int, seed: int = 0
             jitter_ns = int(rng.integers(0, 2_000_000))
             t_ns = NS_PER_S + round((k / RATE_HZ - lag_s) * NS_PER_S) + jitter_ns
             header = types["std_msgs/msg/Header"](
-                stamp=types["builtin_interfaces/msg/Time"](sec=t_ns // NS_PER_S,
-                                                           nanosec=t_ns % NS_PER_S),
-                frame_id="bench/cam_optical_frame")
-            for conn, array, encoding in ((rgb_conn, np.roll(rgb, k, axis=1), "rgb8"),
-                                          (depth_conn, depth, "32FC1")):
+                stamp=types["builtin_interfaces/msg/Time"](
+                    sec=t_ns // NS_PER_S, nanosec=t_ns % NS_PER_S
+                ),
+                frame_id="bench/cam_optical_frame",
+            )
+            for conn, array, encoding in (
+                (rgb_conn, np.roll(rgb, k, axis=1), "rgb8"),
+                (depth_conn, depth, "32FC1"),
+            ):
                 msg = types["sensor_msgs/msg/Image"](
-                    header=header, height=height, width=width, encoding=encoding, is_bigendian=0,
-                    step=array.nbytes // height, data=array.reshape(-1).view(np.uint8))
+                    header=header,
+                    height=height,
+                    width=width,
+                    encoding=encoding,
+                    is_bigendian=0,
+                    step=array.nbytes // height,
+                    data=array.reshape(-1).view(np.uint8),
+                )
                 writer.write(conn, t_ns, bytes(store.serialize_cdr(msg, "sensor_msgs/msg/Image")))
     finally:
         writer.close()
@@ -64,8 +74,12 @@ def plain_copy(src: Path, out: Path) -> None:
     with Reader(src) as reader:
         writer = open_writer(out)
         try:
-            conns = {c.id: writer.add_connection(c.topic, c.msgtype, msgdef=c.msgdef.data,
-                                                 rihs01=c.digest) for c in reader.connections}
+            conns = {
+                c.id: writer.add_connection(
+                    c.topic, c.msgtype, msgdef=c.msgdef.data, rihs01=c.digest
+                )
+                for c in reader.connections
+            }
             for conn, t_ns, data in reader.messages():
                 writer.write(conns[conn.id], t_ns, data)
         finally:
@@ -89,19 +103,31 @@ def main(argv: list[str]) -> int:
         tmp = Path(tmp_dir)
         src = generate_bag(tmp / "input", args.frames, args.width, args.height)
         size_mb = sum(p.stat().st_size for p in src.iterdir()) / 1e6
-        print(f"bag: {args.frames} frames x (rgb8 + 32FC1) {args.width}x{args.height}, "
-              f"{size_mb:.1f} MB")
+        print(
+            f"bag: {args.frames} frames x (rgb8 + 32FC1) {args.width}x{args.height}, "
+            f"{size_mb:.1f} MB"
+        )
         baseline_s = _timed(lambda: plain_copy(src, tmp / "copy"))
         runs: dict[str, Callable[[], object]] = {
             "info": lambda: bag_info(src),
             "clip": lambda: clip_bag(src, tmp / "clip", ClipConfig(start_s=0.5)),
-            "reindex": lambda: reindex_bag(src, tmp / "reindex", ReindexConfig(
-                {RGB_TOPIC: RATE_HZ, DEPTH_TOPIC: RATE_HZ})),
-            "reindex+depth-cutoff": lambda: reindex_bag(src, tmp / "reindex_cut", ReindexConfig(
-                {RGB_TOPIC: RATE_HZ, DEPTH_TOPIC: RATE_HZ}, depth_cutoff_m=10.0,
-                depth_topic=DEPTH_TOPIC)),
-            "export (png)": lambda: export_bag(src, tmp / "export", ExportConfig(images=(
-                (ImageKind.RGB, RGB_TOPIC), (ImageKind.DEPTH, DEPTH_TOPIC)))),
+            "reindex": lambda: reindex_bag(
+                src, tmp / "reindex", ReindexConfig({RGB_TOPIC: RATE_HZ, DEPTH_TOPIC: RATE_HZ})
+            ),
+            "reindex+depth-cutoff": lambda: reindex_bag(
+                src,
+                tmp / "reindex_cut",
+                ReindexConfig(
+                    {RGB_TOPIC: RATE_HZ, DEPTH_TOPIC: RATE_HZ},
+                    depth_cutoff_m=10.0,
+                    depth_topic=DEPTH_TOPIC,
+                ),
+            ),
+            "export (png)": lambda: export_bag(
+                src,
+                tmp / "export",
+                ExportConfig(images=((ImageKind.RGB, RGB_TOPIC), (ImageKind.DEPTH, DEPTH_TOPIC))),
+            ),
         }
         baseline_mbps = size_mb / baseline_s
         print(f"{'tool':<22} {'seconds':>8} {'MB/s':>9} {'ratio vs rosbags copy':>22}")

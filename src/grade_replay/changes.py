@@ -307,8 +307,9 @@ def apply_to_scene(drawn: Scene, scenario: Scenario, changes: ReplayChanges) -> 
     robots = []
     for setup, rc in zip(drawn.robots, scenario.robots, strict=True):
         # The path follower never runs in a replay: the record drives the joints.
-        robots.append(RobotSetup(robot_model(rc), setup.instance_id, setup.start_xyz,
-                                 setup.start_yaw, None))
+        robots.append(
+            RobotSetup(robot_model(rc), setup.instance_id, setup.start_xyz, setup.start_yaw, None)
+        )
     lights = drawn.world.lights
     if changes.light_scale != 1.0 or changes.light_color_rgb is not None:
         tint = changes.light_color_rgb or (1.0, 1.0, 1.0)

@@ -67,8 +67,10 @@ class Stats:
         )
 
     def to_mapping(self) -> dict[str, Any]:
-        return {k: (None if isinstance(v, float) and math.isnan(v) else v)
-                for k, v in asdict(self).items()}
+        return {
+            k: (None if isinstance(v, float) and math.isnan(v) else v)
+            for k, v in asdict(self).items()
+        }
 
 
 # -- robot poses ---------------------------------------------------------------------------------
@@ -248,8 +250,7 @@ def _read_poses(path: Path) -> dict[str, tuple[FloatArray, FloatArray]]:
         return {}
     table = tum.read_poses(path, increasing=False, allow_empty=True, error=FidelityError)
     return {
-        stamp: (table.positions_xyz[i], table.quats_wxyz[i])
-        for i, stamp in enumerate(table.stamps)
+        stamp: (table.positions_xyz[i], table.quats_wxyz[i]) for i, stamp in enumerate(table.stamps)
     }
 
 
@@ -322,8 +323,9 @@ def camera_fidelity(
     """Compare one camera's ground truth of two runs frame by frame (shared stamps)."""
 
     def skipped(reason: str) -> CameraFidelity:
-        return CameraFidelity(robot, camera, False, reason, 0, 0, 0, 0, _EMPTY, _EMPTY, _EMPTY,
-                              _EMPTY, ())
+        return CameraFidelity(
+            robot, camera, False, reason, 0, 0, 0, 0, _EMPTY, _EMPTY, _EMPTY, _EMPTY, ()
+        )
 
     ia, ib = _intrinsics(original_cam), _intrinsics(replay_cam)
     if ia is None:
@@ -350,8 +352,11 @@ def camera_fidelity(
             pa, pb = original_cam / rgb_a[t], replay_cam / rgb_b[t]
             rgb_same = pa.read_bytes() == pb.read_bytes()
             # Equal files decode to equal images, whose SSIM is 1 by definition (and exactly).
-            s = 1.0 if rgb_same else ssim(_imread(pa, cv2.IMREAD_COLOR),
-                                          _imread(pb, cv2.IMREAD_COLOR))
+            s = (
+                1.0
+                if rgb_same
+                else ssim(_imread(pa, cv2.IMREAD_COLOR), _imread(pb, cv2.IMREAD_COLOR))
+            )
         mae: float | None = None
         n_valid = 0
         if t in dep_a and t in dep_b:
@@ -411,7 +416,8 @@ class FidelityReport:
         robots_exact = all(r.joint_positions_identical for r in self.robots)
         frames = [f for c in self.cameras for f in c.frames]
         return robots_exact and all(
-            f.rgb_identical is not False and f.instance_identical is not False
+            f.rgb_identical is not False
+            and f.instance_identical is not False
             and (f.depth_mae_m is None or f.depth_mae_m == 0.0)
             for f in frames
         )

@@ -45,16 +45,19 @@ class RecorderConfig:
             raise ReplayConfigError("recorder: output='' must name a new bag directory")
         bad = [t for t in self.topics if not t.startswith("/") or " " in t]
         if bad:
-            raise ReplayConfigError(f"recorder: topics {bad} must be absolute names "
-                                    "('/name', no spaces)")
+            raise ReplayConfigError(
+                f"recorder: topics {bad} must be absolute names ('/name', no spaces)"
+            )
         if len(set(self.topics)) != len(self.topics):
             raise ReplayConfigError(f"recorder: topics {list(self.topics)} has duplicates")
         if not (math.isfinite(self.discovery_period_s) and 0.01 <= self.discovery_period_s <= 60):
-            raise ReplayConfigError(f"recorder: discovery_period_s={self.discovery_period_s} "
-                                    "must be in [0.01, 60]")
+            raise ReplayConfigError(
+                f"recorder: discovery_period_s={self.discovery_period_s} must be in [0.01, 60]"
+            )
         if not 1 <= self.queue_depth <= 100_000:
-            raise ReplayConfigError(f"recorder: queue_depth={self.queue_depth} must be in "
-                                    "[1, 100000]")
+            raise ReplayConfigError(
+                f"recorder: queue_depth={self.queue_depth} must be in [1, 100000]"
+            )
 
     def wants(self, topic: str) -> bool:
         """Whether a discovered topic is to be recorded."""
@@ -63,8 +66,9 @@ class RecorderConfig:
         return topic not in DEFAULT_EXCLUDED_TOPICS
 
 
-def register_type(typestore: Typestore, msgtype: str,
-                  load_msg: Callable[[str], str | None]) -> None:
+def register_type(
+    typestore: Typestore, msgtype: str, load_msg: Callable[[str], str | None]
+) -> None:
     """Make `msgtype` (and the types it uses) known to `typestore`.
 
     Args:
@@ -80,17 +84,27 @@ def register_type(typestore: Typestore, msgtype: str,
             continue
         text = load_msg(name)
         if text is None:
-            raise BagFormatError(f"message type {name!r}: no definition in the ROS 2 Kilted "
-                                 "typestore nor an installed .msg file")
+            raise BagFormatError(
+                f"message type {name!r}: no definition in the ROS 2 Kilted "
+                "typestore nor an installed .msg file"
+            )
         try:
             types = get_types_from_msg(text, name)
         except Exception as err:
             raise BagFormatError(f"message type {name!r}: cannot parse its .msg: {err}") from err
-        deps = [field_type[1] for _, fields in types.values() for _, field_type in fields
-                if field_type[0] == Nodetype.NAME]
-        deps += [field_type[1][0][1] for _, fields in types.values() for _, field_type in fields
-                 if field_type[0] in (Nodetype.ARRAY, Nodetype.SEQUENCE)
-                 and field_type[1][0][0] == Nodetype.NAME]
+        deps = [
+            field_type[1]
+            for _, fields in types.values()
+            for _, field_type in fields
+            if field_type[0] == Nodetype.NAME
+        ]
+        deps += [
+            field_type[1][0][1]
+            for _, fields in types.values()
+            for _, field_type in fields
+            if field_type[0] in (Nodetype.ARRAY, Nodetype.SEQUENCE)
+            and field_type[1][0][0] == Nodetype.NAME
+        ]
         missing = [d for d in deps if d not in typestore.fielddefs and d not in types]
         if missing:
             pending.append(name)
@@ -127,7 +141,8 @@ class BagRecorder:
         if msgtype not in self.typestore.fielddefs:
             raise BagFormatError(f"{self.output}: type {msgtype!r} of {topic} is not registered")
         self._connections[topic] = self._writer.add_connection(
-            topic, msgtype, typestore=self.typestore, offered_qos_profiles=list(offered_qos))
+            topic, msgtype, typestore=self.typestore, offered_qos_profiles=list(offered_qos)
+        )
         self.counts[topic] = 0
 
     def write(self, topic: str, receive_ns: int, data: bytes) -> None:

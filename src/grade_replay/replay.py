@@ -235,9 +235,7 @@ def replay_run(
     # the final name once its fidelity report is written too.
     staged = StagedOutput(final, nested=True, exists_error=ReplayOutputExistsError)
     try:
-        spec = SimulatorSpec(
-            scene, replay=driver, backend_factory=backend_factory, stop_event=stop
-        )
+        spec = SimulatorSpec(scene, replay=driver, backend_factory=backend_factory, stop_event=stop)
         result = run_scenario(spec, staged.path, progress=progress, run_info=run_info)
         # The recorded scenario had experiment_record on (it made record.npz), so has this one.
         replayed = load_record(result.path / RECORD_NPZ)

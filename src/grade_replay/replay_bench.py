@@ -38,9 +38,7 @@ def main(argv: list[str]) -> int:
             "robots": [
                 {
                     "name": "uav1",
-                    "cameras": [
-                        {"name": "camera", "width": args.width, "height": args.height}
-                    ],
+                    "cameras": [{"name": "camera", "width": args.width, "height": args.height}],
                 }
             ],
         },
@@ -56,10 +54,14 @@ def main(argv: list[str]) -> int:
         run_scenario(replace(scenario, duration_s=0.2), root / "warmup")
         original = run_scenario(scenario, root / "original")
         rtf0 = original.stats.real_time_factor
-        print(f"  {'run':<22} {'loop wall [s]':>13} {'RTF':>7} {'ratio':>7} {'total [s]':>10} "
-              f"{'exact':>6}")
-        print(f"  {'original (grade run)':<22} {original.stats.wall_time_s:>13.2f} {rtf0:>7.2f} "
-              f"{1.0:>7.2f} {'':>10} {'':>6}")
+        print(
+            f"  {'run':<22} {'loop wall [s]':>13} {'RTF':>7} {'ratio':>7} {'total [s]':>10} "
+            f"{'exact':>6}"
+        )
+        print(
+            f"  {'original (grade run)':<22} {original.stats.wall_time_s:>13.2f} {rtf0:>7.2f} "
+            f"{1.0:>7.2f} {'':>10} {'':>6}"
+        )
         cases = [
             ("teleport replay", ReplayMode.TELEPORT, ReplayChanges()),
             ("velocity replay", ReplayMode.VELOCITY, ReplayChanges()),
@@ -72,8 +74,12 @@ def main(argv: list[str]) -> int:
             stats = result.run.stats
             rtf = stats.real_time_factor
             ratio = rtf / rtf0 if rtf0 > 0 else float("nan")
-            print(f"  {label:<22} {stats.wall_time_s:>13.2f} {rtf:>7.2f} {ratio:>7.2f} "
-                  f"{total:>10.2f} {result.fidelity.exact!s:>6}")
-    print("  ratio = replay RTF / original RTF (step loop only); total = whole replay_run call "
-          "(scene rebuild, run, fidelity report)")
+            print(
+                f"  {label:<22} {stats.wall_time_s:>13.2f} {rtf:>7.2f} {ratio:>7.2f} "
+                f"{total:>10.2f} {result.fidelity.exact!s:>6}"
+            )
+    print(
+        "  ratio = replay RTF / original RTF (step loop only); total = whole replay_run call "
+        "(scene rebuild, run, fidelity report)"
+    )
     return 0

@@ -36,8 +36,9 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("run_dir", type=Path, help="recorded run directory (run.yaml, record.npz)")
-    parser.add_argument("--out", type=Path, required=True,
-                        help="new run directory (must not exist)")
+    parser.add_argument(
+        "--out", type=Path, required=True, help="new run directory (must not exist)"
+    )
     parser.add_argument(
         "--mode",
         choices=[m.value for m in ReplayMode],
@@ -45,28 +46,66 @@ def build_parser() -> argparse.ArgumentParser:
         help="teleport: set the recorded joint state each step (exact); velocity: drive the "
         "recorded velocity commands through the physics (default: teleport)",
     )
-    parser.add_argument("--light-scale", type=float, default=1.0, metavar="F",
-                        help="multiply every light's intensity by F (default 1)")
-    parser.add_argument("--light-color", type=parse_rgb, default=None, metavar="R,G,B",
-                        help="multiply every light's colour channel-wise (1,1,1 = unchanged)")
-    parser.add_argument("--hide", action="append", default=[], metavar="CLASS",
-                        help="hide every instance of a class (person, object, furniture, ...)")
-    parser.add_argument("--hide-id", action="append", type=int, default=[], metavar="ID",
-                        help="hide one instance id (see gt/instances.yaml)")
     parser.add_argument(
-        "--camera", action="append", type=parse_camera_change, default=[],
+        "--light-scale",
+        type=float,
+        default=1.0,
+        metavar="F",
+        help="multiply every light's intensity by F (default 1)",
+    )
+    parser.add_argument(
+        "--light-color",
+        type=parse_rgb,
+        default=None,
+        metavar="R,G,B",
+        help="multiply every light's colour channel-wise (1,1,1 = unchanged)",
+    )
+    parser.add_argument(
+        "--hide",
+        action="append",
+        default=[],
+        metavar="CLASS",
+        help="hide every instance of a class (person, object, furniture, ...)",
+    )
+    parser.add_argument(
+        "--hide-id",
+        action="append",
+        type=int,
+        default=[],
+        metavar="ID",
+        help="hide one instance id (see gt/instances.yaml)",
+    )
+    parser.add_argument(
+        "--camera",
+        action="append",
+        type=parse_camera_change,
+        default=[],
         metavar="ROBOT/NAME:KEY=VALUE,...",
         help="change a camera, or add it when NAME is new; keys: "
         f"{', '.join(CAMERA_KEYS + MOUNT_KEYS)} (streams as rgb+depth+instance)",
     )
-    parser.add_argument("--remove-camera", action="append", default=[], metavar="ROBOT/NAME",
-                        help="drop a camera from the replay")
-    parser.add_argument("--rate", action="append", type=parse_rate, default=[],
-                        metavar="NAME=HZ",
-                        help=f"change a sensor rate: {', '.join(RATE_KEYS)} (physics_hz is fixed)")
-    parser.add_argument("--noise-seed", type=int, default=None, metavar="N",
-                        help="seed for sensor noise only, stored in run.yaml "
-                        "(the world seed stays)")
+    parser.add_argument(
+        "--remove-camera",
+        action="append",
+        default=[],
+        metavar="ROBOT/NAME",
+        help="drop a camera from the replay",
+    )
+    parser.add_argument(
+        "--rate",
+        action="append",
+        type=parse_rate,
+        default=[],
+        metavar="NAME=HZ",
+        help=f"change a sensor rate: {', '.join(RATE_KEYS)} (physics_hz is fixed)",
+    )
+    parser.add_argument(
+        "--noise-seed",
+        type=int,
+        default=None,
+        metavar="N",
+        help="seed for sensor noise only, stored in run.yaml (the world seed stays)",
+    )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
 

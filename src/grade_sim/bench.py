@@ -56,9 +56,7 @@ def main(argv: list[str]) -> int:
         try:
             from grade_sim.node.sim_node import publishing_observer
 
-            node, publisher = publishing_observer(
-                "grade_bench_sim", SensorStreams(scene).topics()
-            )
+            node, publisher = publishing_observer("grade_bench_sim", SensorStreams(scene).topics())
             observers = (publisher,)
         except ImportError:
             print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
@@ -72,9 +70,7 @@ def main(argv: list[str]) -> int:
 
     t0 = time.perf_counter()
     try:
-        result = run_scenario(
-            SimulatorSpec(scene, observers=observers), out, progress=progress
-        )
+        result = run_scenario(SimulatorSpec(scene, observers=observers), out, progress=progress)
     finally:
         bar.close()
         if node is not None:

@@ -30,8 +30,9 @@ def test_subcommand_imports_only_its_own_package(name: str, not_loaded: str) -> 
         f"load({name!r})\n"
         f"assert {not_loaded!r} not in sys.modules, sorted(sys.modules)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            timeout=60, check=False)
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False
+    )
     assert result.returncode == 0, result.stderr[-2000:]
 
 

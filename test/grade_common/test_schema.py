@@ -37,8 +37,9 @@ class Joint:
 @dataclass(frozen=True)
 class Plugin:
     joints: tuple[Joint, ...] = field(default=(), metadata=named_items("name"))
-    fov_deg: float = field(default=90.0, metadata=bounds(0.0, 180.0, exclusive_min=True,
-                                                         exclusive_max=True))
+    fov_deg: float = field(
+        default=90.0, metadata=bounds(0.0, 180.0, exclusive_min=True, exclusive_max=True)
+    )
     topic: str = field(default="", metadata=text(allow_empty=True))
 
 

@@ -11,24 +11,32 @@ from scipy.spatial.transform import Rotation
 from grade_eval.core.trajectory import PoseTrajectory
 
 
-def make_trajectory(num_poses: int = 600, rate_hz: float = 30.0, start_s: float = 0.0,
-                    name: str = "gt") -> PoseTrajectory:
+def make_trajectory(
+    num_poses: int = 600, rate_hz: float = 30.0, start_s: float = 0.0, name: str = "gt"
+) -> PoseTrajectory:
     """A smooth 3D curve with changing orientation (never collinear)."""
     t = start_s + np.arange(num_poses) / rate_hz
-    pos = np.stack([2 * np.sin(0.3 * t), 1.5 * np.cos(0.2 * t), 0.5 + 0.2 * np.sin(0.7 * t)],
-                   axis=1)
-    rot = Rotation.from_euler("zyx", np.stack([0.4 * t, 0.2 * np.sin(0.5 * t),
-                                               0.1 * np.cos(0.3 * t)], axis=1))
+    pos = np.stack(
+        [2 * np.sin(0.3 * t), 1.5 * np.cos(0.2 * t), 0.5 + 0.2 * np.sin(0.7 * t)], axis=1
+    )
+    rot = Rotation.from_euler(
+        "zyx", np.stack([0.4 * t, 0.2 * np.sin(0.5 * t), 0.1 * np.cos(0.3 * t)], axis=1)
+    )
     return PoseTrajectory(t, pos, rot.as_quat()[:, [3, 0, 1, 2]], name)
 
 
-def perturbed(gt: PoseTrajectory, rng: np.random.Generator, sigma_m: float = 0.02,
-              sigma_rad: float = 0.01) -> PoseTrajectory:
+def perturbed(
+    gt: PoseTrajectory, rng: np.random.Generator, sigma_m: float = 0.02, sigma_rad: float = 0.01
+) -> PoseTrajectory:
     """gt with Gaussian position and rotation noise."""
     noise = Rotation.from_rotvec(rng.normal(0, sigma_rad, (gt.num_poses, 3)))
     rot = Rotation.from_quat(gt.orientations_quat_wxyz[:, [1, 2, 3, 0]]) * noise
-    return PoseTrajectory(gt.stamps_s, gt.positions_xyz + rng.normal(0, sigma_m, (gt.num_poses, 3)),
-                          rot.as_quat()[:, [3, 0, 1, 2]], "est")
+    return PoseTrajectory(
+        gt.stamps_s,
+        gt.positions_xyz + rng.normal(0, sigma_m, (gt.num_poses, 3)),
+        rot.as_quat()[:, [3, 0, 1, 2]],
+        "est",
+    )
 
 
 @pytest.fixture
@@ -79,12 +87,25 @@ def write_run(root: Path, num_frames: int = 5) -> Path:
     cam_dir = run / "gt" / "r1" / "cam"
     for sub in ("rgb", "depth", "instance"):
         (cam_dir / sub).mkdir(parents=True)
-    (run / "gt" / "instances.yaml").write_text(yaml.safe_dump({
-        1: {"name": "floor", "class": "floor"}, 2: {"name": "wall", "class": "wall"},
-        PERSON_ID: {"name": "walker_0", "class": "person"}}))
-    (cam_dir / "camera_info.yaml").write_text(yaml.safe_dump({
-        "width": WIDTH, "height": HEIGHT, "K": K.ravel().tolist(),
-        "distortion_model": "plumb_bob"}))
+    (run / "gt" / "instances.yaml").write_text(
+        yaml.safe_dump(
+            {
+                1: {"name": "floor", "class": "floor"},
+                2: {"name": "wall", "class": "wall"},
+                PERSON_ID: {"name": "walker_0", "class": "person"},
+            }
+        )
+    )
+    (cam_dir / "camera_info.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "width": WIDTH,
+                "height": HEIGHT,
+                "K": K.ravel().tolist(),
+                "distortion_model": "plumb_bob",
+            }
+        )
+    )
     stamps = 1.0 + np.arange(num_frames) / 30.0
     ys = 0.1 * np.arange(num_frames)
     lists: dict[str, list[str]] = {"rgb": [], "depth": [], "instance": []}
@@ -100,9 +121,12 @@ def write_run(root: Path, num_frames: int = 5) -> Path:
         (cam_dir / f"{key}.txt").write_text("# timestamp filename\n" + "\n".join(lines) + "\n")
     quat = Rotation.from_matrix(np.repeat(R_WORLD_OPTICAL[None], num_frames, axis=0)).as_quat()
     positions = np.stack([np.zeros(num_frames), ys, np.ones(num_frames)], axis=1)
-    write_tum(cam_dir / "groundtruth.txt",
-              PoseTrajectory(stamps, positions, quat[:, [3, 0, 1, 2]], "cam"))
+    write_tum(
+        cam_dir / "groundtruth.txt", PoseTrajectory(stamps, positions, quat[:, [3, 0, 1, 2]], "cam")
+    )
     body = np.stack([np.zeros(num_frames), ys, np.zeros(num_frames)], axis=1)
-    write_tum(run / "gt" / "r1" / "trajectory.txt",
-              PoseTrajectory(stamps, body, np.tile([1.0, 0, 0, 0], (num_frames, 1)), "r1"))
+    write_tum(
+        run / "gt" / "r1" / "trajectory.txt",
+        PoseTrajectory(stamps, body, np.tile([1.0, 0, 0, 0], (num_frames, 1)), "r1"),
+    )
     return run

@@ -18,8 +18,9 @@ def grid(x: np.ndarray, y: np.ndarray, z: np.ndarray) -> np.ndarray:
 def floor_and_wall(spacing: float = 0.01) -> np.ndarray:
     """Floor z = 0 over x in [0, 3), y in [-1, 1]; wall x = 3 over y in [-1, 1], z in [0, 2]."""
     floor = grid(np.arange(0.0, 3.0, spacing), np.arange(-1.0, 1.0 + 1e-9, spacing), np.zeros(1))
-    wall = grid(np.array([3.0]), np.arange(-1.0, 1.0 + 1e-9, spacing),
-                np.arange(0.0, 2.0 + 1e-9, spacing))
+    wall = grid(
+        np.array([3.0]), np.arange(-1.0, 1.0 + 1e-9, spacing), np.arange(0.0, 2.0 + 1e-9, spacing)
+    )
     return np.concatenate([floor, wall])
 
 
@@ -52,8 +53,10 @@ def test_map_shifted_in_plane_by_half_spacing() -> None:
 def test_noisy_map_rmse_matches_noise() -> None:
     gt = floor_only()
     rng = np.random.default_rng(11)
-    est = PointMap(gt.points_xyz + np.stack([np.zeros(gt.size), np.zeros(gt.size),
-                                             rng.normal(0, 0.004, gt.size)], axis=1))
+    est = PointMap(
+        gt.points_xyz
+        + np.stack([np.zeros(gt.size), np.zeros(gt.size), rng.normal(0, 0.004, gt.size)], axis=1)
+    )
     # Out-of-plane noise far below the grid spacing: the distance is |dz|.
     assert ame_nearest(est, gt).stats.rmse == pytest.approx(0.004, rel=0.03)
 
@@ -103,8 +106,9 @@ def test_raycast_rotation_transfers_the_ray(wall_scene: PointMap) -> None:
     est_pose[:3, :3] = [[0, -1, 0], [1, 0, 0], [0, 0, 1]]
     est_pose[:3, 3] = [0.0, 0.0, 1.0]
     obs = np.array([[0.0, 3.0, 1.0]])  # 3 m along the estimated camera's x axis (world +y)
-    rc = ame_raycast(np.array([[3.0, 0.0, 1.0]]), obs, est_pose[None], _camera([0, 0, 1]),
-                     wall_scene)
+    rc = ame_raycast(
+        np.array([[3.0, 0.0, 1.0]]), obs, est_pose[None], _camera([0, 0, 1]), wall_scene
+    )
     np.testing.assert_allclose(rc.matched_gt_xyz[0], [3.0, 0.0, 1.0], atol=1e-9)
     assert rc.stats.rmse == pytest.approx(0.0, abs=1e-9)
 
@@ -134,11 +138,17 @@ def test_empty_maps_raise(which: str) -> None:
 
 def test_raycast_rejects_empty_and_misshaped_input(wall_scene: PointMap) -> None:
     with pytest.raises(MapError, match="estimated map is empty"):
-        ame_raycast(np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)),
-                    np.zeros((0, 4, 4)), wall_scene)
+        ame_raycast(
+            np.zeros((0, 3)), np.zeros((0, 3)), np.zeros((0, 4, 4)), np.zeros((0, 4, 4)), wall_scene
+        )
     with pytest.raises(MapError, match=r"pose_gt_world_camera has shape \(2, 4, 4\)"):
-        ame_raycast(np.zeros((1, 3)), np.zeros((1, 3)), _camera([0, 0, 1]),
-                    np.repeat(_camera([0, 0, 1]), 2, axis=0), wall_scene)
+        ame_raycast(
+            np.zeros((1, 3)),
+            np.zeros((1, 3)),
+            _camera([0, 0, 1]),
+            np.repeat(_camera([0, 0, 1]), 2, axis=0),
+            wall_scene,
+        )
 
 
 def test_non_finite_points_raise() -> None:
@@ -146,11 +156,14 @@ def test_non_finite_points_raise() -> None:
         PointMap(np.array([[0.0, np.nan, 0.0]]))
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"voxel_size_m": 0.0}, r"voxel_size_m = 0.0: allowed"),
-    ({"step_fraction": 0.9}, r"step_fraction = 0.9"),
-    ({"min_range_m": 5.0, "max_range_m": 1.0}, r"min_range_m = 5.0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"voxel_size_m": 0.0}, r"voxel_size_m = 0.0: allowed"),
+        ({"step_fraction": 0.9}, r"step_fraction = 0.9"),
+        ({"min_range_m": 5.0, "max_range_m": 1.0}, r"min_range_m = 5.0"),
+    ],
+)
 def test_raycast_config_validation(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(EvalConfigError, match=match):
         RaycastConfig(**kwargs)  # type: ignore[arg-type]

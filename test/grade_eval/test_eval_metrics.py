@@ -38,23 +38,26 @@ EVO_RELATION = {
 
 
 def to_evo(traj: PoseTrajectory) -> PoseTrajectory3D:
-    return PoseTrajectory3D(traj.positions_xyz.copy(), traj.orientations_quat_wxyz.copy(),
-                            traj.stamps_s.copy())
+    return PoseTrajectory3D(
+        traj.positions_xyz.copy(), traj.orientations_quat_wxyz.copy(), traj.stamps_s.copy()
+    )
 
 
 def evo_stats(metric: evo_metrics.PE) -> dict[str, float]:
     return {k: float(v) for k, v in metric.get_all_statistics().items()}
 
 
-def moved(traj: PoseTrajectory, rotvec: list[float], translation: list[float],
-          scale: float = 1.0) -> PoseTrajectory:
+def moved(
+    traj: PoseTrajectory, rotvec: list[float], translation: list[float], scale: float = 1.0
+) -> PoseTrajectory:
     rot = Rotation.from_rotvec(rotvec).as_matrix()
     return traj.transformed(se3_from(rot, np.asarray(translation)), scale)
 
 
 @pytest.mark.parametrize(("mode", "scale"), [(AlignMode.SE3, 1.0), (AlignMode.SIM3, 0.37)])
-def test_alignment_recovers_known_transform(gt_traj: PoseTrajectory, mode: AlignMode,
-                                            scale: float) -> None:
+def test_alignment_recovers_known_transform(
+    gt_traj: PoseTrajectory, mode: AlignMode, scale: float
+) -> None:
     est = moved(gt_traj, [0.3, -0.2, 1.1], [4.0, -1.0, 2.5], scale)
     aligned, alignment = align(gt_traj, est, AlignConfig(mode))
     # est = s R gt + t  =>  the alignment is its inverse.
@@ -113,12 +116,12 @@ def test_constant_drift_gives_exact_rpe(gt_traj: PoseTrajectory) -> None:
 
 
 @pytest.mark.parametrize("relation", list(PoseRelation))
-@pytest.mark.parametrize("mode", [AlignMode.NONE, AlignMode.ORIGIN, AlignMode.SE3,
-                                  AlignMode.SIM3])
+@pytest.mark.parametrize("mode", [AlignMode.NONE, AlignMode.ORIGIN, AlignMode.SE3, AlignMode.SIM3])
 def test_ape_equals_evo(relation: PoseRelation, mode: AlignMode) -> None:
     gt = make_trajectory(400)
-    est = moved(perturbed(gt, np.random.default_rng(5), 0.05, 0.02), [0.1, 0.2, -0.4],
-                [1, 2, 3], 1.3)
+    est = moved(
+        perturbed(gt, np.random.default_rng(5), 0.05, 0.02), [0.1, 0.2, -0.4], [1, 2, 3], 1.3
+    )
     aligned, _ = align(gt, est, AlignConfig(mode))
     ours = ape(gt, aligned, relation)
     ref_e, est_e = to_evo(gt), to_evo(est)
@@ -136,12 +139,19 @@ def test_ape_equals_evo(relation: PoseRelation, mode: AlignMode) -> None:
 
 
 @pytest.mark.parametrize("relation", list(PoseRelation))
-@pytest.mark.parametrize(("delta", "unit", "all_pairs"), [
-    (1, DeltaUnit.FRAMES, False), (7, DeltaUnit.FRAMES, False), (7, DeltaUnit.FRAMES, True),
-    (0.5, DeltaUnit.METRES, False), (0.5, DeltaUnit.METRES, True),
-])
-def test_rpe_equals_evo(relation: PoseRelation, delta: float, unit: DeltaUnit,
-                        all_pairs: bool) -> None:
+@pytest.mark.parametrize(
+    ("delta", "unit", "all_pairs"),
+    [
+        (1, DeltaUnit.FRAMES, False),
+        (7, DeltaUnit.FRAMES, False),
+        (7, DeltaUnit.FRAMES, True),
+        (0.5, DeltaUnit.METRES, False),
+        (0.5, DeltaUnit.METRES, True),
+    ],
+)
+def test_rpe_equals_evo(
+    relation: PoseRelation, delta: float, unit: DeltaUnit, all_pairs: bool
+) -> None:
     gt = make_trajectory(300)
     est = perturbed(gt, np.random.default_rng(6), 0.03, 0.02)
     ours = rpe(gt, est, relation, RpeConfig(delta, unit, all_pairs=all_pairs))
@@ -162,8 +172,9 @@ def test_association_equals_evo(offset_s: float) -> None:
     n = est_stamps.size
     est = PoseTrajectory(est_stamps, gt.positions_xyz[:n], gt.orientations_quat_wxyz[:n], "est")
     ref_a, est_a = associate(gt, est, SyncConfig(0.008, offset_s))
-    ref_e, est_e = evo_sync.associate_trajectories(to_evo(gt), to_evo(est), max_diff=0.008,
-                                                   offset_2=offset_s)
+    ref_e, est_e = evo_sync.associate_trajectories(
+        to_evo(gt), to_evo(est), max_diff=0.008, offset_2=offset_s
+    )
     np.testing.assert_array_equal(ref_a.stamps_s, ref_e.timestamps)
     np.testing.assert_array_equal(est_a.stamps_s, est_e.timestamps)
     assert ref_a.num_poses > 20
@@ -180,17 +191,21 @@ def test_matching_indices_equal_evo_on_random_stamps() -> None:
 
 
 def test_no_overlapping_time_is_an_error(gt_traj: PoseTrajectory) -> None:
-    late = PoseTrajectory(gt_traj.stamps_s + 1000.0, gt_traj.positions_xyz,
-                          gt_traj.orientations_quat_wxyz, "late")
+    late = PoseTrajectory(
+        gt_traj.stamps_s + 1000.0, gt_traj.positions_xyz, gt_traj.orientations_quat_wxyz, "late"
+    )
     with pytest.raises(AssociationError, match=r"no overlapping time: gt \[0\.000000.*late"):
         associate(gt_traj, late)
 
 
-@pytest.mark.parametrize(("stamps", "match"), [
-    ([0.0, 0.2, 0.1], r"strictly increasing.*pose 2 has stamp 0\.1"),
-    ([0.0, 0.1, 0.1], r"strictly increasing.*pose 2"),
-    ([0.0, np.nan, 0.2], r"stamps_s has a non-finite value at pose 1"),
-])
+@pytest.mark.parametrize(
+    ("stamps", "match"),
+    [
+        ([0.0, 0.2, 0.1], r"strictly increasing.*pose 2 has stamp 0\.1"),
+        ([0.0, 0.1, 0.1], r"strictly increasing.*pose 2"),
+        ([0.0, np.nan, 0.2], r"stamps_s has a non-finite value at pose 1"),
+    ],
+)
 def test_bad_stamps_raise(stamps: list[float], match: str) -> None:
     with pytest.raises(TrajectoryError, match=match):
         PoseTrajectory(np.array(stamps), np.zeros((3, 3)), np.tile([1.0, 0, 0, 0], (3, 1)))
@@ -198,14 +213,18 @@ def test_bad_stamps_raise(stamps: list[float], match: str) -> None:
 
 def test_non_unit_quaternion_raises() -> None:
     with pytest.raises(TrajectoryError, match=r"quaternion at pose 1 has norm 2"):
-        PoseTrajectory(np.array([0.0, 1.0]), np.zeros((2, 3)),
-                       np.array([[1.0, 0, 0, 0], [2.0, 0, 0, 0]]))
+        PoseTrajectory(
+            np.array([0.0, 1.0]), np.zeros((2, 3)), np.array([[1.0, 0, 0, 0], [2.0, 0, 0, 0]])
+        )
 
 
-@pytest.mark.parametrize(("points", "match"), [
-    (np.zeros((2, 3)), r"at least 3 poses, got 2"),
-    (np.outer(np.arange(10.0), [1.0, 0, 0]), r"degenerate pose configuration"),
-])
+@pytest.mark.parametrize(
+    ("points", "match"),
+    [
+        (np.zeros((2, 3)), r"at least 3 poses, got 2"),
+        (np.outer(np.arange(10.0), [1.0, 0, 0]), r"degenerate pose configuration"),
+    ],
+)
 def test_degenerate_alignment_raises(points: np.ndarray, match: str) -> None:
     with pytest.raises(AlignmentError, match=match):
         umeyama(points, points, with_scale=False)
@@ -216,11 +235,14 @@ def test_rpe_delta_too_large_raises(gt_traj: PoseTrajectory) -> None:
         rpe(gt_traj, gt_traj, config=RpeConfig(delta=1000))
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"delta": 0}, r"delta = 0: must be finite and > 0"),
-    ({"delta": 1.5}, r"delta = 1.5: must be an integer"),
-    ({"rel_delta_tol": 2.0}, r"rel_delta_tol = 2.0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"delta": 0}, r"delta = 0: must be finite and > 0"),
+        ({"delta": 1.5}, r"delta = 1.5: must be an integer"),
+        ({"rel_delta_tol": 2.0}, r"rel_delta_tol = 2.0"),
+    ],
+)
 def test_rpe_config_validation(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(EvalConfigError, match=match):
         RpeConfig(**kwargs)  # type: ignore[arg-type]
@@ -235,8 +257,9 @@ def test_statistics_refuse_empty_and_nan() -> None:
 
 def test_first_n_alignment_equals_evo() -> None:
     gt = make_trajectory(300)
-    est = moved(perturbed(gt, np.random.default_rng(13), 0.05, 0.01), [0.2, 0.0, 0.5],
-                [1, 0, 0], 0.8)
+    est = moved(
+        perturbed(gt, np.random.default_rng(13), 0.05, 0.01), [0.2, 0.0, 0.5], [1, 0, 0], 0.8
+    )
     ours, _ = align(gt, est, AlignConfig(AlignMode.SIM3, first_n=50))
     theirs = to_evo(est)
     theirs.align(to_evo(gt), correct_scale=True, n=50)
@@ -258,14 +281,22 @@ def test_rpe_metres_with_stationary_segments_equals_evo(seed: int) -> None:
     gt = make_trajectory(200)
     pos = gt.positions_xyz.copy()
     for start in rng.integers(0, 180, 5):
-        pos[start:start + 15] = pos[start]
+        pos[start : start + 15] = pos[start]
     still = PoseTrajectory(gt.stamps_s, pos, gt.orientations_quat_wxyz)
     est = perturbed(still, rng, 0.01, 0.01)
     for all_pairs in (False, True):
-        ours = rpe(still, est, PoseRelation.TRANSLATION,
-                   RpeConfig(0.3, DeltaUnit.METRES, all_pairs=all_pairs))
-        metric = evo_metrics.RPE(evo_metrics.PoseRelation.translation_part, 0.3,
-                                 evo_metrics.Unit.meters, all_pairs=all_pairs)
+        ours = rpe(
+            still,
+            est,
+            PoseRelation.TRANSLATION,
+            RpeConfig(0.3, DeltaUnit.METRES, all_pairs=all_pairs),
+        )
+        metric = evo_metrics.RPE(
+            evo_metrics.PoseRelation.translation_part,
+            0.3,
+            evo_metrics.Unit.meters,
+            all_pairs=all_pairs,
+        )
         metric.process_data((to_evo(still), to_evo(est)))
         np.testing.assert_allclose(ours.errors, metric.error, rtol=1e-9, atol=1e-12)
 

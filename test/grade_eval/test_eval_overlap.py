@@ -31,8 +31,7 @@ def test_iou_of_shifted_squares_is_exact() -> None:
 
 
 def test_pairs_in_range_same_world_only() -> None:
-    maps = {"a": square(0.0, 20), "b": square(0.5, 20), "c": square(0.05, 20),
-            "d": square(0.5, 20)}
+    maps = {"a": square(0.0, 20), "b": square(0.5, 20), "c": square(0.05, 20), "d": square(0.5, 20)}
     cells = {k: ground_cells(v) for k, v in maps.items()}
     worlds = {"a": "office", "b": "office", "c": "office", "d": "warehouse"}
     pairs = select_pairs(cells, worlds, PairSpec(0.2, 0.5), np.random.default_rng(0))
@@ -51,10 +50,13 @@ def test_pair_subset_is_seeded() -> None:
     assert len(first) == 5
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"min_iou": 0.8, "max_iou": 0.2}, r"min_iou = 0.8, max_iou = 0.2"),
-    ({"max_pairs": 0}, r"max_pairs = 0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"min_iou": 0.8, "max_iou": 0.2}, r"min_iou = 0.8, max_iou = 0.2"),
+        ({"max_pairs": 0}, r"max_pairs = 0"),
+    ],
+)
 def test_pair_spec_validation(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(EvalConfigError, match=match):
         PairSpec(**kwargs)  # type: ignore[arg-type]

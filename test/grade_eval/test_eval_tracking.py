@@ -52,12 +52,16 @@ def test_window_comes_from_ground_truth_and_caps() -> None:
 
 def test_gap_threshold_is_one_frame_at_30hz_plus_epsilon() -> None:
     # A gap just below the threshold is tracked, just above is lost, entirely.
-    ok = tracking_quality(np.array([0.0, 1.0]), np.concatenate(
-        [[0.0, GAP_THRESHOLD_S - 1e-7], np.arange(0.05, 1.0001, 1 / 40)]))
+    ok = tracking_quality(
+        np.array([0.0, 1.0]),
+        np.concatenate([[0.0, GAP_THRESHOLD_S - 1e-7], np.arange(0.05, 1.0001, 1 / 40)]),
+    )
     assert ok.missing_time_s == 0.0
     gap = 1 / 30 + 2e-5
-    lost = tracking_quality(np.array([0.0, 1.0]), np.concatenate(
-        [[0.0], gap + np.arange(0.0, 1.0 - gap + 1e-9, 1 / 40)]))
+    lost = tracking_quality(
+        np.array([0.0, 1.0]),
+        np.concatenate([[0.0], gap + np.arange(0.0, 1.0 - gap + 1e-9, 1 / 40)]),
+    )
     assert lost.missing_time_s == pytest.approx(gap)
 
 
@@ -67,10 +71,13 @@ def test_no_estimate_means_all_time_missing() -> None:
     assert result.tracking_rate == 0.0
 
 
-@pytest.mark.parametrize(("gt", "match"), [
-    (np.array([]), "ground truth has no stamps"),
-    (np.array([70.0, 80.0]), r"empty tracking window \[70\.000000, 60\.000000\]"),
-])
+@pytest.mark.parametrize(
+    ("gt", "match"),
+    [
+        (np.array([]), "ground truth has no stamps"),
+        (np.array([70.0, 80.0]), r"empty tracking window \[70\.000000, 60\.000000\]"),
+    ],
+)
 def test_bad_windows_raise(gt: np.ndarray, match: str) -> None:
     with pytest.raises(TrajectoryError, match=match):
         tracking_quality(gt, EST)

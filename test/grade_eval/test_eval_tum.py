@@ -17,8 +17,9 @@ def test_roundtrip(tmp_path: Path, gt_traj: PoseTrajectory) -> None:
     back = read_tum(path)
     np.testing.assert_allclose(back.stamps_s, gt_traj.stamps_s, atol=1e-9)
     np.testing.assert_allclose(back.positions_xyz, gt_traj.positions_xyz, atol=1e-9)
-    np.testing.assert_allclose(back.orientations_quat_wxyz, gt_traj.orientations_quat_wxyz,
-                               atol=1e-8)
+    np.testing.assert_allclose(
+        back.orientations_quat_wxyz, gt_traj.orientations_quat_wxyz, atol=1e-8
+    )
 
 
 def test_tum_order_is_xyzw(tmp_path: Path) -> None:
@@ -35,14 +36,19 @@ def test_refuses_overwrite(tmp_path: Path, gt_traj: PoseTrajectory) -> None:
         write_tum(tmp_path / "t.txt", gt_traj)
 
 
-@pytest.mark.parametrize(("body", "match"), [
-    ("0 0 0 0 0 0 0 1\n1 0 0 0 0 0 1\n", r"t\.txt:2: expected 8 numbers.*got 7 fields"),
-    ("# header\n\n0 0 0 0 0 0 0 1\n1 0 0 x 0 0 0 1\n", r"t\.txt:4: not a number"),
-    ("0 0 0 0 0 0 0 1\n1 0 nan 0 0 0 0 1\n", r"t\.txt:2: non-finite value"),
-    ("0 0 0 0 0 0 0 1\n2 0 0 0 0 0 0 1\n1 0 0 0 0 0 0 1\n",
-     r"t\.txt:3: stamp 1\.0+ is not after the previous stamp 2\.0+ \(line 2\)"),
-    ("0 0 0 0 0 0 0 3\n", r"t\.txt: .*quaternion at pose 0 has norm 3"),
-])
+@pytest.mark.parametrize(
+    ("body", "match"),
+    [
+        ("0 0 0 0 0 0 0 1\n1 0 0 0 0 0 1\n", r"t\.txt:2: expected 8 numbers.*got 7 fields"),
+        ("# header\n\n0 0 0 0 0 0 0 1\n1 0 0 x 0 0 0 1\n", r"t\.txt:4: not a number"),
+        ("0 0 0 0 0 0 0 1\n1 0 nan 0 0 0 0 1\n", r"t\.txt:2: non-finite value"),
+        (
+            "0 0 0 0 0 0 0 1\n2 0 0 0 0 0 0 1\n1 0 0 0 0 0 0 1\n",
+            r"t\.txt:3: stamp 1\.0+ is not after the previous stamp 2\.0+ \(line 2\)",
+        ),
+        ("0 0 0 0 0 0 0 3\n", r"t\.txt: .*quaternion at pose 0 has norm 3"),
+    ],
+)
 def test_malformed_files_name_file_and_line(tmp_path: Path, body: str, match: str) -> None:
     path = tmp_path / "t.txt"
     path.write_text(body)

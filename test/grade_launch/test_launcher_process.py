@@ -15,14 +15,21 @@ from grade_launch.plan import Output, ProcessPlan
 from grade_launch.process import RunnerConfig, RunReport, run_processes
 
 
-def sh(label: str, script: str, *, shutdown_on_exit: bool = False,
-       output: Output = Output.SCREEN) -> ProcessPlan:
-    return ProcessPlan(label, None, ("/bin/sh", "-c", script), dict(os.environ), output,
-                       shutdown_on_exit, Where(Path("test.launch.yaml"), 1))
+def sh(
+    label: str, script: str, *, shutdown_on_exit: bool = False, output: Output = Output.SCREEN
+) -> ProcessPlan:
+    return ProcessPlan(
+        label,
+        None,
+        ("/bin/sh", "-c", script),
+        dict(os.environ),
+        output,
+        shutdown_on_exit,
+        Where(Path("test.launch.yaml"), 1),
+    )
 
 
-def run(plans: list[ProcessPlan], config: RunnerConfig | None = None
-        ) -> tuple[RunReport, str, str]:
+def run(plans: list[ProcessPlan], config: RunnerConfig | None = None) -> tuple[RunReport, str, str]:
     out, err = io.StringIO(), io.StringIO()
     report = run_processes(plans, config or RunnerConfig(), out, err)
     return report, out.getvalue(), err.getvalue()
@@ -91,9 +98,12 @@ def test_log_output_goes_to_the_log_file(tmp_path: Path, monkeypatch: pytest.Mon
 
 
 def test_missing_executable_is_reported_and_nothing_is_left_running() -> None:
-    plans = [sh("ok-1", "exec sleep 30"),
-             ProcessPlan("gone-2", None, ("/nonexistent/exe",), {}, Output.SCREEN, False,
-                         Where(Path("x"), 1))]
+    plans = [
+        sh("ok-1", "exec sleep 30"),
+        ProcessPlan(
+            "gone-2", None, ("/nonexistent/exe",), {}, Output.SCREEN, False, Where(Path("x"), 1)
+        ),
+    ]
     report, _, err = run(plans)
     assert "[ERROR] [gone-2]: could not start /nonexistent/exe" in err
     assert [r.label for r in report.results] == ["ok-1"]
@@ -102,8 +112,9 @@ def test_missing_executable_is_reported_and_nothing_is_left_running() -> None:
     assert report.exit_code == 1
 
 
-@pytest.mark.parametrize(("field", "value"), [("sigterm_timeout_s", 0.0),
-                                              ("sigkill_timeout_s", -1.0)])
+@pytest.mark.parametrize(
+    ("field", "value"), [("sigterm_timeout_s", 0.0), ("sigkill_timeout_s", -1.0)]
+)
 def test_runner_config_rejects_bad_timeouts(field: str, value: float) -> None:
     with pytest.raises(ConfigError, match=f"RunnerConfig.{field}={value}: must be in"):
         RunnerConfig(**{field: value})  # type: ignore[arg-type]

@@ -111,8 +111,9 @@ def get_parameters(node: rclpy.node.Node, target: str, names: list[str]) -> list
     return [parameter_value_to_python(v) for v in future.result().values]
 
 
-def wait_graph(node: rclpy.node.Node, want_nodes: set[tuple[str, str]],
-               want_topics: set[str]) -> None:
+def wait_graph(
+    node: rclpy.node.Node, want_nodes: set[tuple[str, str]], want_topics: set[str]
+) -> None:
     deadline = time.monotonic() + 30.0
     while time.monotonic() < deadline:
         nodes = set(node.get_node_names_and_namespaces())
@@ -120,16 +121,21 @@ def wait_graph(node: rclpy.node.Node, want_nodes: set[tuple[str, str]],
         if want_nodes <= nodes and want_topics <= topics:
             return
         time.sleep(0.2)
-    pytest.fail(f"graph lacks {want_nodes - nodes} / {want_topics - topics}: "
-                f"nodes {sorted(nodes)}, topics {sorted(topics)}")
+    pytest.fail(
+        f"graph lacks {want_nodes - nodes} / {want_topics - topics}: "
+        f"nodes {sorted(nodes)}, topics {sorted(topics)}"
+    )
 
 
 @pytest.mark.ros
 def test_nodes_names_namespaces_remaps_params_and_sigint(
-        prefix: Path, tmp_path: Path, observer: rclpy.node.Node) -> None:
+    prefix: Path, tmp_path: Path, observer: rclpy.node.Node
+) -> None:
     params = tmp_path / "params.yaml"
-    params.write_text("/**:\n  ros__parameters:\n    common: 7\n"
-                      "/robot1/talker:\n  ros__parameters:\n    specific: only-talker\n")
+    params.write_text(
+        "/**:\n  ros__parameters:\n    common: 7\n"
+        "/robot1/talker:\n  ros__parameters:\n    specific: only-talker\n"
+    )
     launch = tmp_path / "two.launch.yaml"
     launch.write_text(f"""\
 launch:
@@ -159,19 +165,29 @@ launch:
     param:
     - {{from: "{params}"}}
 """)
-    runner = Runner([str(launch), "rate:=2.5", "--sigterm-timeout-s", "15"],
-                    launch_env(prefix, tmp_path))
+    runner = Runner(
+        [str(launch), "rate:=2.5", "--sigterm-timeout-s", "15"], launch_env(prefix, tmp_path)
+    )
     try:
         runner.wait_for("READY", count=2)
-        assert any(line.startswith("[talker-1] READY /robot1/talker /robot1/remapped_chatter "
-                                   "['--flag', 'robot1']") for line in runner.lines), runner.lines
-        assert any(line.startswith("[listener-2] READY /other/listener /other/chatter")
-                   for line in runner.lines), runner.lines
-        wait_graph(observer, {("talker", "/robot1"), ("listener", "/other")},
-                   {"/robot1/remapped_chatter", "/other/chatter"})
-        assert get_parameters(observer, "/robot1/talker",
-                              ["rate_hz", "label", "common", "specific"]) == [
-            2.5, "hello", 7, "only-talker"]
+        assert any(
+            line.startswith(
+                "[talker-1] READY /robot1/talker /robot1/remapped_chatter ['--flag', 'robot1']"
+            )
+            for line in runner.lines
+        ), runner.lines
+        assert any(
+            line.startswith("[listener-2] READY /other/listener /other/chatter")
+            for line in runner.lines
+        ), runner.lines
+        wait_graph(
+            observer,
+            {("talker", "/robot1"), ("listener", "/other")},
+            {"/robot1/remapped_chatter", "/other/chatter"},
+        )
+        assert get_parameters(
+            observer, "/robot1/talker", ["rate_hz", "label", "common", "specific"]
+        ) == [2.5, "hello", 7, "only-talker"]
         assert get_parameters(observer, "/other/listener", ["common"]) == [7]
         # `specific` is only for /robot1/talker; rclpy answers nothing for an unknown name.
         assert get_parameters(observer, "/other/listener", ["specific"]) == []
@@ -184,8 +200,7 @@ launch:
 
 
 @pytest.mark.ros
-def test_crashing_node_is_reported_and_the_others_are_stopped(
-        prefix: Path, tmp_path: Path) -> None:
+def test_crashing_node_is_reported_and_the_others_are_stopped(prefix: Path, tmp_path: Path) -> None:
     launch = tmp_path / "crash.launch.yaml"
     launch.write_text("""\
 launch:

@@ -33,10 +33,13 @@ def _tilted_plane(theta_deg: float, z0: float = 1.5) -> np.ndarray:
     return np.tile(z, (H, 1)).astype(np.float32)
 
 
-@pytest.mark.parametrize(("preset", "distances"), [
-    ("stereo_5m", [0.5, 1.0, 2.0, 3.0, 4.5]),
-    ("structured_light", [0.6, 1.5, 2.5]),
-])
+@pytest.mark.parametrize(
+    ("preset", "distances"),
+    [
+        ("stereo_5m", [0.5, 1.0, 2.0, 3.0, 4.5]),
+        ("structured_light", [0.6, 1.5, 2.5]),
+    ],
+)
 def test_noise_std_matches_model_sigma(preset: str, distances: list[float]) -> None:
     # The range cut-off would truncate the error distribution near the limits: widen it here.
     params = dataclasses.replace(depth_preset(preset), min_range_m=0.01, max_range_m=100.0)
@@ -56,8 +59,10 @@ def test_stereo_sigma_formula() -> None:
     assert float(depth_sigma_m(2.0, F, params)) == pytest.approx(4.0 * 0.2 / (F * 0.05), rel=1e-6)
 
 
-@pytest.mark.parametrize(("preset", "cutoff"), [("stereo_3_5m", 3.5), ("stereo_5m", 5.0),
-                                           ("cutoff_3_5m", 3.5), ("cutoff_5m", 5.0)])
+@pytest.mark.parametrize(
+    ("preset", "cutoff"),
+    [("stereo_3_5m", 3.5), ("stereo_5m", 5.0), ("cutoff_3_5m", 3.5), ("cutoff_5m", 5.0)],
+)
 def test_range_cutoff(preset: str, cutoff: float) -> None:
     # Fronto-parallel blocks: no grazing angles, edges only at the 4 block borders.
     z = np.tile(np.repeat(np.array([1.0, 2.0, 3.0, 4.0, 6.5], np.float32), W // 5), (H, 1))
@@ -70,17 +75,18 @@ def test_range_cutoff(preset: str, cutoff: float) -> None:
 
 def test_edges_and_no_return_are_invalid() -> None:
     z = np.full((H, W), 1.0, dtype=np.float32)
-    z[:, W // 2:] = 2.5
+    z[:, W // 2 :] = 2.5
     z[10:20, 10:20] = 0.0
     noisy = depth_noise(z, F, np.random.default_rng(0), depth_preset("stereo_3_5m"))
-    assert np.all(np.isnan(noisy[:, W // 2 - 1:W // 2 + 1]))
+    assert np.all(np.isnan(noisy[:, W // 2 - 1 : W // 2 + 1]))
     assert np.all(np.isnan(noisy[10:20, 10:20]))
-    assert np.all(np.isfinite(noisy[30:, 40:W // 2 - 5]))
+    assert np.all(np.isfinite(noisy[30:, 40 : W // 2 - 5]))
 
 
 def test_grazing_surfaces_are_invalid() -> None:
-    params = DepthNoiseParams(model=DepthModel.NONE, max_range_m=100.0, edge_jump_m=0.0,
-                              max_incidence_deg=80.0)
+    params = DepthNoiseParams(
+        model=DepthModel.NONE, max_range_m=100.0, edge_jump_m=0.0, max_incidence_deg=80.0
+    )
     rng = np.random.default_rng(0)
     for theta in (30.0, 80.0, 85.0):
         th = math.radians(theta)
@@ -88,7 +94,8 @@ def test_grazing_surfaces_are_invalid() -> None:
         v = (np.arange(H) - 0.5 * H) / F
         # Exact incidence per pixel: angle between the ray (u, v, 1) and the plane normal.
         cos_inc = np.abs(np.sin(th) * u[None, :] + np.cos(th)) / np.sqrt(
-            u[None, :] ** 2 + v[:, None] ** 2 + 1.0)
+            u[None, :] ** 2 + v[:, None] ** 2 + 1.0
+        )
         incidence = np.degrees(np.arccos(cos_inc))[2:-2, 2:-2]
         plane = _tilted_plane(theta)
         # Rays that miss the plane (z = 0) and their neighbours are no-return, not grazing.
@@ -131,21 +138,27 @@ def test_same_seed_same_depth() -> None:
     np.testing.assert_array_equal(a, b)
 
 
-@pytest.mark.parametrize(("image", "focal", "match"), [
-    (np.zeros((2, 3, 3), np.float32), F, "2-D"),
-    (np.full((4, 4), -1.0, np.float32), F, "negative"),
-    (np.ones((4, 4), np.float32), 0.0, "focal"),
-])
+@pytest.mark.parametrize(
+    ("image", "focal", "match"),
+    [
+        (np.zeros((2, 3, 3), np.float32), F, "2-D"),
+        (np.full((4, 4), -1.0, np.float32), F, "negative"),
+        (np.ones((4, 4), np.float32), 0.0, "focal"),
+    ],
+)
 def test_bad_depth_input(image: np.ndarray, focal: float, match: str) -> None:
     with pytest.raises(NoiseInputError, match=match):
         depth_noise(image, focal, np.random.default_rng(0), depth_preset("stereo_3_5m"))
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"baseline_m": 0.0}, "baseline_m"),
-    ({"min_range_m": 4.0}, "min_range_m"),
-    ({"max_incidence_deg": 95.0}, "max_incidence_deg"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"baseline_m": 0.0}, "baseline_m"),
+        ({"min_range_m": 4.0}, "min_range_m"),
+        ({"max_incidence_deg": 95.0}, "max_incidence_deg"),
+    ],
+)
 def test_bad_depth_params(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(NoiseConfigError, match=match):
         DepthNoiseParams(**kwargs)  # type: ignore[arg-type]

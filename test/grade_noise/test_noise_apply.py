@@ -25,7 +25,8 @@ W, H = 64, 48
 def _header(stamp_ns: int, frame: str) -> Any:
     return T["std_msgs/msg/Header"](
         stamp=T["builtin_interfaces/msg/Time"](sec=stamp_ns // 10**9, nanosec=stamp_ns % 10**9),
-        frame_id=frame)
+        frame_id=frame,
+    )
 
 
 def _vec(x: float, y: float, z: float) -> Any:
@@ -33,12 +34,15 @@ def _vec(x: float, y: float, z: float) -> Any:
 
 
 def _imu(stamp_ns: int, wz: float = 0.5) -> Any:
-    return T[IMU](header=_header(stamp_ns, "robot/imu_link"),
-                  orientation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
-                  orientation_covariance=np.zeros(9), angular_velocity=_vec(0.0, 0.0, wz),
-                  angular_velocity_covariance=np.zeros(9),
-                  linear_acceleration=_vec(0.0, 0.0, 9.81),
-                  linear_acceleration_covariance=np.zeros(9))
+    return T[IMU](
+        header=_header(stamp_ns, "robot/imu_link"),
+        orientation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+        orientation_covariance=np.zeros(9),
+        angular_velocity=_vec(0.0, 0.0, wz),
+        angular_velocity_covariance=np.zeros(9),
+        linear_acceleration=_vec(0.0, 0.0, 9.81),
+        linear_acceleration_covariance=np.zeros(9),
+    )
 
 
 def _image(stamp_ns: int, encoding: str) -> Any:
@@ -52,21 +56,33 @@ def _image(stamp_ns: int, encoding: str) -> Any:
     else:
         arr = (1000 + 10 * xx).astype(np.uint16)
     data = np.frombuffer(arr.tobytes(), np.uint8)
-    return T[IMG](header=_header(stamp_ns, "robot/camera_optical_frame"), height=H, width=W,
-                  encoding=encoding, is_bigendian=0, step=arr.nbytes // H, data=data)
+    return T[IMG](
+        header=_header(stamp_ns, "robot/camera_optical_frame"),
+        height=H,
+        width=W,
+        encoding=encoding,
+        is_bigendian=0,
+        step=arr.nbytes // H,
+        data=data,
+    )
 
 
 def _odom(stamp_ns: int) -> Any:
     pose = T["geometry_msgs/msg/Pose"](
         position=T["geometry_msgs/msg/Point"](x=stamp_ns * 1e-9, y=0.0, z=0.0),
-        orientation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0))
-    return T[ODOM](header=_header(stamp_ns, "robot/odom"), child_frame_id="robot/base_link",
-                   pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=pose,
-                                                                  covariance=np.zeros(36)),
-                   twist=T["geometry_msgs/msg/TwistWithCovariance"](
-                       twist=T["geometry_msgs/msg/Twist"](linear=_vec(1.0, 0.0, 0.0),
-                                                          angular=_vec(0.0, 0.0, 0.0)),
-                       covariance=np.zeros(36)))
+        orientation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+    )
+    return T[ODOM](
+        header=_header(stamp_ns, "robot/odom"),
+        child_frame_id="robot/base_link",
+        pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=pose, covariance=np.zeros(36)),
+        twist=T["geometry_msgs/msg/TwistWithCovariance"](
+            twist=T["geometry_msgs/msg/Twist"](
+                linear=_vec(1.0, 0.0, 0.0), angular=_vec(0.0, 0.0, 0.0)
+            ),
+            covariance=np.zeros(36),
+        ),
+    )
 
 
 def make_bag(path: Path, rgb_encoding: str = "rgb8", imu_nan: bool = False) -> None:
@@ -95,10 +111,20 @@ def make_bag(path: Path, rgb_encoding: str = "rgb8", imu_nan: bool = False) -> N
 
 PARAMS = {
     "seed": 5,
-    "input_topics": ["/robot/imu", "/robot/camera/rgb/image_raw", "/robot/camera/depth/image_raw",
-                     "/robot/camera/depth16", "/robot/odom"],
-    "output_topics": ["/robot/noisy/imu", "/robot/camera/rgb/noisy", "/robot/camera/depth/noisy",
-                      "/robot/camera/depth16_noisy", "/robot/noisy/odom"],
+    "input_topics": [
+        "/robot/imu",
+        "/robot/camera/rgb/image_raw",
+        "/robot/camera/depth/image_raw",
+        "/robot/camera/depth16",
+        "/robot/odom",
+    ],
+    "output_topics": [
+        "/robot/noisy/imu",
+        "/robot/camera/rgb/noisy",
+        "/robot/camera/depth/noisy",
+        "/robot/camera/depth16_noisy",
+        "/robot/noisy/odom",
+    ],
     "models": ["imu", "rgb", "depth", "depth", "odometry"],
     "presets": ["drone", "online_jpeg", "stereo_3_5m", "stereo_5m", "wheel"],
     "motion_topic": "/robot/imu",
@@ -147,8 +173,9 @@ def test_bag_noise_pairs_topics_is_reproducible_and_keeps_input(tmp_path: Path) 
     for inp, noisy in zip(PARAMS["input_topics"], PARAMS["output_topics"], strict=True):
         assert [s for s, _ in out[noisy]] == [s for s, _ in src[inp]]
         assert [m.header.stamp for _, m in out[noisy]] == [m.header.stamp for _, m in src[inp]]
-        assert [m.header.frame_id for _, m in out[noisy]] == [m.header.frame_id
-                                                             for _, m in src[inp]]
+        assert [m.header.frame_id for _, m in out[noisy]] == [
+            m.header.frame_id for _, m in src[inp]
+        ]
         assert len(out[inp]) == len(src[inp])  # ground truth kept by default
     assert len(out["/other"]) == 60
     gyro = np.array([[m.angular_velocity.z for _, m in out["/robot/noisy/imu"]]])
@@ -173,34 +200,73 @@ def test_bag_noise_pairs_topics_is_reproducible_and_keeps_input(tmp_path: Path) 
 def test_bag_drop_ground_truth(tmp_path: Path) -> None:
     bag = tmp_path / "bag"
     make_bag(bag)
-    params = write_params(tmp_path / "noise.yaml", input_topics=["/robot/imu"],
-                          output_topics=["/robot/noisy/imu"], models=["imu"], presets=["consumer"],
-                          motion_topic="")
-    assert noise_main(["apply", str(bag), str(tmp_path / "out"), "--params", str(params),
-                       "--drop-ground-truth", "--no-progress"]) == 0
+    params = write_params(
+        tmp_path / "noise.yaml",
+        input_topics=["/robot/imu"],
+        output_topics=["/robot/noisy/imu"],
+        models=["imu"],
+        presets=["consumer"],
+        motion_topic="",
+    )
+    assert (
+        noise_main(
+            [
+                "apply",
+                str(bag),
+                str(tmp_path / "out"),
+                "--params",
+                str(params),
+                "--drop-ground-truth",
+                "--no-progress",
+            ]
+        )
+        == 0
+    )
     out = _read(tmp_path / "out")
     assert "/robot/imu" not in out
     assert len(out["/robot/noisy/imu"]) == 240
     assert len(out["/robot/camera/rgb/image_raw"]) == 30
 
 
-@pytest.mark.parametrize(("bag_kwargs", "change", "match"), [
-    ({"rgb_encoding": "mono8"}, {}, "unsupported image encoding 'mono8'"),
-    ({"imu_nan": True}, {}, "NaN"),
-    ({}, {"models": ["rgb", "rgb", "depth", "depth", "odometry"],
-          "presets": ["photometric_only", "online", "stereo_3_5m", "stereo_5m", "wheel"]},
-     "/robot/imu in .* has type sensor_msgs/msg/Imu; model 'rgb' needs sensor_msgs/msg/Image"),
-    ({}, {"input_topics": ["/robot/imu", "/nope", "/robot/camera/depth/image_raw",
-                           "/robot/camera/depth16", "/robot/odom"]}, "\\['/nope'\\] are not in"),
-])
-def test_bag_bad_input_is_reported(tmp_path: Path, bag_kwargs: dict[str, Any],
-                                   change: dict[str, Any], match: str) -> None:
+@pytest.mark.parametrize(
+    ("bag_kwargs", "change", "match"),
+    [
+        ({"rgb_encoding": "mono8"}, {}, "unsupported image encoding 'mono8'"),
+        ({"imu_nan": True}, {}, "NaN"),
+        (
+            {},
+            {
+                "models": ["rgb", "rgb", "depth", "depth", "odometry"],
+                "presets": ["photometric_only", "online", "stereo_3_5m", "stereo_5m", "wheel"],
+            },
+            "/robot/imu in .* has type sensor_msgs/msg/Imu; "
+            "model 'rgb' needs sensor_msgs/msg/Image",
+        ),
+        (
+            {},
+            {
+                "input_topics": [
+                    "/robot/imu",
+                    "/nope",
+                    "/robot/camera/depth/image_raw",
+                    "/robot/camera/depth16",
+                    "/robot/odom",
+                ]
+            },
+            "\\['/nope'\\] are not in",
+        ),
+    ],
+)
+def test_bag_bad_input_is_reported(
+    tmp_path: Path, bag_kwargs: dict[str, Any], change: dict[str, Any], match: str
+) -> None:
     bag = tmp_path / "bag"
     make_bag(bag, **bag_kwargs)
     params = write_params(tmp_path / "noise.yaml", **change)
     with pytest.raises(NoiseInputError, match=match):
-        noise_main(["apply", str(bag), str(tmp_path / "out"), "--params", str(params),
-                    "--no-progress"])
+        noise_main(
+            ["apply", str(bag), str(tmp_path / "out"), "--params", str(params), "--no-progress"]
+        )
     assert not (tmp_path / "out").exists()
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".out")] == []
 
@@ -211,8 +277,11 @@ def test_refuses_existing_output_and_input(tmp_path: Path) -> None:
     params = write_params(tmp_path / "noise.yaml")
     (tmp_path / "exists").mkdir()
     inside = r"is \(inside\) the input"
-    for target, match in ((tmp_path / "exists", "exists already"), (bag, inside),
-                          (bag / "sub", inside)):
+    for target, match in (
+        (tmp_path / "exists", "exists already"),
+        (bag, inside),
+        (bag / "sub", inside),
+    ):
         with pytest.raises(NoiseOutputExistsError, match=match):
             noise_main(["apply", str(bag), str(target), "--params", str(params), "--no-progress"])
 
@@ -238,9 +307,16 @@ def make_tum(folder: Path, frames: int = 6) -> None:
     (folder / "depth.txt").write_text("\n".join(depth_lines) + "\n")
     (folder / "groundtruth.txt").write_text("\n".join(gt_lines) + "\n")
     f = float(0.5 * W / np.tan(np.radians(88.95) / 2))
-    (folder / "camera_info.yaml").write_text(yaml.safe_dump(
-        {"width": W, "height": H, "K": [f, 0, W / 2, 0, f, H / 2, 0, 0, 1],
-         "distortion_model": "plumb_bob"}))
+    (folder / "camera_info.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "width": W,
+                "height": H,
+                "K": [f, 0, W / 2, 0, f, H / 2, 0, 0, 1],
+                "distortion_model": "plumb_bob",
+            }
+        )
+    )
 
 
 def test_tum_folder_gets_a_noisy_sibling(tmp_path: Path) -> None:
@@ -262,8 +338,10 @@ def test_tum_folder_gets_a_noisy_sibling(tmp_path: Path) -> None:
     depth = cv2.imread(str(noisy / "depth/0.100000.png"), cv2.IMREAD_UNCHANGED)
     assert np.all(depth[:3, :3] == 0)
     # same seed, other output: byte-identical; the existing sibling is refused
-    assert noise_main(["apply", str(cam), str(tmp_path / "again"), "--seed", "3",
-                       "--no-progress"]) == 0
+    assert (
+        noise_main(["apply", str(cam), str(tmp_path / "again"), "--seed", "3", "--no-progress"])
+        == 0
+    )
     assert _tree_digest(tmp_path / "again") == _tree_digest(noisy)
     with pytest.raises(NoiseOutputExistsError, match="exists already"):
         noise_main(["apply", str(cam), "--seed", "3", "--no-progress"])
@@ -277,24 +355,42 @@ def test_not_a_bag_or_tum_folder(tmp_path: Path) -> None:
 def test_bag_blur_driven_by_odometry(tmp_path: Path) -> None:
     bag = tmp_path / "bag"
     make_bag(bag)
-    params = write_params(tmp_path / "noise.yaml",
-                          input_topics=["/robot/camera/rgb/image_raw"],
-                          output_topics=["/robot/camera/rgb/noisy"], models=["rgb"],
-                          presets=["blur_only"], motion_topic="/robot/odom",
-                          motion_type="odometry")
-    assert noise_main(["apply", str(bag), str(tmp_path / "out"), "--params", str(params),
-                       "--no-progress"]) == 0
+    params = write_params(
+        tmp_path / "noise.yaml",
+        input_topics=["/robot/camera/rgb/image_raw"],
+        output_topics=["/robot/camera/rgb/noisy"],
+        models=["rgb"],
+        presets=["blur_only"],
+        motion_topic="/robot/odom",
+        motion_type="odometry",
+    )
+    assert (
+        noise_main(
+            ["apply", str(bag), str(tmp_path / "out"), "--params", str(params), "--no-progress"]
+        )
+        == 0
+    )
     out = _read(tmp_path / "out")
     src = _read(bag)
     # the odometry twist (1 m/s forward = along the optical z axis) blurs the frames
-    changed = [not np.array_equal(a.data, b.data) for (_, a), (_, b)
-               in zip(src["/robot/camera/rgb/image_raw"], out["/robot/camera/rgb/noisy"],
-                      strict=True)]
+    changed = [
+        not np.array_equal(a.data, b.data)
+        for (_, a), (_, b) in zip(
+            src["/robot/camera/rgb/image_raw"], out["/robot/camera/rgb/noisy"], strict=True
+        )
+    ]
     assert all(changed)
     # IMU as motion_type for an odometry topic is a clear error
-    bad = write_params(tmp_path / "bad.yaml", input_topics=["/robot/camera/rgb/image_raw"],
-                       output_topics=["/robot/camera/rgb/noisy"], models=["rgb"],
-                       presets=["blur_only"], motion_topic="/robot/odom", motion_type="imu")
+    bad = write_params(
+        tmp_path / "bad.yaml",
+        input_topics=["/robot/camera/rgb/image_raw"],
+        output_topics=["/robot/camera/rgb/noisy"],
+        models=["rgb"],
+        presets=["blur_only"],
+        motion_topic="/robot/odom",
+        motion_type="imu",
+    )
     with pytest.raises(NoiseInputError, match="motion_type 'imu' needs sensor_msgs/msg/Imu"):
-        noise_main(["apply", str(bag), str(tmp_path / "out2"), "--params", str(bad),
-                    "--no-progress"])
+        noise_main(
+            ["apply", str(bag), str(tmp_path / "out2"), "--params", str(bad), "--no-progress"]
+        )

@@ -28,18 +28,21 @@ def test_shipped_parameters_file_loads(repo_root: Path) -> None:
     assert load_config(repo_root / "config" / "noise.yaml", seed=7).seed == 7
 
 
-@pytest.mark.parametrize(("change", "match"), [
-    ({"models": ["imu", "rgb", "lidar"]}, "unknown model 'lidar'.*allowed"),
-    ({"presets": ["drone", "online", "kinect"]}, "'kinect' is not a depth preset.*stereo_3_5m"),
-    ({"output_topics": ["/r/imu", "/a", "/b"]}, "reuses input topics"),
-    ({"presets": ["drone"]}, "equal lengths"),
-    ({"motion_topic": ""}, "motion_topic' is empty"),
-    ({"seed": "x"}, "'seed'"),
-    ({"camera_hfov_deg": 200.0}, "camera_hfov_deg"),
-    ({"motion_type": "gps"}, "motion_type"),
-    ({"input_topics": ["r/imu", "/b", "/c"]}, "absolute"),
-    ({"bogus": 1}, "unknown noise parameters \\['bogus'\\]"),
-])
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        ({"models": ["imu", "rgb", "lidar"]}, "unknown model 'lidar'.*allowed"),
+        ({"presets": ["drone", "online", "kinect"]}, "'kinect' is not a depth preset.*stereo_3_5m"),
+        ({"output_topics": ["/r/imu", "/a", "/b"]}, "reuses input topics"),
+        ({"presets": ["drone"]}, "equal lengths"),
+        ({"motion_topic": ""}, "motion_topic' is empty"),
+        ({"seed": "x"}, "'seed'"),
+        ({"camera_hfov_deg": 200.0}, "camera_hfov_deg"),
+        ({"motion_type": "gps"}, "motion_type"),
+        ({"input_topics": ["r/imu", "/b", "/c"]}, "absolute"),
+        ({"bogus": 1}, "unknown noise parameters \\['bogus'\\]"),
+    ],
+)
 def test_bad_parameters(change: dict[str, Any], match: str) -> None:
     with pytest.raises(NoiseConfigError, match=match):
         config_from_parameters({**BASE, **change})
@@ -78,9 +81,17 @@ def test_pipeline_reports_bad_input() -> None:
 
 def test_streams_are_independent_of_other_topics() -> None:
     full = NoisePipeline(config_from_parameters(BASE))
-    only_imu = NoisePipeline(config_from_parameters({
-        **BASE, "input_topics": ["/r/imu"], "output_topics": ["/n"], "models": ["imu"],
-        "presets": ["drone"]}))
+    only_imu = NoisePipeline(
+        config_from_parameters(
+            {
+                **BASE,
+                "input_topics": ["/r/imu"],
+                "output_topics": ["/n"],
+                "models": ["imu"],
+                "presets": ["drone"],
+            }
+        )
+    )
     for k in range(5):
         a = full.imu("/r/imu", k + 1, np.zeros(3), np.zeros(3))
         b = only_imu.imu("/r/imu", k + 1, np.zeros(3), np.zeros(3))

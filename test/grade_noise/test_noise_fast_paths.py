@@ -24,9 +24,9 @@ from grade_noise.sampling import fast_standard_normal, random_uint16
 K = intrinsics_from_hfov(320, 240, 88.95)
 
 
-def _photometric_reference(image: np.ndarray, words: np.ndarray, params: RgbNoiseParams) -> (
-    np.ndarray
-):
+def _photometric_reference(
+    image: np.ndarray, words: np.ndarray, params: RgbNoiseParams
+) -> np.ndarray:
     """clip(rint(level + sigma(level) Phi^-1((u + 0.5) / 65536))) in float64, pixel by pixel."""
     level = image.reshape(-1).astype(np.float64)
     sigma = np.sqrt(level * params.shot_gain + params.read_noise_dn**2)
@@ -34,9 +34,18 @@ def _photometric_reference(image: np.ndarray, words: np.ndarray, params: RgbNois
     return np.clip(np.rint(level + sigma * z), 0, 255).astype(np.uint8).reshape(image.shape)
 
 
-@pytest.mark.parametrize(("shot_gain", "read_noise_dn"), [
-    (0.05, 1.0), (0.0, 1.0), (0.0, 0.3), (0.05, 0.0), (0.5, 3.0), (5.0, 10.0), (60.0, 40.0),
-])
+@pytest.mark.parametrize(
+    ("shot_gain", "read_noise_dn"),
+    [
+        (0.05, 1.0),
+        (0.0, 1.0),
+        (0.0, 0.3),
+        (0.05, 0.0),
+        (0.5, 3.0),
+        (5.0, 10.0),
+        (60.0, 40.0),
+    ],
+)
 @pytest.mark.parametrize("shape", [(240, 320, 3), (7, 5, 3), (1, 1, 3), (300, 301, 3)])
 def test_photometric_table_equals_the_formula(
     shot_gain: float, read_noise_dn: float, shape: tuple[int, int, int]
@@ -57,8 +66,12 @@ def test_photometric_tails_reach_beyond_the_central_buckets() -> None:
     # (11 levels), beyond the outermost 1/256 of the draws (2.66 sigma, 7 levels) that the table
     # alone cannot resolve; |offset| >= 8 means |sigma z| >= 7.5.
     params = RgbNoiseParams(shot_gain=0.05, read_noise_dn=1.0)
-    noisy = photometric_noise(np.full((600, 600, 3), 128, np.uint8), np.random.default_rng(1),
-                              params).astype(int) - 128
+    noisy = (
+        photometric_noise(
+            np.full((600, 600, 3), 128, np.uint8), np.random.default_rng(1), params
+        ).astype(int)
+        - 128
+    )
     sigma = np.sqrt(0.05 * 128 + 1.0)
     assert np.std(noisy) == pytest.approx(sigma, rel=0.01)
     assert noisy.min() <= -10
@@ -90,8 +103,9 @@ def test_single_channel_and_rgba_images_blur_too() -> None:
     rgb = np.random.default_rng(2).integers(0, 256, (240, 320, 3), dtype=np.uint8)
     out_rgb = blur_and_shutter(rgb, K, motion, 0.02, 0.01, 2.0)
     for channel in range(3):
-        out_gray = blur_and_shutter(np.ascontiguousarray(rgb[:, :, channel]), K, motion, 0.02,
-                                    0.01, 2.0)
+        out_gray = blur_and_shutter(
+            np.ascontiguousarray(rgb[:, :, channel]), K, motion, 0.02, 0.01, 2.0
+        )
         assert out_gray.shape == (240, 320)
         np.testing.assert_array_equal(out_gray, out_rgb[:, :, channel])
 
@@ -103,8 +117,12 @@ def test_homographies_match_rotation_matrices() -> None:
         motion = CameraMotion(omega, rng.normal(size=3))
         ts = np.array([-0.03, 0.0, 0.011, 0.05])
         rot = Rotation.from_rotvec(ts[:, None] * omega[None, :]).as_matrix()
-        plane = np.eye(3)[None] - (ts[:, None] * motion.velocity_m_s)[:, :, None] * np.array(
-            [0.0, 0.0, 1.0])[None, None, :] / 2.0
+        plane = (
+            np.eye(3)[None]
+            - (ts[:, None] * motion.velocity_m_s)[:, :, None]
+            * np.array([0.0, 0.0, 1.0])[None, None, :]
+            / 2.0
+        )
         expected = K[None] @ np.transpose(rot, (0, 2, 1)) @ plane @ k_inv[None]
         np.testing.assert_allclose(homographies_at(K, motion, ts, 2.0), expected, atol=1e-9)
 
@@ -129,8 +147,14 @@ def test_single_imu_message_rejects_non_finite(bad: float) -> None:
     params = imu_preset("drone")
     rng = np.random.default_rng(0)
     with pytest.raises(NoiseInputError, match="NaN or infinite"):
-        imu_noise(np.zeros(3), np.array([0.0, bad, 9.81]), 0.01, initial_imu_state(params, rng),
-                  rng, params)
+        imu_noise(
+            np.zeros(3),
+            np.array([0.0, bad, 9.81]),
+            0.01,
+            initial_imu_state(params, rng),
+            rng,
+            params,
+        )
 
 
 def test_random_words_are_little_endian_lanes_of_the_raw_draws() -> None:
@@ -149,5 +173,6 @@ def test_random_words_are_little_endian_lanes_of_the_raw_draws() -> None:
 )
 def test_blur_rejects_images_it_cannot_warp(image: np.ndarray) -> None:
     with pytest.raises(NoiseInputError, match="image must be uint8"):
-        blur_and_shutter(image, K, CameraMotion(np.array([0.0, 1.0, 0.0]), np.zeros(3)), 0.02,
-                         0.01, 2.0)
+        blur_and_shutter(
+            image, K, CameraMotion(np.array([0.0, 1.0, 0.0]), np.zeros(3)), 0.02, 0.01, 2.0
+        )

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-CLIENT = r'''
+CLIENT = r"""
 import json, sys, time
 import numpy as np
 import rclpy
@@ -91,23 +91,36 @@ while time.monotonic() < end:
 json.dump({"sent": sent, "received": received, "values": values,
            "rgb_in": list(rgb.tobytes()[:200])}, open(sys.argv[1], "w"))
 node.destroy_node(); rclpy.shutdown()
-'''
+"""
 
 
 @pytest.mark.ros
 @pytest.mark.slow
 def test_node_republishes_noisy_topics_at_input_rate(tmp_path: Path) -> None:
     params = tmp_path / "noise.yaml"
-    params.write_text(yaml.safe_dump({"noise_node": {"ros__parameters": {
-        "seed": 3,
-        "input_topics": ["/t/imu", "/t/rgb", "/t/depth", "/t/rgb_bad", "/t/odom"],
-        "output_topics": ["/t/noisy/imu", "/t/noisy/rgb", "/t/noisy/depth", "/t/noisy/rgb_bad",
-                          "/t/noisy/odom"],
-        "models": ["imu", "rgb", "depth", "rgb", "odometry"],
-        "presets": ["consumer", "online", "stereo_3_5m", "online", "wheel"],
-        "motion_topic": "/t/imu",
-        "imu_rate_hz": 200.0,
-    }}}))
+    params.write_text(
+        yaml.safe_dump(
+            {
+                "noise_node": {
+                    "ros__parameters": {
+                        "seed": 3,
+                        "input_topics": ["/t/imu", "/t/rgb", "/t/depth", "/t/rgb_bad", "/t/odom"],
+                        "output_topics": [
+                            "/t/noisy/imu",
+                            "/t/noisy/rgb",
+                            "/t/noisy/depth",
+                            "/t/noisy/rgb_bad",
+                            "/t/noisy/odom",
+                        ],
+                        "models": ["imu", "rgb", "depth", "rgb", "odometry"],
+                        "presets": ["consumer", "online", "stereo_3_5m", "online", "wheel"],
+                        "motion_topic": "/t/imu",
+                        "imu_rate_hz": 200.0,
+                    }
+                }
+            }
+        )
+    )
     client = tmp_path / "client.py"
     client.write_text(CLIENT)
     result = tmp_path / "result.json"
@@ -115,11 +128,26 @@ def test_node_republishes_noisy_topics_at_input_rate(tmp_path: Path) -> None:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     with node_log.open("w") as log:
         node = subprocess.Popen(
-            [sys.executable, "-m", "grade_noise.node.noise_node", "--ros-args", "--params-file",
-             str(params)], stdout=log, stderr=subprocess.STDOUT, env=env)
+            [
+                sys.executable,
+                "-m",
+                "grade_noise.node.noise_node",
+                "--ros-args",
+                "--params-file",
+                str(params),
+            ],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            env=env,
+        )
         try:
-            run = subprocess.run([sys.executable, str(client), str(result)], env=env,
-                                 capture_output=True, text=True, timeout=90)
+            run = subprocess.run(
+                [sys.executable, str(client), str(result)],
+                env=env,
+                capture_output=True,
+                text=True,
+                timeout=90,
+            )
         finally:
             node.send_signal(signal.SIGINT)
             try:
@@ -131,8 +159,11 @@ def test_node_republishes_noisy_topics_at_input_rate(tmp_path: Path) -> None:
     assert run.returncode == 0, run.stderr + log_text
     assert code == 0, log_text
     data = json.loads(result.read_text())
-    for inp, out in (("/t/imu", "/t/noisy/imu"), ("/t/rgb", "/t/noisy/rgb"),
-                     ("/t/depth", "/t/noisy/depth")):
+    for inp, out in (
+        ("/t/imu", "/t/noisy/imu"),
+        ("/t/rgb", "/t/noisy/rgb"),
+        ("/t/depth", "/t/noisy/depth"),
+    ):
         sent = data["sent"][inp]
         got = [s * 10**9 + ns for s, ns, _, _ in data["received"][out]]
         assert set(got) <= set(sent), out  # every output carries an input stamp
@@ -142,8 +173,9 @@ def test_node_republishes_noisy_topics_at_input_rate(tmp_path: Path) -> None:
         assert span == pytest.approx((max(sent) - min(sent)) / (len(sent) - 1), rel=0.1)
         arrivals = [w for *_, w in data["received"][out]]
         wall_rate = (len(arrivals) - 1) / (max(arrivals) - min(arrivals))
-        assert wall_rate == pytest.approx(1e9 / ((max(sent) - min(sent)) / (len(sent) - 1)),
-                                          rel=0.25), out
+        assert wall_rate == pytest.approx(
+            1e9 / ((max(sent) - min(sent)) / (len(sent) - 1)), rel=0.25
+        ), out
         frames = {f for _, _, f, _ in data["received"][out]}
         assert frames == {"robot/imu_link" if "imu" in out else "robot/camera_optical_frame"}
     gyro = data["values"]["gyro_z"]
@@ -151,21 +183,44 @@ def test_node_republishes_noisy_topics_at_input_rate(tmp_path: Path) -> None:
     assert abs(sum(gyro) / len(gyro) - 0.4) < 0.1
     assert data["values"]["frame"] != data["rgb_in"]
     assert "unsupported image encoding 'mono8'" in log_text
-    assert "/t/odom has type(s) ['std_msgs/msg/String']; this node expects nav_msgs/msg/Odometry" \
+    assert (
+        "/t/odom has type(s) ['std_msgs/msg/String']; this node expects nav_msgs/msg/Odometry"
         in log_text
+    )
 
 
 @pytest.mark.ros
-@pytest.mark.parametrize(("params", "match"), [
-    ({"seed": 1}, "'input_topics' is empty"),
-    ({"seed": 1, "input_topics": ["/a"], "output_topics": ["/b"], "models": ["rgb"],
-      "presets": ["online"]}, "'motion_topic' is empty"),
-])
-def test_node_refuses_bad_parameters(tmp_path: Path, params: dict[str, object],
-                                     match: str) -> None:
+@pytest.mark.parametrize(
+    ("params", "match"),
+    [
+        ({"seed": 1}, "'input_topics' is empty"),
+        (
+            {
+                "seed": 1,
+                "input_topics": ["/a"],
+                "output_topics": ["/b"],
+                "models": ["rgb"],
+                "presets": ["online"],
+            },
+            "'motion_topic' is empty",
+        ),
+    ],
+)
+def test_node_refuses_bad_parameters(tmp_path: Path, params: dict[str, object], match: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(yaml.safe_dump({"noise_node": {"ros__parameters": params}}))
-    run = subprocess.run([sys.executable, "-m", "grade_noise.node.noise_node", "--ros-args",
-                          "--params-file", str(path)], capture_output=True, text=True, timeout=30)
+    run = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grade_noise.node.noise_node",
+            "--ros-args",
+            "--params-file",
+            str(path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
     assert run.returncode == 1
     assert re.search(match, run.stderr), run.stderr

@@ -17,9 +17,16 @@ from grade_noise.odometry import (
 
 
 def _straight_line(n: int, speed_m_s: float = 1.0, rate_hz: float = 60.0) -> list[OdometrySample]:
-    return [OdometrySample(int(i * 1e9 / rate_hz), np.array([speed_m_s * i / rate_hz, 0.0, 0.0]),
-                           np.array([0.0, 0.0, 0.0, 1.0]), np.array([speed_m_s, 0.0, 0.0]),
-                           np.zeros(3)) for i in range(n)]
+    return [
+        OdometrySample(
+            int(i * 1e9 / rate_hz),
+            np.array([speed_m_s * i / rate_hz, 0.0, 0.0]),
+            np.array([0.0, 0.0, 0.0, 1.0]),
+            np.array([speed_m_s, 0.0, 0.0]),
+            np.zeros(3),
+        )
+        for i in range(n)
+    ]
 
 
 def _run(samples: list[OdometrySample], preset: str, seed: int) -> list[OdometrySample]:
@@ -62,16 +69,23 @@ def test_same_seed_same_drift() -> None:
         np.testing.assert_array_equal(x.quat_xyzw, y.quat_xyzw)
 
 
-@pytest.mark.parametrize(("field", "value", "match"), [
-    ("position", np.array([np.nan, 0.0, 0.0]), "NaN"),
-    ("quat_xyzw", np.array([0.0, 0.0, 0.0, 0.0]), "unit quaternion"),
-])
+@pytest.mark.parametrize(
+    ("field", "value", "match"),
+    [
+        ("position", np.array([np.nan, 0.0, 0.0]), "NaN"),
+        ("quat_xyzw", np.array([0.0, 0.0, 0.0, 0.0]), "unit quaternion"),
+    ],
+)
 def test_bad_odometry_input(field: str, value: np.ndarray, match: str) -> None:
     base = _straight_line(1)[0]
     kwargs = {**base.__dict__, field: value}
     with pytest.raises(NoiseInputError, match=match):
-        odometry_noise(OdometrySample(**kwargs), OdometryState(), np.random.default_rng(0),
-                       odometry_preset("wheel"))
+        odometry_noise(
+            OdometrySample(**kwargs),
+            OdometryState(),
+            np.random.default_rng(0),
+            odometry_preset("wheel"),
+        )
 
 
 def test_gaussian_scalar_model() -> None:

@@ -30,7 +30,7 @@ F = float(K[0, 0])
 def _edge_image() -> np.ndarray:
     """Dark left half, bright right half: a vertical step edge at x = W / 2."""
     img = np.full((H, W, 3), 40, np.uint8)
-    img[:, W // 2:] = 220
+    img[:, W // 2 :] = 220
     return img
 
 
@@ -114,8 +114,10 @@ def test_jpeg_artefacts_change_little() -> None:
 def test_sequence_state_presets() -> None:
     fixed = initial_rgb_state(rgb_preset("online"), np.random.default_rng(0))
     assert fixed.exposure_s == 0.02
-    draws = [initial_rgb_state(rgb_preset("per_sequence_exposure"), np.random.default_rng(s))
-             for s in range(500)]
+    draws = [
+        initial_rgb_state(rgb_preset("per_sequence_exposure"), np.random.default_rng(s))
+        for s in range(500)
+    ]
     exposures = np.array([d.exposure_s for d in draws])
     assert exposures.min() >= 0.0
     assert exposures.max() <= 0.1
@@ -138,22 +140,35 @@ def test_same_seed_same_image() -> None:
     assert not np.array_equal(run(1), run(2))
 
 
-@pytest.mark.parametrize(("image", "motion", "match"), [
-    (np.zeros((4, 4), np.uint8), CameraMotion.zero(), "uint8 \\(h, w, 3\\)"),
-    (np.zeros((4, 4, 3), np.float32), CameraMotion.zero(), "uint8"),
-    (np.zeros((4, 4, 3), np.uint8), CameraMotion(np.array([np.nan, 0, 0]), np.zeros(3)), "NaN"),
-])
+@pytest.mark.parametrize(
+    ("image", "motion", "match"),
+    [
+        (np.zeros((4, 4), np.uint8), CameraMotion.zero(), "uint8 \\(h, w, 3\\)"),
+        (np.zeros((4, 4, 3), np.float32), CameraMotion.zero(), "uint8"),
+        (np.zeros((4, 4, 3), np.uint8), CameraMotion(np.array([np.nan, 0, 0]), np.zeros(3)), "NaN"),
+    ],
+)
 def test_bad_rgb_input(image: np.ndarray, motion: CameraMotion, match: str) -> None:
     with pytest.raises(NoiseInputError, match=match):
-        rgb_noise(image, K, motion, RgbSequenceState(0.02, 0.0), np.random.default_rng(0),
-                  rgb_preset("online"), 2.0)
+        rgb_noise(
+            image,
+            K,
+            motion,
+            RgbSequenceState(0.02, 0.0),
+            np.random.default_rng(0),
+            rgb_preset("online"),
+            2.0,
+        )
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"exposure_s": -0.1}, "exposure_s"),
-    ({"jpeg_quality": 101}, "jpeg_quality"),
-    ({"max_step_px": 0.0}, "max_step_px"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"exposure_s": -0.1}, "exposure_s"),
+        ({"jpeg_quality": 101}, "jpeg_quality"),
+        ({"max_step_px": 0.0}, "max_step_px"),
+    ],
+)
 def test_bad_rgb_params(kwargs: dict[str, float], match: str) -> None:
     with pytest.raises(NoiseConfigError, match=match):
         RgbNoiseParams(**kwargs)  # type: ignore[arg-type]

@@ -27,10 +27,17 @@ T = TS.types
 
 def qos(latched: bool = False) -> Qos:
     zero = QosTime(0, 0)
-    return Qos(QosHistory.KEEP_LAST, 1 if latched else 5,
-               QosReliability.RELIABLE if latched else QosReliability.BEST_EFFORT,
-               QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
-               zero, zero, QosLiveliness.AUTOMATIC, zero, False)
+    return Qos(
+        QosHistory.KEEP_LAST,
+        1 if latched else 5,
+        QosReliability.RELIABLE if latched else QosReliability.BEST_EFFORT,
+        QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+        zero,
+        zero,
+        QosLiveliness.AUTOMATIC,
+        zero,
+        False,
+    )
 
 
 def stamp(t_ns: int) -> Any:
@@ -45,17 +52,26 @@ def image(t_ns: int, array: np.ndarray, encoding: str) -> Any:
     array = np.ascontiguousarray(array)
     height, width = array.shape[:2]
     return T["sensor_msgs/msg/Image"](
-        header=header(t_ns, "cam_optical_frame"), height=height, width=width, encoding=encoding,
-        is_bigendian=0, step=array.nbytes // height, data=array.view(np.uint8).reshape(-1))
+        header=header(t_ns, "cam_optical_frame"),
+        height=height,
+        width=width,
+        encoding=encoding,
+        is_bigendian=0,
+        step=array.nbytes // height,
+        data=array.view(np.uint8).reshape(-1),
+    )
 
 
 def pose_stamped(t_ns: int, xyz: Iterable[float], quat_xyzw: Iterable[float]) -> Any:
     x, y, z = xyz
     qx, qy, qz, qw = quat_xyzw
     return T["geometry_msgs/msg/PoseStamped"](
-        header=header(t_ns), pose=T["geometry_msgs/msg/Pose"](
+        header=header(t_ns),
+        pose=T["geometry_msgs/msg/Pose"](
             position=T["geometry_msgs/msg/Point"](x=x, y=y, z=z),
-            orientation=T["geometry_msgs/msg/Quaternion"](x=qx, y=qy, z=qz, w=qw)))
+            orientation=T["geometry_msgs/msg/Quaternion"](x=qx, y=qy, z=qz, w=qw),
+        ),
+    )
 
 
 def vector3(x: float, y: float, z: float) -> Any:
@@ -65,21 +81,30 @@ def vector3(x: float, y: float, z: float) -> Any:
 def odometry(t_ns: int, xyz: Iterable[float], quat_xyzw: Iterable[float]) -> Any:
     ps = pose_stamped(t_ns, xyz, quat_xyzw)
     return T["nav_msgs/msg/Odometry"](
-        header=header(t_ns, "r/odom"), child_frame_id="r/base_link",
+        header=header(t_ns, "r/odom"),
+        child_frame_id="r/base_link",
         pose=T["geometry_msgs/msg/PoseWithCovariance"](pose=ps.pose, covariance=np.zeros(36)),
         twist=T["geometry_msgs/msg/TwistWithCovariance"](
-            twist=T["geometry_msgs/msg/Twist"](linear=vector3(0.0, 0.0, 0.0),
-                                               angular=vector3(0.0, 0.0, 0.0)),
-            covariance=np.zeros(36)))
+            twist=T["geometry_msgs/msg/Twist"](
+                linear=vector3(0.0, 0.0, 0.0), angular=vector3(0.0, 0.0, 0.0)
+            ),
+            covariance=np.zeros(36),
+        ),
+    )
 
 
 def tf_message(t_ns: int, edges: Iterable[tuple[str, str, tuple[float, float, float]]]) -> Any:
-    transforms = [T["geometry_msgs/msg/TransformStamped"](
-        header=header(t_ns, parent), child_frame_id=child,
-        transform=T["geometry_msgs/msg/Transform"](
-            translation=T["geometry_msgs/msg/Vector3"](x=xyz[0], y=xyz[1], z=xyz[2]),
-            rotation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0)))
-        for parent, child, xyz in edges]
+    transforms = [
+        T["geometry_msgs/msg/TransformStamped"](
+            header=header(t_ns, parent),
+            child_frame_id=child,
+            transform=T["geometry_msgs/msg/Transform"](
+                translation=T["geometry_msgs/msg/Vector3"](x=xyz[0], y=xyz[1], z=xyz[2]),
+                rotation=T["geometry_msgs/msg/Quaternion"](x=0.0, y=0.0, z=0.0, w=1.0),
+            ),
+        )
+        for parent, child, xyz in edges
+    ]
     return T["tf2_msgs/msg/TFMessage"](transforms=transforms)
 
 
@@ -105,7 +130,8 @@ def write_bag(path: Path, spec: BagSpec) -> Path:
         for topic, msgtype, t_ns, msg in spec.messages:
             if topic not in conns:
                 conns[topic] = writer.add_connection(
-                    topic, msgtype, typestore=TS, offered_qos_profiles=[qos(topic in spec.latched)])
+                    topic, msgtype, typestore=TS, offered_qos_profiles=[qos(topic in spec.latched)]
+                )
             writer.write(conns[topic], t_ns, bytes(TS.serialize_cdr(msg, msgtype)))
     return path
 

@@ -126,8 +126,9 @@ def test_base_poses_of_omni_skips_the_camera_joint() -> None:
     model = robot_model(RobotConfig(name="ugv", type=RobotKind.OMNI))
     pos, quat = base_poses(model, np.array([[1.0, 2.0, 0.5, 1.2]]))
     np.testing.assert_allclose(pos[0], [1.0, 2.0, 0.0])
-    np.testing.assert_allclose(quat_to_matrix(quat[0]), quat_to_matrix(quat_from_rpy(0, 0, 0.5)),
-                               atol=1e-12)
+    np.testing.assert_allclose(
+        quat_to_matrix(quat[0]), quat_to_matrix(quat_from_rpy(0, 0, 0.5)), atol=1e-12
+    )
 
 
 def _camera_dir(root: Path, rgb: np.ndarray, depth_m: np.ndarray, width: int = 32) -> Path:

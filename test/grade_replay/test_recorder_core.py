@@ -27,13 +27,16 @@ def test_config_defaults_and_topic_filter() -> None:
     assert not listed.wants("/b")
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"output": ""}, r"output='' must name a new bag directory"),
-    ({"output": "b", "topics": ("cam",)}, r"topics \['cam'\] must be absolute names"),
-    ({"output": "b", "topics": ("/a", "/a")}, r"has duplicates"),
-    ({"output": "b", "discovery_period_s": 0.0}, r"discovery_period_s=0.0 must be in"),
-    ({"output": "b", "queue_depth": 0}, r"queue_depth=0 must be in \[1, 100000\]"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"output": ""}, r"output='' must name a new bag directory"),
+        ({"output": "b", "topics": ("cam",)}, r"topics \['cam'\] must be absolute names"),
+        ({"output": "b", "topics": ("/a", "/a")}, r"has duplicates"),
+        ({"output": "b", "discovery_period_s": 0.0}, r"discovery_period_s=0.0 must be in"),
+        ({"output": "b", "queue_depth": 0}, r"queue_depth=0 must be in \[1, 100000\]"),
+    ],
+)
 def test_config_rejects(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ReplayConfigError, match=match):
         RecorderConfig(**kwargs)  # type: ignore[arg-type]
@@ -62,7 +65,8 @@ def test_bag_recorder_writes_raw_bytes_and_renames_on_close(tmp_path: Path) -> N
     assert not (tmp_path / ".rec.partial").exists()
     with Reader(out) as reader:
         assert [(t, bytes(d)) for _, t, d in reader.messages()] == [
-            (1000 + i, d) for i, d in enumerate(raw)]
+            (1000 + i, d) for i, d in enumerate(raw)
+        ]
     assert recorder.counts == {"/chatter": 5}
 
 

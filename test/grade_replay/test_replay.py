@@ -52,8 +52,12 @@ def _small_scenario() -> Scenario:
                 {
                     "name": "uav1",
                     "cameras": [
-                        {"name": "camera", "width": 160, "height": 120,
-                         "mount": {"xyz": [0.2, 0.0, 0.0]}}
+                        {
+                            "name": "camera",
+                            "width": 160,
+                            "height": 120,
+                            "mount": {"xyz": [0.2, 0.0, 0.0]},
+                        }
                     ],
                 }
             ],
@@ -103,8 +107,9 @@ def original_state(recorded: Path) -> dict[str, str]:
 @pytest.fixture
 def replay(recorded: Path, tmp_path: Path) -> Callable[..., ReplayResult]:
     def run(mode: ReplayMode = ReplayMode.TELEPORT, **changes: Any) -> ReplayResult:
-        return replay_run(ReplayConfig(recorded, tmp_path / "replay", mode,
-                                       ReplayChanges(**changes)))
+        return replay_run(
+            ReplayConfig(recorded, tmp_path / "replay", mode, ReplayChanges(**changes))
+        )
 
     return run
 
@@ -203,10 +208,19 @@ def test_added_camera_renders_at_the_recorded_poses(
     result = replay(
         cameras=(
             CameraChange(
-                "uav1", "wide",
-                (("width", 200), ("height", 100), ("hfov_deg", 110.0), ("rate_hz", 20.0),
-                 ("mount_x", mount_xyz[0]), ("mount_y", mount_xyz[1]), ("mount_z", mount_xyz[2]),
-                 ("mount_pitch", mount_rpy[1]), ("mount_yaw", mount_rpy[2])),
+                "uav1",
+                "wide",
+                (
+                    ("width", 200),
+                    ("height", 100),
+                    ("hfov_deg", 110.0),
+                    ("rate_hz", 20.0),
+                    ("mount_x", mount_xyz[0]),
+                    ("mount_y", mount_xyz[1]),
+                    ("mount_z", mount_xyz[2]),
+                    ("mount_pitch", mount_rpy[1]),
+                    ("mount_yaw", mount_rpy[2]),
+                ),
             ),
         )
     )
@@ -215,23 +229,29 @@ def test_added_camera_renders_at_the_recorded_poses(
     sched = RateSchedule(20.0, phys)
     steps = [k for k in range(record.start_step, record.n_steps) if sched.due(k)]
     cam_dir = result.path / "gt/uav1/wide"
-    rows = [line.split() for line in (cam_dir / "groundtruth.txt").read_text().splitlines()
-            if not line.startswith("#")]
+    rows = [
+        line.split()
+        for line in (cam_dir / "groundtruth.txt").read_text().splitlines()
+        if not line.startswith("#")
+    ]
     assert [r[0] for r in rows] == [tum_stamp(stamp_ns_of(k, phys)) for k in steps]
     rgb = _frames(cam_dir, "rgb")
     assert len(rgb) == len(steps)
     assert all(im.shape == (100, 200, 3) for im in rgb.values())
     # Optical frame = recorded base pose * mount * (link -> optical).
-    pos_b, quat_b = base_poses(robot_model(record.scenario.robots[0]),
-                               record.joint_positions["uav1"][steps])
+    pos_b, quat_b = base_poses(
+        robot_model(record.scenario.robots[0]), record.joint_positions["uav1"][steps]
+    )
     r_mount = quat_to_matrix(quat_from_rpy(*mount_rpy))
     for row, p, q in zip(rows, pos_b, quat_b, strict=True):
         r_base = quat_to_matrix(q)
-        np.testing.assert_allclose([float(v) for v in row[1:4]],
-                                   p + r_base @ np.array(mount_xyz), atol=2e-9)
+        np.testing.assert_allclose(
+            [float(v) for v in row[1:4]], p + r_base @ np.array(mount_xyz), atol=2e-9
+        )
         qx, qy, qz, qw = (float(v) for v in row[4:8])
-        np.testing.assert_allclose(quat_to_matrix(np.array([qw, qx, qy, qz])),
-                                   r_base @ r_mount @ R_LINK_OPTICAL, atol=1e-8)
+        np.testing.assert_allclose(
+            quat_to_matrix(np.array([qw, qx, qy, qz])), r_base @ r_mount @ R_LINK_OPTICAL, atol=1e-8
+        )
     # The draw is untouched: robot and actor trajectories are the recorded ones, bit for bit.
     with np.load(recorded / "record.npz") as a, np.load(result.path / "record.npz") as b:
         for key in a.files:
@@ -246,8 +266,11 @@ def test_added_camera_renders_at_the_recorded_poses(
 def test_added_camera_at_another_rate_leaves_existing_frames_unchanged(
     replay: Callable[..., ReplayResult],
 ) -> None:
-    result = replay(cameras=(CameraChange("uav1", "slow", (("width", 160), ("height", 120),
-                                                            ("rate_hz", 20.0))),))
+    result = replay(
+        cameras=(
+            CameraChange("uav1", "slow", (("width", 160), ("height", 120), ("rate_hz", 20.0))),
+        )
+    )
     by_name = {c.camera: c for c in result.fidelity.cameras}
     assert by_name["camera"].rgb_identical_frames == by_name["camera"].frames_compared
 
@@ -268,18 +291,24 @@ def test_velocity_mode_reports_its_deviation(replay: Callable[..., ReplayResult]
 
 
 def test_lights_rates_and_noise_seed(recorded: Path, replay: Callable[..., ReplayResult]) -> None:
-    result = replay(light_scale=0.5, light_color_rgb=(1.0, 0.8, 0.8),
-                    rates_hz=(("imu_hz", 60.0), ("odom_hz", 30.0)), noise_seed=123)
+    result = replay(
+        light_scale=0.5,
+        light_color_rgb=(1.0, 0.8, 0.8),
+        rates_hz=(("imu_hz", 60.0), ("odom_hz", 30.0)),
+        noise_seed=123,
+    )
     (cam,) = result.fidelity.cameras
     assert cam.rgb_identical_frames == 0
     assert cam.ssim.mean < 1.0
     assert cam.depth_mae_m.max == 0.0  # lights change colours, never geometry
     topics = result.run.summary["topics"]
     steps = result.run.stats.steps
-    assert topics["/uav1/imu"]["count"] == sum(RateSchedule(60.0, 240.0).due(k)
-                                               for k in range(steps))
-    assert topics["/uav1/odom"]["count"] == sum(RateSchedule(30.0, 240.0).due(k)
-                                                for k in range(steps))
+    assert topics["/uav1/imu"]["count"] == sum(
+        RateSchedule(60.0, 240.0).due(k) for k in range(steps)
+    )
+    assert topics["/uav1/odom"]["count"] == sum(
+        RateSchedule(30.0, 240.0).due(k) for k in range(steps)
+    )
     run_yaml = yaml.safe_load((result.path / "run.yaml").read_text())
     assert run_yaml["noise_seed"] == 123
     assert run_yaml["scenario"]["seed"] == 7  # the world seed stays
@@ -351,12 +380,21 @@ def test_broken_run_directory_is_refused_naming_the_file(
 @pytest.mark.parametrize(
     ("changes", "error", "match"),
     [
-        (ReplayChanges(rates_hz=(("physics_hz", 480.0),)), ReplayConfigError,
-         r"rates\.physics_hz: 480\.0 Hz differs from the recorded 240\.0 Hz"),
-        (ReplayChanges(remove_cameras=("uav1/nope",)), ReplayConfigError,
-         r"camera 'nope' is unknown on robot 'uav1'"),
-        (ReplayChanges(cameras=(CameraChange("ugv9", "cam", ()),)), ReplayConfigError,
-         r"robot 'ugv9' is not in the recorded run"),
+        (
+            ReplayChanges(rates_hz=(("physics_hz", 480.0),)),
+            ReplayConfigError,
+            r"rates\.physics_hz: 480\.0 Hz differs from the recorded 240\.0 Hz",
+        ),
+        (
+            ReplayChanges(remove_cameras=("uav1/nope",)),
+            ReplayConfigError,
+            r"camera 'nope' is unknown on robot 'uav1'",
+        ),
+        (
+            ReplayChanges(cameras=(CameraChange("ugv9", "cam", ()),)),
+            ReplayConfigError,
+            r"robot 'ugv9' is not in the recorded run",
+        ),
         (ReplayChanges(hide_classes=("dragon",)), ReplayConfigError, r"--hide 'dragon'"),
         (ReplayChanges(hide_ids=(4242,)), ReplayConfigError, r"--hide-id 4242"),
     ],
@@ -395,8 +433,19 @@ def test_grade_replay_cli(
     recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "cli"
-    code = grade_main(["replay", str(recorded), "--out", str(out), "--quiet",
-                       "--hide-id", "16", "--camera", "uav1/camera:far_m=3.0"])
+    code = grade_main(
+        [
+            "replay",
+            str(recorded),
+            "--out",
+            str(out),
+            "--quiet",
+            "--hide-id",
+            "16",
+            "--camera",
+            "uav1/camera:far_m=3.0",
+        ]
+    )
     printed = capsys.readouterr().out
     assert code == 0, printed
     assert "replay complete" in printed
@@ -407,8 +456,17 @@ def test_grade_replay_cli(
     captured = capsys.readouterr()
     assert code == 1
     assert "grade replay: error: output directory" in captured.err
-    code = grade_main(["replay", str(recorded), "--out", str(tmp_path / "x"), "--quiet",
-                       "--rate", "physics_hz=100"])
+    code = grade_main(
+        [
+            "replay",
+            str(recorded),
+            "--out",
+            str(tmp_path / "x"),
+            "--quiet",
+            "--rate",
+            "physics_hz=100",
+        ]
+    )
     assert code == 1
     assert "rates.physics_hz" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()

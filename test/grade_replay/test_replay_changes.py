@@ -62,7 +62,8 @@ def _assert_same_draw(a: Scene, b: Scene) -> None:
 def test_parse_camera_change_reads_yaml_values_streams_and_mounts() -> None:
     change = parse_camera_change("uav1/wide:width=320,hfov_deg=100.5,streams=rgb+depth,mount_z=0.1")
     assert change == CameraChange(
-        "uav1", "wide",
+        "uav1",
+        "wide",
         (("width", 320), ("hfov_deg", 100.5), ("streams", ["rgb", "depth"]), ("mount_z", 0.1)),
     )
     assert parse_camera_change("uav1/camera").values == ()
@@ -80,11 +81,15 @@ def test_parse_camera_change_reads_yaml_values_streams_and_mounts() -> None:
         (lambda: ReplayChanges(light_scale=-1.0), r"light_scale: -1.0 is out of range"),
         (lambda: ReplayChanges(light_color_rgb=(1.0, 1.0, -2.0)), r"light_color"),
         (lambda: ReplayChanges(rates_hz=(("gps_hz", 5.0),)), r"rate 'gps_hz' is unknown"),
-        (lambda: ReplayChanges(rates_hz=(("imu_hz", 0.0),)),
-         r"imu_hz: 0.0 Hz must be a positive number"),
+        (
+            lambda: ReplayChanges(rates_hz=(("imu_hz", 0.0),)),
+            r"imu_hz: 0.0 Hz must be a positive number",
+        ),
         (lambda: ReplayChanges(noise_seed=-1), r"noise_seed"),
-        (lambda: ReplayChanges(cameras=(CameraChange("uav1", "c", (("zoom", 2),)),)),
-         r"key 'zoom' is unknown"),
+        (
+            lambda: ReplayChanges(cameras=(CameraChange("uav1", "c", (("zoom", 2),)),)),
+            r"key 'zoom' is unknown",
+        ),
     ],
 )
 def test_bad_change_values_are_rejected(call: Any, match: str) -> None:
@@ -95,18 +100,25 @@ def test_bad_change_values_are_rejected(call: Any, match: str) -> None:
 @pytest.mark.parametrize(
     ("changes", "match"),
     [
-        (ReplayChanges(rates_hz=(("physics_hz", 500.0),)),
-         r"rates.physics_hz: 500.0 Hz differs from the recorded 240.0 Hz"),
+        (
+            ReplayChanges(rates_hz=(("physics_hz", 500.0),)),
+            r"rates.physics_hz: 500.0 Hz differs from the recorded 240.0 Hz",
+        ),
         (ReplayChanges(rates_hz=(("imu_hz", 1000.0),)), r"rates.imu_hz: 1000.0 Hz exceeds"),
-        (ReplayChanges(remove_cameras=("uav1/nope",)),
-         r"--remove-camera uav1/nope: camera 'nope' is unknown on robot 'uav1'; "
-         r"cameras: \['camera'"),
-        (ReplayChanges(cameras=(CameraChange("ugv", "c", ()),)),
-         r"robot 'ugv' is not in the recorded run; robots: \['uav1'\]"),
-        (ReplayChanges(cameras=(CameraChange("uav1", "camera", (("width", 5),)),)),
-         r"robots\[0\].cameras\[0\].width: value 5 is out of range"),
-        (ReplayChanges(cameras=(CameraChange("uav1", "camera", (("rate_hz", 300),)),)),
-         r"rate_hz"),
+        (
+            ReplayChanges(remove_cameras=("uav1/nope",)),
+            r"--remove-camera uav1/nope: camera 'nope' is unknown on robot 'uav1'; "
+            r"cameras: \['camera'",
+        ),
+        (
+            ReplayChanges(cameras=(CameraChange("ugv", "c", ()),)),
+            r"robot 'ugv' is not in the recorded run; robots: \['uav1'\]",
+        ),
+        (
+            ReplayChanges(cameras=(CameraChange("uav1", "camera", (("width", 5),)),)),
+            r"robots\[0\].cameras\[0\].width: value 5 is out of range",
+        ),
+        (ReplayChanges(cameras=(CameraChange("uav1", "camera", (("rate_hz", 300),)),)), r"rate_hz"),
     ],
 )
 def test_apply_to_scenario_rejects_what_a_replay_cannot_do(
@@ -121,8 +133,11 @@ def test_camera_and_rate_changes_leave_the_scene_draw_unchanged() -> None:
     changes = ReplayChanges(
         cameras=(
             CameraChange("uav1", "camera", (("width", 80), ("height", 60), ("far_m", 4.0))),
-            CameraChange("uav1", "wide", (("hfov_deg", 120), ("rate_hz", 20), ("mount_yaw", 0.5),
-                                          ("streams", ["rgb"]))),
+            CameraChange(
+                "uav1",
+                "wide",
+                (("hfov_deg", 120), ("rate_hz", 20), ("mount_yaw", 0.5), ("streams", ["rgb"])),
+            ),
         ),
         rates_hz=(("imu_hz", 100.0), ("physics_hz", 240.0)),
     )
@@ -183,6 +198,7 @@ def test_hidden_instance_ids_by_class_and_id() -> None:
 
 def test_to_mapping_lists_only_changes() -> None:
     assert ReplayChanges().to_mapping() == {}
-    mapping = ReplayChanges(hide_classes=("person",), noise_seed=3,
-                            rates_hz=(("imu_hz", 100.0),)).to_mapping()
+    mapping = ReplayChanges(
+        hide_classes=("person",), noise_seed=3, rates_hz=(("imu_hz", 100.0),)
+    ).to_mapping()
     assert mapping == {"hide_classes": ["person"], "noise_seed": 3, "rates_hz": {"imu_hz": 100.0}}

@@ -68,7 +68,8 @@ def umeyama(x: FloatArray, y: FloatArray, with_scale: bool) -> Alignment:
     if np.count_nonzero(d > np.finfo(d.dtype).eps) < 2:
         raise AlignmentError(
             f"degenerate pose configuration (singular values {d}): the {n} positions are "
-            "(nearly) collinear or identical; use --align origin or more poses")
+            "(nearly) collinear or identical; use --align origin or more poses"
+        )
     s = np.eye(3)
     if np.linalg.det(u) * np.linalg.det(vt) < 0.0:
         s[2, 2] = -1.0
@@ -80,8 +81,9 @@ def umeyama(x: FloatArray, y: FloatArray, with_scale: bool) -> Alignment:
     return Alignment(rot, trans, scale)
 
 
-def align(reference: PoseTrajectory, estimate: PoseTrajectory,
-          config: AlignConfig | None = None) -> tuple[PoseTrajectory, Alignment]:
+def align(
+    reference: PoseTrajectory, estimate: PoseTrajectory, config: AlignConfig | None = None
+) -> tuple[PoseTrajectory, Alignment]:
     """Move the (associated, equal-length) estimate into the reference frame.
 
     Returns:
@@ -89,8 +91,10 @@ def align(reference: PoseTrajectory, estimate: PoseTrajectory,
     """
     cfg = config or AlignConfig()
     if reference.num_poses != estimate.num_poses:
-        raise AlignmentError(f"associated trajectories differ in length: {reference.num_poses} "
-                             f"vs {estimate.num_poses} poses")
+        raise AlignmentError(
+            f"associated trajectories differ in length: {reference.num_poses} "
+            f"vs {estimate.num_poses} poses"
+        )
     if estimate.num_poses == 0:
         raise AlignmentError("cannot align an empty trajectory")
     if cfg.mode is AlignMode.NONE:
@@ -100,6 +104,9 @@ def align(reference: PoseTrajectory, estimate: PoseTrajectory,
         result = Alignment(to_ref[:3, :3], to_ref[:3, 3], 1.0)
     else:
         n = estimate.num_poses if cfg.first_n is None else min(cfg.first_n, estimate.num_poses)
-        result = umeyama(estimate.positions_xyz[:n], reference.positions_xyz[:n],
-                         with_scale=cfg.mode is AlignMode.SIM3)
+        result = umeyama(
+            estimate.positions_xyz[:n],
+            reference.positions_xyz[:n],
+            with_scale=cfg.mode is AlignMode.SIM3,
+        )
     return estimate.transformed(result.transform_se3, result.scale), result

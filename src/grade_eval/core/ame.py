@@ -38,8 +38,13 @@ class AmeResult:
     symmetric_stats: Statistics | None = None
 
 
-def ame_nearest(estimate: PointMap, ground_truth: PointMap, symmetric: bool = False,
-                max_distance_m: float = np.inf, workers: int = -1) -> AmeResult:
+def ame_nearest(
+    estimate: PointMap,
+    ground_truth: PointMap,
+    symmetric: bool = False,
+    max_distance_m: float = np.inf,
+    workers: int = -1,
+) -> AmeResult:
     """Distance of each estimated point (already in the ground-truth frame) to its nearest GT point.
 
     Args:
@@ -52,8 +57,9 @@ def ame_nearest(estimate: PointMap, ground_truth: PointMap, symmetric: bool = Fa
     estimate.require_points()
     ground_truth.require_points()
     tree = cKDTree(ground_truth.points_xyz)
-    dist, idx = tree.query(estimate.points_xyz, k=1, workers=workers,
-                           distance_upper_bound=max_distance_m)
+    dist, idx = tree.query(
+        estimate.points_xyz, k=1, workers=workers, distance_upper_bound=max_distance_m
+    )
     matched = np.isfinite(dist)
     if not matched.any():
         raise MapError(f"no estimated point lies within {max_distance_m} m of the ground truth")
@@ -62,8 +68,15 @@ def ame_nearest(estimate: PointMap, ground_truth: PointMap, symmetric: bool = Fa
         back, _ = cKDTree(estimate.points_xyz).query(ground_truth.points_xyz, k=1, workers=workers)
         sym = Statistics.of(np.asarray(back, dtype=np.float64))
     d = np.asarray(dist[matched], dtype=np.float64)
-    return AmeResult(Association.NEAREST, d, Statistics.of(d), matched,
-                     ground_truth.points_xyz[idx[matched]], int((~matched).sum()), sym)
+    return AmeResult(
+        Association.NEAREST,
+        d,
+        Statistics.of(d),
+        matched,
+        ground_truth.points_xyz[idx[matched]],
+        int((~matched).sum()),
+        sym,
+    )
 
 
 @dataclass(frozen=True)
@@ -88,8 +101,10 @@ class RaycastConfig:
         if not (0 < self.step_fraction <= 0.5):
             raise EvalConfigError(f"step_fraction = {self.step_fraction}: allowed (0, 0.5]")
         if not (0 <= self.min_range_m < self.max_range_m):
-            raise EvalConfigError(f"min_range_m = {self.min_range_m}, max_range_m = "
-                                  f"{self.max_range_m}: need 0 <= min < max")
+            raise EvalConfigError(
+                f"min_range_m = {self.min_range_m}, max_range_m = "
+                f"{self.max_range_m}: need 0 <= min < max"
+            )
         if self.refine_neighbours < 1:
             raise EvalConfigError(f"refine_neighbours = {self.refine_neighbours}: must be >= 1")
         if self.block_steps < 1:
@@ -101,8 +116,7 @@ class RaycastConfig:
 class VoxelSurface:
     """Occupied voxels of a ground-truth map, each pointing back to one GT point in it."""
 
-    def __init__(self, ground_truth: PointMap, voxel_size_m: float,
-                 coarse_factor: int = 8) -> None:
+    def __init__(self, ground_truth: PointMap, voxel_size_m: float, coarse_factor: int = 8) -> None:
         ground_truth.require_points()
         self.voxel_size_m = voxel_size_m
         keys = pack_keys(voxel_indices(ground_truth.points_xyz, voxel_size_m))
@@ -114,10 +128,12 @@ class VoxelSurface:
         self._points = ground_truth.points_xyz
         self._coarse_m = coarse_factor * voxel_size_m
         centres = voxel_indices(ground_truth.points_xyz[self._point_index], voxel_size_m)
-        coarse = np.unique(np.floor(centres * voxel_size_m / self._coarse_m).astype(np.int64),
-                           axis=0)
-        shifts = np.stack(np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1], indexing="ij"),
-                          axis=-1).reshape(-1, 3)
+        coarse = np.unique(
+            np.floor(centres * voxel_size_m / self._coarse_m).astype(np.int64), axis=0
+        )
+        shifts = np.stack(
+            np.meshgrid([-1, 0, 1], [-1, 0, 1], [-1, 0, 1], indexing="ij"), axis=-1
+        ).reshape(-1, 3)
         self._coarse_keys = np.unique(pack_keys((coarse[:, None, :] + shifts).reshape(-1, 3)))
 
     def clearance(self, points_xyz: FloatArray) -> FloatArray:
@@ -145,8 +161,12 @@ class VoxelSurface:
         return np.asarray(self._points[index], dtype=np.float64)
 
 
-def raycast_hits(surface: VoxelSurface, origins_xyz: FloatArray, directions_xyz: FloatArray,
-                 config: RaycastConfig) -> NDArray[np.intp]:
+def raycast_hits(
+    surface: VoxelSurface,
+    origins_xyz: FloatArray,
+    directions_xyz: FloatArray,
+    config: RaycastConfig,
+) -> NDArray[np.intp]:
     """Index of the first GT point along each ray origin + alpha dir (unit dir), -1 for none.
 
     Marches in steps of step_fraction * voxel, in blocks of `block_steps` samples, and before
@@ -163,8 +183,9 @@ def raycast_hits(surface: VoxelSurface, origins_xyz: FloatArray, directions_xyz:
             here = origins_xyz[active] + alpha[:, None] * directions_xyz[active]
             alpha = alpha + surface.clearance(here)
             samples = alpha[:, None] + offsets[None, :]
-            pts = (origins_xyz[active, None, :]
-                   + samples[..., None] * directions_xyz[active, None, :])
+            pts = (
+                origins_xyz[active, None, :] + samples[..., None] * directions_xyz[active, None, :]
+            )
             hit = surface.lookup(pts.reshape(-1, 3)).reshape(samples.shape)
             hit[samples > config.max_range_m] = -1
             found_any = (hit >= 0).any(axis=1)
@@ -177,9 +198,13 @@ def raycast_hits(surface: VoxelSurface, origins_xyz: FloatArray, directions_xyz:
     return result
 
 
-def _surface_point_on_ray(ground_truth: PointMap, first_hit_xyz: FloatArray,
-                          origins_xyz: FloatArray, directions_xyz: FloatArray,
-                          config: RaycastConfig) -> FloatArray:
+def _surface_point_on_ray(
+    ground_truth: PointMap,
+    first_hit_xyz: FloatArray,
+    origins_xyz: FloatArray,
+    directions_xyz: FloatArray,
+    config: RaycastConfig,
+) -> FloatArray:
     """Refine a first-hit voxel to the GT point closest to the ray near that voxel.
 
     The voxel only says where the surface starts; among the GT points within two voxel
@@ -206,9 +231,14 @@ def _surface_point_on_ray(ground_truth: PointMap, first_hit_xyz: FloatArray,
     return np.asarray(refined, dtype=np.float64)
 
 
-def ame_raycast(estimate_world_xyz: FloatArray, observation_est_xyz: FloatArray,
-                pose_est_world_camera: FloatArray, pose_gt_world_camera: FloatArray,
-                ground_truth: PointMap, config: RaycastConfig | None = None) -> AmeResult:
+def ame_raycast(
+    estimate_world_xyz: FloatArray,
+    observation_est_xyz: FloatArray,
+    pose_est_world_camera: FloatArray,
+    pose_gt_world_camera: FloatArray,
+    ground_truth: PointMap,
+    config: RaycastConfig | None = None,
+) -> AmeResult:
     """MAOMaps ray-casting AME.
 
     For estimated point m* (in the estimate's map frame, `observation_est_xyz`) seen from the
@@ -229,14 +259,19 @@ def ame_raycast(estimate_world_xyz: FloatArray, observation_est_xyz: FloatArray,
     n = estimate_world_xyz.shape[0]
     if n == 0:
         raise MapError("estimated map is empty (0 points)")
-    for label, arr, shape in (("observation_est_xyz", observation_est_xyz, (n, 3)),
-                              ("pose_est_world_camera", pose_est_world_camera, (n, 4, 4)),
-                              ("pose_gt_world_camera", pose_gt_world_camera, (n, 4, 4))):
+    for label, arr, shape in (
+        ("observation_est_xyz", observation_est_xyz, (n, 3)),
+        ("pose_est_world_camera", pose_est_world_camera, (n, 4, 4)),
+        ("pose_gt_world_camera", pose_gt_world_camera, (n, 4, 4)),
+    ):
         if arr.shape != shape:
             raise MapError(f"{label} has shape {arr.shape}, expected {shape}")
     surface = VoxelSurface(ground_truth, cfg.voxel_size_m)
-    rel = np.einsum("nji,nj->ni", pose_est_world_camera[:, :3, :3],
-                    observation_est_xyz - pose_est_world_camera[:, :3, 3])
+    rel = np.einsum(
+        "nji,nj->ni",
+        pose_est_world_camera[:, :3, :3],
+        observation_est_xyz - pose_est_world_camera[:, :3, 3],
+    )
     ray = np.einsum("nij,nj->ni", pose_gt_world_camera[:, :3, :3], rel)
     length = np.linalg.norm(ray, axis=1)
     ok = length > 1e-12
@@ -246,11 +281,18 @@ def ame_raycast(estimate_world_xyz: FloatArray, observation_est_xyz: FloatArray,
     hits[ok] = raycast_hits(surface, pose_gt_world_camera[ok, :3, 3], directions[ok], cfg)
     matched = hits >= 0
     if not matched.any():
-        raise MapError(f"none of the {n} viewing rays hits the ground-truth map within "
-                       f"{cfg.max_range_m} m; check poses and frames")
-    gt_xyz = _surface_point_on_ray(ground_truth, surface.point(hits[matched]),
-                                   pose_gt_world_camera[matched, :3, 3], directions[matched],
-                                   cfg)
+        raise MapError(
+            f"none of the {n} viewing rays hits the ground-truth map within "
+            f"{cfg.max_range_m} m; check poses and frames"
+        )
+    gt_xyz = _surface_point_on_ray(
+        ground_truth,
+        surface.point(hits[matched]),
+        pose_gt_world_camera[matched, :3, 3],
+        directions[matched],
+        cfg,
+    )
     d = np.asarray(np.linalg.norm(estimate_world_xyz[matched] - gt_xyz, axis=1), dtype=np.float64)
-    return AmeResult(Association.RAYCAST, d, Statistics.of(d), matched, gt_xyz,
-                     int((~matched).sum()))
+    return AmeResult(
+        Association.RAYCAST, d, Statistics.of(d), matched, gt_xyz, int((~matched).sum())
+    )

@@ -39,9 +39,12 @@ class TrajectoryEval:
     def summary(self) -> dict[str, float]:
         """Flat numbers for a table row."""
         return {
-            "ate_rmse_m": self.ate.stats.rmse, "ate_mean_m": self.ate.stats.mean,
-            "ate_median_m": self.ate.stats.median, "ate_std_m": self.ate.stats.std,
-            "ate_min_m": self.ate.stats.min, "ate_max_m": self.ate.stats.max,
+            "ate_rmse_m": self.ate.stats.rmse,
+            "ate_mean_m": self.ate.stats.mean,
+            "ate_median_m": self.ate.stats.median,
+            "ate_std_m": self.ate.stats.std,
+            "ate_min_m": self.ate.stats.min,
+            "ate_max_m": self.ate.stats.max,
             "ate_rot_rmse_deg": self.ate_rot_deg.stats.rmse,
             "rpe_trans_rmse_m": self.rpe_trans.stats.rmse,
             "rpe_rot_rmse_deg": self.rpe_rot_deg.stats.rmse,
@@ -53,18 +56,25 @@ class TrajectoryEval:
         }
 
 
-def evaluate_trajectory(reference: PoseTrajectory, estimate: PoseTrajectory,
-                        config: TrajectoryEvalConfig | None = None) -> TrajectoryEval:
+def evaluate_trajectory(
+    reference: PoseTrajectory, estimate: PoseTrajectory, config: TrajectoryEvalConfig | None = None
+) -> TrajectoryEval:
     """Full evaluation; tracking quality uses all estimate stamps (shifted by the offset)."""
     cfg = config or TrajectoryEvalConfig()
     ref, est = associate(reference, estimate, cfg.sync)
     est_aligned, alignment = align(ref, est, cfg.align)
-    track = tracking_quality(reference.stamps_s, estimate.stamps_s + cfg.sync.offset_s,
-                             cfg.tracking)
+    track = tracking_quality(
+        reference.stamps_s, estimate.stamps_s + cfg.sync.offset_s, cfg.tracking
+    )
     return TrajectoryEval(
         ate=ape(ref, est_aligned, PoseRelation.TRANSLATION),
         ate_rot_deg=ape(ref, est_aligned, PoseRelation.ROTATION_ANGLE_DEG),
         rpe_trans=rpe(ref, est_aligned, PoseRelation.TRANSLATION, cfg.rpe),
         rpe_rot_deg=rpe(ref, est_aligned, PoseRelation.ROTATION_ANGLE_DEG, cfg.rpe),
-        tracking=track, alignment=alignment, reference=ref, estimate_aligned=est_aligned,
-        num_estimate_poses=estimate.num_poses, tracking_gap_s=cfg.tracking.gap_threshold_s)
+        tracking=track,
+        alignment=alignment,
+        reference=ref,
+        estimate_aligned=est_aligned,
+        num_estimate_poses=estimate.num_poses,
+        tracking_gap_s=cfg.tracking.gap_threshold_s,
+    )

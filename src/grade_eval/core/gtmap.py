@@ -48,13 +48,16 @@ class GtMapConfig:
         if not (0 <= self.min_range_m < self.max_range_m):
             raise EvalConfigError(
                 f"min_range_m = {self.min_range_m}, max_range_m = {self.max_range_m}: need "
-                "0 <= min_range_m < max_range_m")
+                "0 <= min_range_m < max_range_m"
+            )
         if self.pixel_stride < 1:
             raise EvalConfigError(f"pixel_stride = {self.pixel_stride}: must be >= 1")
 
 
-def backproject(frame: DepthFrame, config: GtMapConfig,
-                ) -> tuple[FloatArray, NDArray[np.uint8] | None]:
+def backproject(
+    frame: DepthFrame,
+    config: GtMapConfig,
+) -> tuple[FloatArray, NDArray[np.uint8] | None]:
     """World points (and colours) of the valid, static pixels of one frame."""
     depth = np.asarray(frame.depth_m, dtype=np.float64)
     if depth.ndim != 2:
@@ -70,12 +73,15 @@ def backproject(frame: DepthFrame, config: GtMapConfig,
     y = (vs - k[1, 2]) / k[1, 1] * depth
     cam = np.stack([x, y, depth], axis=-1)
     rng = np.linalg.norm(cam, axis=-1)
-    valid = np.isfinite(depth) & (depth > 0) & (rng > config.min_range_m) & (
-        rng < config.max_range_m)
+    valid = (
+        np.isfinite(depth) & (depth > 0) & (rng > config.min_range_m) & (rng < config.max_range_m)
+    )
     if config.dynamic_ids:
         if frame.instance_ids is None:
-            raise MapError(f"frame {frame.stamp_s:.6f}: removing dynamic actors needs its "
-                           "instance mask, but none was given")
+            raise MapError(
+                f"frame {frame.stamp_s:.6f}: removing dynamic actors needs its "
+                "instance mask, but none was given"
+            )
         inst = np.asarray(frame.instance_ids)[::s, ::s]
         valid &= ~np.isin(inst, np.fromiter(config.dynamic_ids, dtype=np.int64))
     pts_cam = cam[valid]
@@ -87,8 +93,9 @@ def backproject(frame: DepthFrame, config: GtMapConfig,
     return pts, colors
 
 
-def build_gt_map(frames: Iterable[DepthFrame], config: GtMapConfig | None = None,
-                 name: str = "gt_map") -> PointMap:
+def build_gt_map(
+    frames: Iterable[DepthFrame], config: GtMapConfig | None = None, name: str = "gt_map"
+) -> PointMap:
     """Voxel map of every frame's valid static pixels, voxel centre round(p / v) * v.
 
     Raises:

@@ -30,9 +30,13 @@ class DeltaUnit(enum.Enum):
     METRES = "m"
 
 
-UNITS = {PoseRelation.TRANSLATION: "m", PoseRelation.ROTATION_ANGLE_DEG: "deg",
-         PoseRelation.ROTATION_ANGLE_RAD: "rad", PoseRelation.ROTATION_PART: "",
-         PoseRelation.FULL: ""}
+UNITS = {
+    PoseRelation.TRANSLATION: "m",
+    PoseRelation.ROTATION_ANGLE_DEG: "deg",
+    PoseRelation.ROTATION_ANGLE_RAD: "rad",
+    PoseRelation.ROTATION_PART: "",
+    PoseRelation.FULL: "",
+}
 
 
 @dataclass(frozen=True)
@@ -60,15 +64,29 @@ class Statistics:
         if not np.all(np.isfinite(errors)):
             raise TrajectoryError("error values contain NaN or inf")
         sq = errors**2
-        return cls(rmse=float(np.sqrt(sq.mean())), mean=float(errors.mean()),
-                   median=float(np.median(errors)), std=float(errors.std()),
-                   min=float(errors.min()), max=float(errors.max()), sse=float(sq.sum()),
-                   count=int(errors.size))
+        return cls(
+            rmse=float(np.sqrt(sq.mean())),
+            mean=float(errors.mean()),
+            median=float(np.median(errors)),
+            std=float(errors.std()),
+            min=float(errors.min()),
+            max=float(errors.max()),
+            sse=float(sq.sum()),
+            count=int(errors.size),
+        )
 
     def as_dict(self) -> dict[str, float]:
         """Name -> value."""
-        return {"rmse": self.rmse, "mean": self.mean, "median": self.median, "std": self.std,
-                "min": self.min, "max": self.max, "sse": self.sse, "count": float(self.count)}
+        return {
+            "rmse": self.rmse,
+            "mean": self.mean,
+            "median": self.median,
+            "std": self.std,
+            "min": self.min,
+            "max": self.max,
+            "sse": self.sse,
+            "count": float(self.count),
+        }
 
 
 @dataclass(frozen=True)
@@ -94,26 +112,34 @@ def _error_of(relation: PoseRelation, error_poses: FloatArray) -> FloatArray:
     if relation is PoseRelation.ROTATION_ANGLE_DEG:
         return np.rad2deg(rotation_angles_rad(error_poses[:, :3, :3]))
     if relation is PoseRelation.ROTATION_PART:
-        return np.asarray(np.linalg.norm(error_poses[:, :3, :3] - np.eye(3), axis=(1, 2)),
-                          dtype=np.float64)
+        return np.asarray(
+            np.linalg.norm(error_poses[:, :3, :3] - np.eye(3), axis=(1, 2)), dtype=np.float64
+        )
     return np.asarray(np.linalg.norm(error_poses - np.eye(4), axis=(1, 2)), dtype=np.float64)
 
 
 def _check_pair(reference: PoseTrajectory, estimate: PoseTrajectory) -> None:
     if reference.num_poses != estimate.num_poses:
-        raise TrajectoryError(f"trajectories must be associated first: {reference.num_poses} vs "
-                              f"{estimate.num_poses} poses")
+        raise TrajectoryError(
+            f"trajectories must be associated first: {reference.num_poses} vs "
+            f"{estimate.num_poses} poses"
+        )
     if reference.num_poses == 0:
         raise TrajectoryError("trajectories are empty")
 
 
-def ape(reference: PoseTrajectory, estimate: PoseTrajectory,
-        relation: PoseRelation = PoseRelation.TRANSLATION) -> ErrorResult:
+def ape(
+    reference: PoseTrajectory,
+    estimate: PoseTrajectory,
+    relation: PoseRelation = PoseRelation.TRANSLATION,
+) -> ErrorResult:
     """Absolute pose error of associated, aligned trajectories; E_i = est_i^-1 ref_i (as evo)."""
     _check_pair(reference, estimate)
     if relation is PoseRelation.TRANSLATION:
-        errors = np.asarray(np.linalg.norm(estimate.positions_xyz - reference.positions_xyz,
-                                           axis=1), dtype=np.float64)
+        errors = np.asarray(
+            np.linalg.norm(estimate.positions_xyz - reference.positions_xyz, axis=1),
+            dtype=np.float64,
+        )
     else:
         error_poses = se3_inverse(estimate.poses_se3) @ reference.poses_se3
         errors = _error_of(relation, error_poses)
@@ -129,8 +155,9 @@ def pairs_by_index(num_poses: int, delta: int, all_pairs: bool) -> NDArray[np.in
     return np.stack([ids[:-1], ids[1:]], axis=1)
 
 
-def pairs_by_path(positions_xyz: FloatArray, delta_m: float, tol_m: float,
-                  all_pairs: bool) -> NDArray[np.intp]:
+def pairs_by_path(
+    positions_xyz: FloatArray, delta_m: float, tol_m: float, all_pairs: bool
+) -> NDArray[np.intp]:
     """(i, j) pairs whose travelled path between them is delta_m (evo's filter_pairs_by_path)."""
     n = positions_xyz.shape[0]
     steps = np.linalg.norm(np.diff(positions_xyz, axis=0), axis=1)
@@ -155,8 +182,7 @@ def pairs_by_path(positions_xyz: FloatArray, delta_m: float, tol_m: float,
     upper_c = np.clip(np.maximum(upper, first + 1), 0, n - 1)
     lower_c = np.clip(lower_first, 0, n - 1)
     err_up = np.abs((dist[upper_c] - dist[first]) - delta_m)
-    err_lo = np.where(lower >= first + 1, np.abs((dist[lower_c] - dist[first]) - delta_m),
-                      np.inf)
+    err_lo = np.where(lower >= first + 1, np.abs((dist[lower_c] - dist[first]) - delta_m), np.inf)
     pick = np.where(err_lo <= err_up, lower_c, upper_c)
     err = np.minimum(err_lo, err_up)
     keep = err <= tol_m
@@ -181,9 +207,12 @@ class RpeConfig:
             raise EvalConfigError(f"rel_delta_tol = {self.rel_delta_tol}: allowed [0, 1]")
 
 
-def rpe(reference: PoseTrajectory, estimate: PoseTrajectory,
-        relation: PoseRelation = PoseRelation.TRANSLATION,
-        config: RpeConfig | None = None) -> ErrorResult:
+def rpe(
+    reference: PoseTrajectory,
+    estimate: PoseTrajectory,
+    relation: PoseRelation = PoseRelation.TRANSLATION,
+    config: RpeConfig | None = None,
+) -> ErrorResult:
     """Relative pose error; E = (ref_i^-1 ref_j)^-1 (est_i^-1 est_j), pairs from the estimate.
 
     Raises:
@@ -194,12 +223,14 @@ def rpe(reference: PoseTrajectory, estimate: PoseTrajectory,
     if cfg.delta_unit is DeltaUnit.FRAMES:
         pairs = pairs_by_index(estimate.num_poses, int(cfg.delta), cfg.all_pairs)
     else:
-        pairs = pairs_by_path(estimate.positions_xyz, cfg.delta, cfg.delta * cfg.rel_delta_tol,
-                              cfg.all_pairs)
+        pairs = pairs_by_path(
+            estimate.positions_xyz, cfg.delta, cfg.delta * cfg.rel_delta_tol, cfg.all_pairs
+        )
     if pairs.shape[0] == 0:
         raise TrajectoryError(
             f"RPE delta = {cfg.delta} ({cfg.delta_unit.value}) selects no pose pair among "
-            f"{estimate.num_poses} poses; use a smaller delta")
+            f"{estimate.num_poses} poses; use a smaller delta"
+        )
     ref = reference.poses_se3
     est = estimate.poses_se3
     i, j = pairs[:, 0], pairs[:, 1]

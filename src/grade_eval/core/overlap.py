@@ -52,8 +52,10 @@ class PairSpec(Checked):
     def validate(self, path: str) -> None:
         """The range must not be empty (called by the schema check after the field checks)."""
         if self.min_iou > self.max_iou:
-            raise EvalConfigError(f"min_iou = {self.min_iou}, max_iou = {self.max_iou}: need "
-                                  "0 <= min_iou <= max_iou <= 1")
+            raise EvalConfigError(
+                f"min_iou = {self.min_iou}, max_iou = {self.max_iou}: need "
+                "0 <= min_iou <= max_iou <= 1"
+            )
 
 
 @dataclass(frozen=True)
@@ -66,8 +68,12 @@ class RunPair:
     iou: float
 
 
-def select_pairs(cells_by_run: Mapping[str, NDArray[np.int64]], world_by_run: Mapping[str, str],
-                 spec: PairSpec, rng: np.random.Generator) -> list[RunPair]:
+def select_pairs(
+    cells_by_run: Mapping[str, NDArray[np.int64]],
+    world_by_run: Mapping[str, str],
+    spec: PairSpec,
+    rng: np.random.Generator,
+) -> list[RunPair]:
     """Pairs of runs in the same world whose overlap lies in the requested range.
 
     With max_pairs, a uniform random subset is drawn with `rng` (same seed, same pairs).

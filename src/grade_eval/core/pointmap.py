@@ -30,8 +30,10 @@ class PointMap:
         if not np.all(np.isfinite(pts)):
             raise MapError(f"{self.name}: points contain NaN or inf")
         if self.colors_rgb is not None and np.asarray(self.colors_rgb).shape != pts.shape:
-            raise MapError(f"{self.name}: colours have shape {np.asarray(self.colors_rgb).shape}"
-                           f", expected {pts.shape}")
+            raise MapError(
+                f"{self.name}: colours have shape {np.asarray(self.colors_rgb).shape}"
+                f", expected {pts.shape}"
+            )
         object.__setattr__(self, "points_xyz", pts)
 
     @property
@@ -60,16 +62,19 @@ def voxel_indices(points_xyz: FloatArray, voxel_size_m: float) -> NDArray[np.int
     """Integer voxel coordinates round(p / voxel) (MAOMaps' centre rule), (N, 3)."""
     idx = np.round(points_xyz / voxel_size_m).astype(np.int64)
     if idx.size and (np.abs(idx) >= _OFFSET).any():
-        raise MapError(f"points beyond +-{_OFFSET * voxel_size_m:.0f} m cannot be voxelised at "
-                       f"{voxel_size_m} m")
+        raise MapError(
+            f"points beyond +-{_OFFSET * voxel_size_m:.0f} m cannot be voxelised at "
+            f"{voxel_size_m} m"
+        )
     return idx
 
 
 def pack_keys(indices: NDArray[np.int64]) -> NDArray[np.int64]:
     """One int64 per voxel coordinate triple (21 bits per axis)."""
     shifted = indices + _OFFSET
-    return np.asarray((shifted[:, 0] << (2 * _BITS)) | (shifted[:, 1] << _BITS) | shifted[:, 2],
-                      dtype=np.int64)
+    return np.asarray(
+        (shifted[:, 0] << (2 * _BITS)) | (shifted[:, 1] << _BITS) | shifted[:, 2], dtype=np.int64
+    )
 
 
 def unpack_keys(keys: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -115,8 +120,9 @@ class VoxelAccumulator:
     def result(self, with_colors: bool, name: str = "map") -> PointMap:
         """The voxel map (centres sorted by key) and, if asked, the averaged colours."""
         if not self._keys:
-            return PointMap(np.zeros((0, 3)), np.zeros((0, 3), np.uint8) if with_colors else None,
-                            name)
+            return PointMap(
+                np.zeros((0, 3)), np.zeros((0, 3), np.uint8) if with_colors else None, name
+            )
         self._compact()
         centres = unpack_keys(self._keys[0]).astype(np.float64) * self.voxel_size_m
         colors = None

@@ -29,9 +29,12 @@ class SyncConfig:
             raise EvalConfigError(f"offset_s = {self.offset_s}: must be finite")
 
 
-def matching_time_indices(stamps_1: NDArray[np.float64], stamps_2: NDArray[np.float64],
-                          max_diff_s: float, offset_2_s: float = 0.0,
-                          ) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
+def matching_time_indices(
+    stamps_1: NDArray[np.float64],
+    stamps_2: NDArray[np.float64],
+    max_diff_s: float,
+    offset_2_s: float = 0.0,
+) -> tuple[NDArray[np.intp], NDArray[np.intp]]:
     """Indices of stamps_1 and their nearest stamps_2 (+offset) within max_diff_s.
 
     Same rule and tie-breaking as evo.core.sync.matching_time_indices (sorted stamps), but
@@ -54,8 +57,9 @@ def matching_time_indices(stamps_1: NDArray[np.float64], stamps_2: NDArray[np.fl
     return ids_1[keep].astype(np.intp), ids_2[keep].astype(np.intp)
 
 
-def associate(reference: PoseTrajectory, estimate: PoseTrajectory,
-              config: SyncConfig | None = None) -> tuple[PoseTrajectory, PoseTrajectory]:
+def associate(
+    reference: PoseTrajectory, estimate: PoseTrajectory, config: SyncConfig | None = None
+) -> tuple[PoseTrajectory, PoseTrajectory]:
     """Reduce both trajectories to pairs of poses at matching stamps.
 
     As evo: the trajectory with fewer poses is the query so none of its poses is lost twice.
@@ -66,20 +70,25 @@ def associate(reference: PoseTrajectory, estimate: PoseTrajectory,
     cfg = config or SyncConfig()
     second_longer = estimate.num_poses > reference.num_poses
     if second_longer:
-        ids_ref, ids_est = matching_time_indices(reference.stamps_s, estimate.stamps_s,
-                                                 cfg.max_diff_s, cfg.offset_s)
+        ids_ref, ids_est = matching_time_indices(
+            reference.stamps_s, estimate.stamps_s, cfg.max_diff_s, cfg.offset_s
+        )
     else:
-        ids_est, ids_ref = matching_time_indices(estimate.stamps_s, reference.stamps_s,
-                                                 cfg.max_diff_s, -cfg.offset_s)
+        ids_est, ids_ref = matching_time_indices(
+            estimate.stamps_s, reference.stamps_s, cfg.max_diff_s, -cfg.offset_s
+        )
     if ids_ref.size == 0:
+
         def span(t: PoseTrajectory) -> str:
             if t.num_poses == 0:
                 return "empty"
             return f"[{t.stamps_s[0]:.6f}, {t.stamps_s[-1]:.6f}] s"
+
         raise AssociationError(
             f"no overlapping time: {reference.name} {span(reference)} and {estimate.name} "
             f"{span(estimate)} (offset {cfg.offset_s} s) share no stamps within "
-            f"max_diff_s = {cfg.max_diff_s}; check the time base or raise max_diff_s")
+            f"max_diff_s = {cfg.max_diff_s}; check the time base or raise max_diff_s"
+        )
     return _pick(reference, ids_ref), _pick(estimate, ids_est)
 
 
@@ -89,5 +98,6 @@ def _pick(traj: PoseTrajectory, ids: NDArray[np.intp]) -> PoseTrajectory:
         dup = int(ids[int(np.argmax(np.diff(ids) <= 0)) + 1])
         raise AssociationError(
             f"{traj.name}: pose {dup} (stamp {traj.stamps_s[dup]:.6f} s) matches two poses of "
-            "the other trajectory; lower max_diff_s so each pose is associated at most once")
+            "the other trajectory; lower max_diff_s so each pose is associated at most once"
+        )
     return traj.subset(ids)

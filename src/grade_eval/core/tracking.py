@@ -43,8 +43,11 @@ class TrackingResult:
     lost_intervals_s: NDArray[np.float64]
 
 
-def tracking_quality(gt_stamps_s: NDArray[np.float64], est_stamps_s: NDArray[np.float64],
-                     config: TrackingConfig | None = None) -> TrackingResult:
+def tracking_quality(
+    gt_stamps_s: NDArray[np.float64],
+    est_stamps_s: NDArray[np.float64],
+    config: TrackingConfig | None = None,
+) -> TrackingResult:
     """Missing time and tracking rate exactly as GRADE defines them.
 
     Window [max(start_min, first gt), min(end_max, last gt)]; every gap between consecutive
@@ -59,15 +62,22 @@ def tracking_quality(gt_stamps_s: NDArray[np.float64], est_stamps_s: NDArray[np.
     est = np.sort(np.asarray(est_stamps_s, dtype=np.float64))
     if gt.size == 0:
         raise TrajectoryError("ground truth has no stamps: cannot define the tracking window")
-    start = float(gt.min()) if cfg.window_start_min_s is None else max(cfg.window_start_min_s,
-                                                                       float(gt.min()))
-    end = float(gt.max()) if cfg.window_end_max_s is None else min(cfg.window_end_max_s,
-                                                                   float(gt.max()))
+    start = (
+        float(gt.min())
+        if cfg.window_start_min_s is None
+        else max(cfg.window_start_min_s, float(gt.min()))
+    )
+    end = (
+        float(gt.max())
+        if cfg.window_end_max_s is None
+        else min(cfg.window_end_max_s, float(gt.max()))
+    )
     if not end > start:
         raise TrajectoryError(
             f"empty tracking window [{start:.6f}, {end:.6f}] s (ground truth "
             f"[{gt.min():.6f}, {gt.max():.6f}] s, caps {cfg.window_start_min_s}, "
-            f"{cfg.window_end_max_s}); check the time base or set the window caps")
+            f"{cfg.window_end_max_s}); check the time base or set the window caps"
+        )
     inside = est[(est >= start) & (est <= end)]
     points = np.concatenate([[start], inside, [end]])
     gaps = np.diff(points)

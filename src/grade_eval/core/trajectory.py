@@ -70,12 +70,17 @@ class PoseTrajectory:
         n = stamps.shape[0]
         if pos.shape != (n, 3):
             raise TrajectoryError(
-                f"{self.name}: positions_xyz has shape {pos.shape}, expected ({n}, 3)")
+                f"{self.name}: positions_xyz has shape {pos.shape}, expected ({n}, 3)"
+            )
         if quat.shape != (n, 4):
             raise TrajectoryError(
-                f"{self.name}: orientations_quat_wxyz has shape {quat.shape}, expected ({n}, 4)")
-        for label, arr in (("stamps_s", stamps), ("positions_xyz", pos),
-                           ("orientations_quat_wxyz", quat)):
+                f"{self.name}: orientations_quat_wxyz has shape {quat.shape}, expected ({n}, 4)"
+            )
+        for label, arr in (
+            ("stamps_s", stamps),
+            ("positions_xyz", pos),
+            ("orientations_quat_wxyz", quat),
+        ):
             bad = ~np.isfinite(arr)
             if bad.any():
                 row = int(np.argwhere(bad)[0][0])
@@ -87,14 +92,16 @@ class PoseTrajectory:
                 row = int(np.argmax(bad_norm))
                 raise TrajectoryError(
                     f"{self.name}: quaternion at pose {row} has norm {norms[row]:.6g}; "
-                    "a unit quaternion (norm 1 within 1e-3) is required")
+                    "a unit quaternion (norm 1 within 1e-3) is required"
+                )
             quat = quat / norms[:, None]
         steps = np.diff(stamps)
         if (steps <= 0).any():
             i = int(np.argmax(steps <= 0))
             raise TrajectoryError(
                 f"{self.name}: stamps must be strictly increasing, but pose {i + 1} has stamp "
-                f"{stamps[i + 1]:.9f} s after {stamps[i]:.9f} s at pose {i}")
+                f"{stamps[i + 1]:.9f} s after {stamps[i]:.9f} s at pose {i}"
+            )
         object.__setattr__(self, "stamps_s", stamps)
         object.__setattr__(self, "positions_xyz", pos)
         object.__setattr__(self, "orientations_quat_wxyz", quat)
@@ -108,8 +115,11 @@ class PoseTrajectory:
     def rotations(self) -> FloatArray:
         """Rotation matrices (N, 3, 3), cached."""
         if "rot" not in self._cache:
-            self._cache["rot"] = (quat_wxyz_to_matrix(self.orientations_quat_wxyz)
-                                  if self.num_poses else np.zeros((0, 3, 3)))
+            self._cache["rot"] = (
+                quat_wxyz_to_matrix(self.orientations_quat_wxyz)
+                if self.num_poses
+                else np.zeros((0, 3, 3))
+            )
         return self._cache["rot"]
 
     @property
@@ -127,17 +137,19 @@ class PoseTrajectory:
         return float(np.linalg.norm(np.diff(self.positions_xyz, axis=0), axis=1).sum())
 
     @classmethod
-    def from_se3(cls, stamps_s: FloatArray, poses_se3: FloatArray,
-                 name: str = "trajectory") -> PoseTrajectory:
+    def from_se3(
+        cls, stamps_s: FloatArray, poses_se3: FloatArray, name: str = "trajectory"
+    ) -> PoseTrajectory:
         """Build from (N, 4, 4) matrices (rotation blocks must be orthonormal)."""
         poses = np.asarray(poses_se3, dtype=np.float64)
-        quat = (matrix_to_quat_wxyz(poses[:, :3, :3]) if len(poses) else np.zeros((0, 4)))
+        quat = matrix_to_quat_wxyz(poses[:, :3, :3]) if len(poses) else np.zeros((0, 4))
         return cls(np.asarray(stamps_s, dtype=np.float64), poses[:, :3, 3].copy(), quat, name)
 
     def subset(self, ids: NDArray[np.intp]) -> PoseTrajectory:
         """The poses at the given indices (must keep stamps increasing)."""
-        return PoseTrajectory(self.stamps_s[ids], self.positions_xyz[ids],
-                              self.orientations_quat_wxyz[ids], self.name)
+        return PoseTrajectory(
+            self.stamps_s[ids], self.positions_xyz[ids], self.orientations_quat_wxyz[ids], self.name
+        )
 
     def transformed(self, transform_se3: FloatArray, scale: float = 1.0) -> PoseTrajectory:
         """Positions scaled by `scale` then every pose left-multiplied by `transform_se3`."""

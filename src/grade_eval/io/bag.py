@@ -10,8 +10,12 @@ import numpy as np
 from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import FormatError
 
-POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "geometry_msgs/msg/PoseWithCovarianceStamped",
-              "nav_msgs/msg/Odometry", "geometry_msgs/msg/TransformStamped")
+POSE_TYPES = (
+    "geometry_msgs/msg/PoseStamped",
+    "geometry_msgs/msg/PoseWithCovarianceStamped",
+    "nav_msgs/msg/Odometry",
+    "geometry_msgs/msg/TransformStamped",
+)
 TF_TYPE = "tf2_msgs/msg/TFMessage"
 
 
@@ -28,8 +32,12 @@ def _pose_row(msg: Any, msgtype: str) -> list[float]:
     return [_stamp_s(msg.header), t.x, t.y, t.z, q.w, q.x, q.y, q.z]
 
 
-def read_bag_trajectory(bag_path: str | Path, topic: str, child_frame: str | None = None,
-                        parent_frame: str | None = None) -> PoseTrajectory:
+def read_bag_trajectory(
+    bag_path: str | Path,
+    topic: str,
+    child_frame: str | None = None,
+    parent_frame: str | None = None,
+) -> PoseTrajectory:
     """Read one trajectory from a rosbag2 directory (stamps from the headers, else the bag).
 
     Args:
@@ -51,14 +59,17 @@ def read_bag_trajectory(bag_path: str | Path, topic: str, child_frame: str | Non
         with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
             conns = [c for c in reader.connections if c.topic == topic]
             if not conns:
-                usable = sorted({c.topic for c in reader.connections
-                                 if c.msgtype in (*POSE_TYPES, TF_TYPE)})
-                raise FormatError(f"{path}: no topic {topic!r}; pose/odometry/TF topics in the "
-                                  f"bag: {usable}")
+                usable = sorted(
+                    {c.topic for c in reader.connections if c.msgtype in (*POSE_TYPES, TF_TYPE)}
+                )
+                raise FormatError(
+                    f"{path}: no topic {topic!r}; pose/odometry/TF topics in the bag: {usable}"
+                )
             msgtype = conns[0].msgtype
             if msgtype not in (*POSE_TYPES, TF_TYPE):
-                raise FormatError(f"{path}: topic {topic} has type {msgtype}; supported: "
-                                  f"{[*POSE_TYPES, TF_TYPE]}")
+                raise FormatError(
+                    f"{path}: topic {topic} has type {msgtype}; supported: {[*POSE_TYPES, TF_TYPE]}"
+                )
             if msgtype == TF_TYPE and not child_frame:
                 raise FormatError(f"{path}: topic {topic} is TF; give the child frame to read")
             for conn, bag_ns, raw in reader.messages(connections=conns):

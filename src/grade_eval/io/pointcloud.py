@@ -10,14 +10,32 @@ from grade_common import atomic
 from grade_eval.core.pointmap import PointMap
 from grade_eval.errors import FormatError, OutputExistsError
 
-_PLY_TYPES = {"float": "f4", "float32": "f4", "double": "f8", "float64": "f8", "uchar": "u1",
-              "uint8": "u1", "char": "i1", "int8": "i1", "ushort": "u2", "uint16": "u2",
-              "short": "i2", "int16": "i2", "uint": "u4", "uint32": "u4", "int": "i4",
-              "int32": "i4"}
+_PLY_TYPES = {
+    "float": "f4",
+    "float32": "f4",
+    "double": "f8",
+    "float64": "f8",
+    "uchar": "u1",
+    "uint8": "u1",
+    "char": "i1",
+    "int8": "i1",
+    "ushort": "u2",
+    "uint16": "u2",
+    "short": "i2",
+    "int16": "i2",
+    "uint": "u4",
+    "uint32": "u4",
+    "int": "i4",
+    "int32": "i4",
+}
 
 
-def _atomic_bytes(path: Path, payload: bytes) -> Path:
-    return atomic.write_bytes(path, payload, exists_error=OutputExistsError)
+def _write_cloud(path: str | Path, header_lines: list[str], data: np.ndarray) -> Path:
+    """A text header (one item a line) then the binary records, written atomically."""
+    header = "\n".join(header_lines) + "\n"
+    return atomic.write_bytes(
+        Path(path), header.encode() + data.tobytes(), exists_error=OutputExistsError
+    )
 
 
 def write_ply(path: str | Path, point_map: PointMap) -> Path:
@@ -33,9 +51,15 @@ def write_ply(path: str | Path, point_map: PointMap) -> Path:
         for i, c in enumerate(("red", "green", "blue")):
             data[c] = point_map.colors_rgb[:, i]
         props += ["property uchar red", "property uchar green", "property uchar blue"]
-    header = "\n".join(["ply", "format binary_little_endian 1.0", "comment grade_eval map",
-                        f"element vertex {point_map.size}", *props, "end_header"]) + "\n"
-    return _atomic_bytes(Path(path), header.encode() + data.tobytes())
+    header_lines = [
+        "ply",
+        "format binary_little_endian 1.0",
+        "comment grade_eval map",
+        f"element vertex {point_map.size}",
+        *props,
+        "end_header",
+    ]
+    return _write_cloud(path, header_lines, data)
 
 
 def write_pcd(path: str | Path, point_map: PointMap) -> Path:
@@ -49,13 +73,20 @@ def write_pcd(path: str | Path, point_map: PointMap) -> Path:
         c = point_map.colors_rgb.astype(np.uint32)
         data["rgb"] = (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2]
     names = " ".join(n for n, _ in fields)
-    header = "\n".join([
-        "# .PCD v0.7 - grade_eval map", "VERSION 0.7", f"FIELDS {names}",
+    header_lines = [
+        "# .PCD v0.7 - grade_eval map",
+        "VERSION 0.7",
+        f"FIELDS {names}",
         "SIZE " + " ".join("4" for _ in fields),
         "TYPE " + " ".join("U" if n == "rgb" else "F" for n, _ in fields),
-        "COUNT " + " ".join("1" for _ in fields), f"WIDTH {point_map.size}", "HEIGHT 1",
-        "VIEWPOINT 0 0 0 1 0 0 0", f"POINTS {point_map.size}", "DATA binary"]) + "\n"
-    return _atomic_bytes(Path(path), header.encode() + data.tobytes())
+        "COUNT " + " ".join("1" for _ in fields),
+        f"WIDTH {point_map.size}",
+        "HEIGHT 1",
+        "VIEWPOINT 0 0 0 1 0 0 0",
+        f"POINTS {point_map.size}",
+        "DATA binary",
+    ]
+    return _write_cloud(path, header_lines, data)
 
 
 def write_map(path: str | Path, point_map: PointMap) -> Path:
@@ -94,8 +125,9 @@ def _read_ply(path: Path, raw: bytes) -> PointMap:
         raise FormatError(f"{path}: PLY vertices need x, y, z properties, got {names}")
     if fmt == "ascii":
         text = raw[body_start:].decode().split("\n")[:count]
-        values = np.array([list(map(float, t.split()[:len(props)])) for t in text]).reshape(
-            count, len(props))
+        values = np.array([list(map(float, t.split()[: len(props)])) for t in text]).reshape(
+            count, len(props)
+        )
         data = {n: values[:, i] for i, n in enumerate(names)}
     elif fmt == "binary_little_endian":
         dtype = np.dtype([(n, "<" + t) for n, t in props])
@@ -132,8 +164,7 @@ def _read_pcd(path: Path, raw: bytes) -> PointMap:
     if not {"x", "y", "z"} <= set(names) or len(sizes) != len(names) or len(types) != len(names):
         raise FormatError(f"{path}: PCD needs FIELDS x y z with SIZE and TYPE for each field")
     kinds = {"F": "f", "U": "u", "I": "i"}
-    dtype = np.dtype([(n, f"<{kinds[t]}{s}") for n, s, t in zip(names, sizes, types,
-                                                                   strict=True)])
+    dtype = np.dtype([(n, f"<{kinds[t]}{s}") for n, s, t in zip(names, sizes, types, strict=True)])
     mode = header["DATA"][0]
     if mode == "ascii":
         rows = raw[offset:].decode().split("\n")[:count]
@@ -148,10 +179,14 @@ def _read_pcd(path: Path, raw: bytes) -> PointMap:
     keep = np.all(np.isfinite(pts), axis=1)  # PCD marks invalid points with NaN by convention
     colors = None
     if "rgb" in cols:
-        packed = np.asarray(cols["rgb"]).astype(np.float32 if dtype["rgb"].kind == "f"
-                                                else np.uint32).view(np.uint32)
-        colors = np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255],
-                          axis=1).astype(np.uint8)[keep]
+        packed = (
+            np.asarray(cols["rgb"])
+            .astype(np.float32 if dtype["rgb"].kind == "f" else np.uint32)
+            .view(np.uint32)
+        )
+        colors = np.stack([(packed >> 16) & 255, (packed >> 8) & 255, packed & 255], axis=1).astype(
+            np.uint8
+        )[keep]
     return PointMap(pts[keep], colors, path.stem)
 
 

@@ -73,16 +73,20 @@ def read_instances(run_dir: str | Path) -> dict[int, tuple[str, str]]:
         data = yaml.safe_load(path.read_text()) or {}
         return {int(k): (str(v["name"]), str(v["class"])) for k, v in data.items()}
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError, AttributeError) as err:
-        raise FormatError(f"{path}: needs 'id: {{name: ..., class: ...}}' entries: {err!r}"
-                          ) from err
+        raise FormatError(
+            f"{path}: needs 'id: {{name: ..., class: ...}}' entries: {err!r}"
+        ) from err
 
 
 def dynamic_instance_ids(run_dir: str | Path, dynamic_classes: tuple[str, ...]) -> frozenset[int]:
     """Ids whose class matches one of dynamic_classes (case-insensitive shell patterns such as
     `flying_*`)."""
     patterns = [c.strip().lower() for c in dynamic_classes if c.strip()]
-    return frozenset(i for i, (_, cls) in read_instances(run_dir).items()
-                     if any(fnmatch.fnmatchcase(cls.lower(), p) for p in patterns))
+    return frozenset(
+        i
+        for i, (_, cls) in read_instances(run_dir).items()
+        if any(fnmatch.fnmatchcase(cls.lower(), p) for p in patterns)
+    )
 
 
 def _imread(path: Path, flags: int) -> np.ndarray:
@@ -104,8 +108,9 @@ class CameraStream:
     instance: list[tuple[float, str]]
 
     @classmethod
-    def open(cls, run_dir: str | Path, robot: str | None = None,
-             camera: str | None = None) -> CameraStream:
+    def open(
+        cls, run_dir: str | Path, robot: str | None = None, camera: str | None = None
+    ) -> CameraStream:
         """Open gt/<robot>/<camera>/ (names may be omitted when unique)."""
         run = Path(run_dir)
         rob = robot or _only(list_robots(run), "robot", _gt(run))
@@ -113,17 +118,25 @@ class CameraStream:
         d = RunLayout(run).camera_dir(rob, cam)
         if not d.is_dir():
             raise FormatError(f"{d}: missing; cameras of {rob}: {list_cameras(run, rob)}")
-        lists = {n: (read_list(d / tum.list_file(n)) if (d / tum.list_file(n)).is_file() else [])
-                 for n in tum.IMAGE_KINDS}
+        lists = {
+            n: (read_list(d / tum.list_file(n)) if (d / tum.list_file(n)).is_file() else [])
+            for n in tum.IMAGE_KINDS
+        }
         if not lists[ImageKind.DEPTH]:
             listing = d / tum.list_file(ImageKind.DEPTH)
             raise FormatError(f"{listing}: missing or empty; no depth frames")
-        return cls(d, read_camera_info(d / tum.CAMERA_INFO_YAML),
-                   read_tum(d / tum.GROUNDTRUTH_TXT, f"gt:{rob}/{cam}"),
-                   lists[ImageKind.DEPTH], lists[ImageKind.RGB], lists[ImageKind.INSTANCE])
+        return cls(
+            d,
+            read_camera_info(d / tum.CAMERA_INFO_YAML),
+            read_tum(d / tum.GROUNDTRUTH_TXT, f"gt:{rob}/{cam}"),
+            lists[ImageKind.DEPTH],
+            lists[ImageKind.RGB],
+            lists[ImageKind.INSTANCE],
+        )
 
-    def frames(self, with_rgb: bool = True, with_instances: bool = False,
-               max_pose_diff_s: float = 1e-3) -> Iterator[DepthFrame]:
+    def frames(
+        self, with_rgb: bool = True, with_instances: bool = False, max_pose_diff_s: float = 1e-3
+    ) -> Iterator[DepthFrame]:
         """Depth frames with the pose at (within max_pose_diff_s) their stamp."""
         stamps = np.array([t for t, _ in self.depth])
         ids_f, ids_p = matching_time_indices(stamps, self.trajectory.stamps_s, max_pose_diff_s)
@@ -133,12 +146,16 @@ class CameraStream:
         poses = self.trajectory.poses_se3
         for i, (stamp, name) in enumerate(self.depth):
             if i not in pose_of:
-                raise FormatError(f"{self.directory / tum.GROUNDTRUTH_TXT}: no pose within "
-                                  f"{max_pose_diff_s} s of depth frame {stamp:.6f}")
+                raise FormatError(
+                    f"{self.directory / tum.GROUNDTRUTH_TXT}: no pose within "
+                    f"{max_pose_diff_s} s of depth frame {stamp:.6f}"
+                )
             depth_raw = _imread(self.directory / name, cv2.IMREAD_UNCHANGED)
             if depth_raw.dtype != np.uint16 or depth_raw.ndim != 2:
-                raise FormatError(f"{self.directory / name}: depth must be 1-channel uint16, got "
-                                  f"{depth_raw.dtype} {depth_raw.shape}")
+                raise FormatError(
+                    f"{self.directory / name}: depth must be 1-channel uint16, got "
+                    f"{depth_raw.dtype} {depth_raw.shape}"
+                )
             rgb = None
             if with_rgb and round(stamp, 6) in rgb_by:
                 bgr = _imread(self.directory / rgb_by[round(stamp, 6)], cv2.IMREAD_COLOR)
@@ -149,5 +166,11 @@ class CameraStream:
                     listing = self.directory / tum.list_file(ImageKind.INSTANCE)
                     raise FormatError(f"{listing}: no instance mask for depth frame {stamp:.6f}")
                 inst = _imread(self.directory / inst_by[round(stamp, 6)], cv2.IMREAD_UNCHANGED)
-            yield DepthFrame(stamp, depth_raw.astype(np.float64) / self.info.depth_scale,
-                             self.info.camera_matrix, poses[pose_of[i]], rgb, inst)
+            yield DepthFrame(
+                stamp,
+                depth_raw.astype(np.float64) / self.info.depth_scale,
+                self.info.camera_matrix,
+                poses[pose_of[i]],
+                rgb,
+                inst,
+            )

@@ -19,8 +19,9 @@ def read_tum(path: str | Path, name: str | None = None) -> PoseTrajectory:
     file = Path(path)
     table = tum.read_poses(file, error=FormatError)
     try:
-        return PoseTrajectory(table.stamps_s, table.positions_xyz, table.quats_wxyz,
-                              name or file.stem)
+        return PoseTrajectory(
+            table.stamps_s, table.positions_xyz, table.quats_wxyz, name or file.stem
+        )
     except TrajectoryError as err:
         raise FormatError(f"{file}: {err}") from err
 
@@ -28,9 +29,15 @@ def read_tum(path: str | Path, name: str | None = None) -> PoseTrajectory:
 def format_tum(trajectory: PoseTrajectory) -> str:
     """TUM text of a trajectory (stamps with nine decimals)."""
     lines = [tum.POSE_COLUMNS + "\n"]
-    lines += [tum.pose_line(f"{t:.9f}", p, q) for t, p, q in zip(
-        trajectory.stamps_s, trajectory.positions_xyz, trajectory.orientations_quat_wxyz,
-        strict=True)]
+    lines += [
+        tum.pose_line(f"{t:.9f}", p, q)
+        for t, p, q in zip(
+            trajectory.stamps_s,
+            trajectory.positions_xyz,
+            trajectory.orientations_quat_wxyz,
+            strict=True,
+        )
+    ]
     return "".join(lines)
 
 

@@ -29,8 +29,9 @@ def _parse_rate(text: str) -> tuple[str, float]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade bag` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade bag", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        prog="grade bag", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sub = parser.add_subparsers(dest="tool", required=True)
 
@@ -42,20 +43,35 @@ def build_parser() -> argparse.ArgumentParser:
     clip.add_argument("--out", required=True, help="new bag (must not exist)")
     clip.add_argument("--start", type=float, help="seconds after the bag's first message")
     clip.add_argument("--end", type=float, help="seconds after the bag's first message")
-    clip.add_argument("--after-start-marker", action="store_true",
-                      help="keep everything from the /starting_experiment message on")
+    clip.add_argument(
+        "--after-start-marker",
+        action="store_true",
+        help="keep everything from the /starting_experiment message on",
+    )
 
     reindex = sub.add_parser("reindex", help="restamp topics of known rate to periodic series")
     reindex.add_argument("bag")
     reindex.add_argument("--out", required=True, help="new bag (must not exist)")
-    reindex.add_argument("--rate", action="append", default=[], metavar="TOPIC=HZ",
-                         help="known rate of a topic (repeat per topic)")
-    reindex.add_argument("--tolerance-us", type=float, default=1.0,
-                         help="stamps this close to their periodic value stay as they are")
-    reindex.add_argument("--align", choices=[a.value for a in Alignment],
-                         default=Alignment.TOPIC_LAST.value,
-                         help="topic-last: each topic ends on its own last stamp; common-last: "
-                              "all end on the latest last stamp (GRADE)")
+    reindex.add_argument(
+        "--rate",
+        action="append",
+        default=[],
+        metavar="TOPIC=HZ",
+        help="known rate of a topic (repeat per topic)",
+    )
+    reindex.add_argument(
+        "--tolerance-us",
+        type=float,
+        default=1.0,
+        help="stamps this close to their periodic value stay as they are",
+    )
+    reindex.add_argument(
+        "--align",
+        choices=[a.value for a in Alignment],
+        default=Alignment.TOPIC_LAST.value,
+        help="topic-last: each topic ends on its own last stamp; common-last: "
+        "all end on the latest last stamp (GRADE)",
+    )
     reindex.add_argument("--depth-cutoff-m", type=float, help="depth beyond this becomes NaN")
     reindex.add_argument("--depth-topic", help="32FC1 depth image topic for the cut-off")
 
@@ -63,11 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
     export.add_argument("bag")
     export.add_argument("--out", required=True, help="new directory (must not exist)")
     export.add_argument("--pose-topic", help="PoseStamped or Odometry topic -> trajectory.txt")
-    export.add_argument("--tf", nargs=2, metavar=("PARENT", "CHILD"),
-                        help="TF edge parent -> child (from /tf, /tf_static) -> trajectory.txt")
+    export.add_argument(
+        "--tf",
+        nargs=2,
+        metavar=("PARENT", "CHILD"),
+        help="TF edge parent -> child (from /tf, /tf_static) -> trajectory.txt",
+    )
     for kind in ImageKind:
-        export.add_argument(f"--{kind.value}", metavar="TOPIC",
-                            help=f"image topic -> {kind.value}/<t>.png and {kind.value}.txt")
+        export.add_argument(
+            f"--{kind.value}",
+            metavar="TOPIC",
+            help=f"image topic -> {kind.value}/<t>.png and {kind.value}.txt",
+        )
     return parser
 
 
@@ -82,14 +105,19 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}")
     elif args.tool == "reindex":
         rates = dict(_parse_rate(text) for text in args.rate)
-        reindex_config = ReindexConfig(rates, round(args.tolerance_us * 1000),
-                                       Alignment(args.align), args.depth_cutoff_m,
-                                       args.depth_topic)
+        reindex_config = ReindexConfig(
+            rates,
+            round(args.tolerance_us * 1000),
+            Alignment(args.align),
+            args.depth_cutoff_m,
+            args.depth_topic,
+        )
         print(reindex_bag(args.bag, args.out, reindex_config, progress=progress).format())
         print(f"wrote {args.out}")
     else:
-        images = tuple((kind, getattr(args, kind.value)) for kind in ImageKind
-                       if getattr(args, kind.value))
+        images = tuple(
+            (kind, getattr(args, kind.value)) for kind in ImageKind if getattr(args, kind.value)
+        )
         parent, child = args.tf if args.tf else (None, None)
         export_config = ExportConfig(args.pose_topic, parent, child, images)
         print(export_bag(args.bag, args.out, export_config, progress=progress).format())

@@ -32,15 +32,18 @@ class ClipConfig:
     def __post_init__(self) -> None:
         window = self.start_s is not None or self.end_s is not None
         if window == self.after_start_marker:
-            raise ReplayConfigError("clip: give either a window (--start/--end) or "
-                                    "--after-start-marker, not both and not neither")
+            raise ReplayConfigError(
+                "clip: give either a window (--start/--end) or "
+                "--after-start-marker, not both and not neither"
+            )
         for name in ("start_s", "end_s"):
             value = getattr(self, name)
             if value is not None and (not math.isfinite(value) or value < 0):
                 raise ReplayConfigError(f"clip: {name}={value} must be a finite number >= 0")
         if self.start_s is not None and self.end_s is not None and self.end_s <= self.start_s:
             raise ReplayConfigError(
-                f"clip: end_s={self.end_s} must be greater than start_s={self.start_s}")
+                f"clip: end_s={self.end_s} must be greater than start_s={self.start_s}"
+            )
 
 
 @dataclass(frozen=True)
@@ -56,24 +59,29 @@ class ClipReport:
     def format(self) -> str:
         """One line per fact."""
         stop = "end" if self.window_stop_ns is None else f"{self.window_stop_ns / NS_PER_S:.6f} s"
-        return (f"window: {self.window_start_ns / NS_PER_S:.6f} s .. {stop}\n"
-                f"kept {self.kept} messages ({self.latched_kept} latched from before the "
-                f"window), dropped {self.dropped}")
+        return (
+            f"window: {self.window_start_ns / NS_PER_S:.6f} s .. {stop}\n"
+            f"kept {self.kept} messages ({self.latched_kept} latched from before the "
+            f"window), dropped {self.dropped}"
+        )
 
 
 def _marker_ns(src: Path) -> int:
     with open_bag(src) as bag:
         conns = [c for c in bag.connections if c.topic == START_MARKER_TOPIC]
         if not conns:
-            raise TopicNotFoundError(f"{src}: no start marker topic {START_MARKER_TOPIC} in the "
-                                     "bag; clip it with --start/--end instead")
+            raise TopicNotFoundError(
+                f"{src}: no start marker topic {START_MARKER_TOPIC} in the "
+                "bag; clip it with --start/--end instead"
+            )
         for _, t_ns, _ in bag.messages(conns):
             return t_ns
     raise TopicNotFoundError(f"{src}: start marker topic {START_MARKER_TOPIC} has no messages")
 
 
-def clip_bag(src: Path | str, out: Path | str, config: ClipConfig,
-             progress: bool = False) -> ClipReport:
+def clip_bag(
+    src: Path | str, out: Path | str, config: ClipConfig, progress: bool = False
+) -> ClipReport:
     """Write the part of `src` inside the window to the new bag `out`.
 
     Raises:

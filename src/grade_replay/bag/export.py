@@ -24,6 +24,8 @@ from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFound
 POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "nav_msgs/msg/Odometry")
 TF_TOPICS = ("/tf", "/tf_static")
 IMAGE_TYPE = "sensor_msgs/msg/Image"
+
+
 @dataclass(frozen=True)
 class ExportConfig:
     """What to export.
@@ -41,17 +43,22 @@ class ExportConfig:
 
     def __post_init__(self) -> None:
         if (self.tf_parent is None) != (self.tf_child is None):
-            raise ReplayConfigError("export: a TF trajectory needs both parent and child frames "
-                                    f"(got {self.tf_parent!r} -> {self.tf_child!r})")
+            raise ReplayConfigError(
+                "export: a TF trajectory needs both parent and child frames "
+                f"(got {self.tf_parent!r} -> {self.tf_child!r})"
+            )
         if self.pose_topic is not None and self.tf_parent is not None:
-            raise ReplayConfigError("export: give one trajectory source, --pose-topic or --tf, "
-                                    "not both")
+            raise ReplayConfigError(
+                "export: give one trajectory source, --pose-topic or --tf, not both"
+            )
         kinds = [k for k, _ in self.images]
         if len(set(kinds)) != len(kinds):
             raise ReplayConfigError(f"export: each image kind at most once; got {kinds}")
         if self.pose_topic is None and self.tf_parent is None and not self.images:
-            raise ReplayConfigError("export: nothing to export; give --pose-topic, --tf PARENT "
-                                    "CHILD and/or --rgb/--depth/--instance TOPIC")
+            raise ReplayConfigError(
+                "export: nothing to export; give --pose-topic, --tf PARENT "
+                "CHILD and/or --rgb/--depth/--instance TOPIC"
+            )
 
 
 @dataclass(frozen=True)
@@ -65,8 +72,10 @@ class ExportReport:
     def format(self) -> str:
         """Human-readable summary."""
         parts = [f"{self.poses} poses"] + [f"{n} {k} frames" for k, n in self.frames.items()]
-        return (", ".join(parts) + f"; {self.depth_pixels_out_of_range} depth pixels beyond "
-                f"{tum.MAX_DEPTH_M:.3f} m (or invalid) written as 0")
+        return (
+            ", ".join(parts) + f"; {self.depth_pixels_out_of_range} depth pixels beyond "
+            f"{tum.MAX_DEPTH_M:.3f} m (or invalid) written as 0"
+        )
 
 
 def _tum_line(t_ns: int, position: Any, orientation: Any) -> str:
@@ -84,8 +93,9 @@ def image_to_array(msg: Any) -> np.ndarray:
         BagFormatError: an encoding other than those of grade_common.images.ENCODINGS.
     """
     if msg.encoding not in ENCODINGS:
-        raise BagFormatError(f"image encoding {msg.encoding!r} is not supported; expected one of "
-                             f"{sorted(ENCODINGS)}")
+        raise BagFormatError(
+            f"image encoding {msg.encoding!r} is not supported; expected one of {sorted(ENCODINGS)}"
+        )
     return images.image_to_array(msg, error=BagFormatError)
 
 
@@ -104,8 +114,11 @@ def depth_to_tum(msg: Any) -> tuple[np.ndarray, int]:
 
 def _rgb_to_bgr(msg: Any) -> np.ndarray:
     array = image_to_array(msg)
-    conversions = {"rgb8": cv2.COLOR_RGB2BGR, "rgba8": cv2.COLOR_RGBA2BGR,
-                   "bgra8": cv2.COLOR_BGRA2BGR}
+    conversions = {
+        "rgb8": cv2.COLOR_RGB2BGR,
+        "rgba8": cv2.COLOR_RGBA2BGR,
+        "bgra8": cv2.COLOR_BGRA2BGR,
+    }
     if msg.encoding in conversions:
         return np.asarray(cv2.cvtColor(array, conversions[msg.encoding]))
     return array
@@ -119,13 +132,16 @@ def _write_png(path: Path, image: np.ndarray) -> None:
 def _tf_connections(bag: BagSource) -> list[Any]:
     conns = [c for c in bag.connections if c.topic in TF_TOPICS]
     if not conns:
-        raise TopicNotFoundError(f"{bag.path}: no /tf or /tf_static topic in the bag; it has "
-                                 f"{sorted({c.topic for c in bag.connections})}")
+        raise TopicNotFoundError(
+            f"{bag.path}: no /tf or /tf_static topic in the bag; it has "
+            f"{sorted({c.topic for c in bag.connections})}"
+        )
     return conns
 
 
-def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
-               progress: bool = False) -> ExportReport:
+def export_bag(
+    src: Path | str, out: Path | str, config: ExportConfig, progress: bool = False
+) -> ExportReport:
     """Export a trajectory and/or images from `src` into the new directory `out`.
 
     Raises:
@@ -140,13 +156,16 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
             wanted.append(config.pose_topic)
         conns = bag.connections_of(wanted)
         if config.pose_topic is not None and bag.msgtype_of(config.pose_topic) not in POSE_TYPES:
-            raise BagFormatError(f"{bag.path}: {config.pose_topic} has type "
-                                 f"{bag.msgtype_of(config.pose_topic)}; a trajectory needs one "
-                                 f"of {list(POSE_TYPES)} (or use --tf PARENT CHILD)")
+            raise BagFormatError(
+                f"{bag.path}: {config.pose_topic} has type "
+                f"{bag.msgtype_of(config.pose_topic)}; a trajectory needs one "
+                f"of {list(POSE_TYPES)} (or use --tf PARENT CHILD)"
+            )
         for _, topic in config.images:
             if bag.msgtype_of(topic) != IMAGE_TYPE:
-                raise BagFormatError(f"{bag.path}: {topic} has type {bag.msgtype_of(topic)}, "
-                                     f"not {IMAGE_TYPE}")
+                raise BagFormatError(
+                    f"{bag.path}: {topic} has type {bag.msgtype_of(topic)}, not {IMAGE_TYPE}"
+                )
         if config.tf_parent is not None and config.tf_child is not None:
             conns += _tf_connections(bag)
         kind_of = {topic: kind for kind, topic in config.images}
@@ -161,11 +180,16 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
             for conn, _, data in bag.messages(conns, progress=progress, desc="export"):
                 if conn.topic in TF_TOPICS:
                     msg = bag.deserialize(data, conn.msgtype)
-                    poses += [_tum_line(stamp_to_ns(tr.header.stamp), tr.transform.translation,
-                                        tr.transform.rotation)
-                              for tr in msg.transforms
-                              if tr.header.frame_id.lstrip("/") == config.tf_parent
-                              and tr.child_frame_id.lstrip("/") == config.tf_child]
+                    poses += [
+                        _tum_line(
+                            stamp_to_ns(tr.header.stamp),
+                            tr.transform.translation,
+                            tr.transform.rotation,
+                        )
+                        for tr in msg.transforms
+                        if tr.header.frame_id.lstrip("/") == config.tf_parent
+                        and tr.child_frame_id.lstrip("/") == config.tf_child
+                    ]
                     continue
                 msg = bag.deserialize(data, conn.msgtype)
                 stamp_ns = stamp_to_ns(msg.header.stamp)
@@ -176,8 +200,10 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
                 kind = kind_of[conn.topic]
                 name = tum.tum_stamp(stamp_ns)
                 if name in seen[kind]:
-                    raise BagFormatError(f"{bag.path}: {conn.topic} has two images stamped "
-                                         f"{name} s; the TUM layout needs unique stamps")
+                    raise BagFormatError(
+                        f"{bag.path}: {conn.topic} has two images stamped "
+                        f"{name} s; the TUM layout needs unique stamps"
+                    )
                 seen[kind].add(name)
                 if kind is ImageKind.DEPTH:
                     image, beyond = depth_to_tum(msg)
@@ -191,7 +217,8 @@ def export_bag(src: Path | str, out: Path | str, config: ExportConfig,
             if config.tf_parent is not None and not poses:
                 raise TopicNotFoundError(
                     f"{bag.path}: no transform {config.tf_parent} -> {config.tf_child} on /tf or "
-                    "/tf_static")
+                    "/tf_static"
+                )
             if config.pose_topic is not None or config.tf_parent is not None:
                 source = config.pose_topic or f"tf {config.tf_parent} -> {config.tf_child}"
                 (tmp / tum.TRAJECTORY_TXT).write_text(tum.pose_header(source) + "".join(poses))

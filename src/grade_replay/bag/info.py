@@ -39,9 +39,12 @@ class BagInfo:
 
     def format(self) -> str:
         """Human-readable table."""
-        marker = ("none" if self.start_marker_ns is None else
-                  f"{self.start_marker_ns / NS_PER_S:.6f} s "
-                  f"(+{(self.start_marker_ns - self.start_ns) / NS_PER_S:.3f} s after start)")
+        marker = (
+            "none"
+            if self.start_marker_ns is None
+            else f"{self.start_marker_ns / NS_PER_S:.6f} s "
+            f"(+{(self.start_marker_ns - self.start_ns) / NS_PER_S:.3f} s after start)"
+        )
         lines = [
             f"bag:          {self.path}",
             f"size:         {self.storage_size_bytes / 1e6:.3f} MB",
@@ -55,8 +58,10 @@ class BagInfo:
         width = max((len(t.name) for t in self.topics), default=5)
         twidth = max((len(t.msgtype) for t in self.topics), default=4)
         lines.append(f"  {'topic':<{width}}  {'type':<{twidth}}  {'count':>8}  {'rate_hz':>9}")
-        lines += [f"  {t.name:<{width}}  {t.msgtype:<{twidth}}  {t.count:>8}  {t.rate_hz:>9.3f}"
-                  for t in self.topics]
+        lines += [
+            f"  {t.name:<{width}}  {t.msgtype:<{twidth}}  {t.count:>8}  {t.rate_hz:>9.3f}"
+            for t in self.topics
+        ]
         return "\n".join(lines)
 
 
@@ -75,8 +80,20 @@ def bag_info(path: Path | str, progress: bool = False) -> BagInfo:
             if conn.topic == START_MARKER_TOPIC and marker is None:
                 marker = t_ns
         topics = tuple(
-            TopicInfo(s.name, s.msgtype, len(stamps[s.name]),
-                      median_rate_hz(np.asarray(stamps[s.name], dtype=np.int64)))
-            for s in summaries.values())
-        return BagInfo(Path(path), bag.size_bytes, sum(t.count for t in topics), bag.start_ns,
-                       bag.end_ns, topics, marker)
+            TopicInfo(
+                s.name,
+                s.msgtype,
+                len(stamps[s.name]),
+                median_rate_hz(np.asarray(stamps[s.name], dtype=np.int64)),
+            )
+            for s in summaries.values()
+        )
+        return BagInfo(
+            Path(path),
+            bag.size_bytes,
+            sum(t.count for t in topics),
+            bag.start_ns,
+            bag.end_ns,
+            topics,
+            marker,
+        )

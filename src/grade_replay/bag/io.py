@@ -41,8 +41,16 @@ START_MARKER_TOPIC = "/starting_experiment"
 HEADER_TYPE = "std_msgs/msg/Header"
 TIME_TYPE = "builtin_interfaces/msg/Time"
 # Errors a truncated or corrupt storage file surfaces as while being parsed.
-_CORRUPT_ERRORS = (ReaderError, struct.error, EOFError, ValueError, IndexError, KeyError, OSError,
-                   OverflowError)
+_CORRUPT_ERRORS = (
+    ReaderError,
+    struct.error,
+    EOFError,
+    ValueError,
+    IndexError,
+    KeyError,
+    OSError,
+    OverflowError,
+)
 
 
 @dataclass(frozen=True)
@@ -120,24 +128,36 @@ class BagSource:
         missing = sorted(set(topics) - present)
         if missing:
             raise TopicNotFoundError(
-                f"{self.path}: topic(s) {missing} not in the bag; it has {sorted(present)}")
+                f"{self.path}: topic(s) {missing} not in the bag; it has {sorted(present)}"
+            )
         return [c for c in self._reader.connections if c.topic in topics]
 
     def msgtype_of(self, topic: str) -> str:
         """The message type of a topic (the first connection's)."""
         return self.connections_of([topic])[0].msgtype
 
-    def messages(self, connections: Collection[Connection] = (), start_ns: int | None = None,
-                 stop_ns: int | None = None, progress: bool = False,
-                 desc: str = "") -> Iterator[tuple[Connection, int, bytes]]:
+    def messages(
+        self,
+        connections: Collection[Connection] = (),
+        start_ns: int | None = None,
+        stop_ns: int | None = None,
+        progress: bool = False,
+        desc: str = "",
+    ) -> Iterator[tuple[Connection, int, bytes]]:
         """Messages in receive-time order, as (connection, receive time ns, raw CDR bytes).
 
         Raises:
             BagCorruptError: the storage file is truncated or corrupt (raised while iterating).
         """
-        total = (sum(c.msgcount for c in connections) if connections else self.message_count)
-        bar = tqdm(total=total, unit="msg", desc=desc or self.path.name, file=sys.stderr,
-                   disable=not progress, leave=False)
+        total = sum(c.msgcount for c in connections) if connections else self.message_count
+        bar = tqdm(
+            total=total,
+            unit="msg",
+            desc=desc or self.path.name,
+            file=sys.stderr,
+            disable=not progress,
+            leave=False,
+        )
         try:
             for item in self._reader.messages(connections, start_ns, stop_ns):
                 bar.update(1)
@@ -145,7 +165,8 @@ class BagSource:
         except _CORRUPT_ERRORS as err:
             raise BagCorruptError(
                 f"{self.path}: bag is truncated or corrupt while reading messages ({err}); "
-                "re-record it or recover it with `ros2 bag reindex`") from err
+                "re-record it or recover it with `ros2 bag reindex`"
+            ) from err
         finally:
             bar.close()
 
@@ -156,10 +177,12 @@ class BagSource:
         except KeyError as err:
             raise BagFormatError(
                 f"{self.path}: message type {msgtype!r} is unknown and the bag carries no "
-                "definition for it") from err
+                "definition for it"
+            ) from err
         except Exception as err:
-            raise BagCorruptError(f"{self.path}: a {msgtype} message cannot be decoded ({err})"
-                                  ) from err
+            raise BagCorruptError(
+                f"{self.path}: a {msgtype} message cannot be decoded ({err})"
+            ) from err
 
     def serialize(self, msg: object, msgtype: str) -> bytes:
         """Encode a message of `msgtype` to CDR (little endian)."""
@@ -170,8 +193,7 @@ class BagSource:
         ext = conn.ext
         if not isinstance(ext, ConnectionExtRosbag2):
             return False
-        return any(q.durability == QosDurability.TRANSIENT_LOCAL
-                   for q in ext.offered_qos_profiles)
+        return any(q.durability == QosDurability.TRANSIENT_LOCAL for q in ext.offered_qos_profiles)
 
     def has_header(self, msgtype: str) -> bool:
         """Whether the type's first field is a std_msgs/Header (its stamp can be patched)."""
@@ -207,16 +229,19 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
     if path.is_dir() and not (path / "metadata.yaml").is_file():
         raise BagFormatError(f"{path}: not a rosbag2 directory (no metadata.yaml in it)")
     if path.is_file() and path.suffix not in (".mcap", ".db3"):
-        raise BagFormatError(f"{path}: unknown storage format {path.suffix!r}; grade reads "
-                             "rosbag2 directories, .mcap and .db3 files")
+        raise BagFormatError(
+            f"{path}: unknown storage format {path.suffix!r}; grade reads "
+            "rosbag2 directories, .mcap and .db3 files"
+        )
     try:
         reader = Reader(path)
         reader.open()
     except ReaderError as err:
         text = str(err)
         if "not supported" in text or "Unrecognized storage" in text:
-            raise BagFormatError(f"{path}: unknown storage format: {text} (grade reads mcap "
-                                 "and sqlite3)") from err
+            raise BagFormatError(
+                f"{path}: unknown storage format: {text} (grade reads mcap and sqlite3)"
+            ) from err
         raise BagCorruptError(f"{path}: bag is truncated or corrupt: {text}") from err
     except _CORRUPT_ERRORS as err:
         raise BagCorruptError(f"{path}: bag is truncated or corrupt: {err}") from err
@@ -249,14 +274,26 @@ def copy_connection(writer: Writer, conn: Connection, bag: BagSource) -> Connect
     fmt = ext.serialization_format if isinstance(ext, ConnectionExtRosbag2) else "cdr"
     qos = ext.offered_qos_profiles if isinstance(ext, ConnectionExtRosbag2) else []
     if conn.msgdef.format != MessageDefinitionFormat.NONE and conn.msgdef.data and conn.digest:
-        return writer.add_connection(conn.topic, conn.msgtype, msgdef=conn.msgdef.data,
-                                     rihs01=conn.digest, serialization_format=fmt,
-                                     offered_qos_profiles=qos)
+        return writer.add_connection(
+            conn.topic,
+            conn.msgtype,
+            msgdef=conn.msgdef.data,
+            rihs01=conn.digest,
+            serialization_format=fmt,
+            offered_qos_profiles=qos,
+        )
     if conn.msgtype not in bag.typestore.fielddefs:
-        raise BagFormatError(f"{bag.path}: topic {conn.topic} has type {conn.msgtype!r} without "
-                             "a definition in the bag or the ROS 2 Kilted typestore")
-    return writer.add_connection(conn.topic, conn.msgtype, typestore=bag.typestore,
-                                 serialization_format=fmt, offered_qos_profiles=qos)
+        raise BagFormatError(
+            f"{bag.path}: topic {conn.topic} has type {conn.msgtype!r} without "
+            "a definition in the bag or the ROS 2 Kilted typestore"
+        )
+    return writer.add_connection(
+        conn.topic,
+        conn.msgtype,
+        typestore=bag.typestore,
+        serialization_format=fmt,
+        offered_qos_profiles=qos,
+    )
 
 
 def _stamp_format(data: bytes | memoryview) -> str:

@@ -73,20 +73,28 @@ class ReindexConfig:
         for topic, rate in self.rates_hz.items():
             if not math.isfinite(rate) or rate <= 0:
                 raise ReplayConfigError(
-                    f"reindex: rate of {topic} = {rate} Hz must be a finite number > 0")
+                    f"reindex: rate of {topic} = {rate} Hz must be a finite number > 0"
+                )
         if not 0 <= self.tolerance_ns <= NS_PER_S:
             raise ReplayConfigError(
-                f"reindex: tolerance_ns={self.tolerance_ns} must be in [0, 1e9]")
+                f"reindex: tolerance_ns={self.tolerance_ns} must be in [0, 1e9]"
+            )
         if (self.depth_cutoff_m is None) != (self.depth_topic is None):
-            raise ReplayConfigError("reindex: --depth-cutoff-m and --depth-topic go together "
-                                    f"(got {self.depth_cutoff_m!r} and {self.depth_topic!r})")
-        if self.depth_cutoff_m is not None and not (
-                math.isfinite(self.depth_cutoff_m) and self.depth_cutoff_m > 0):
             raise ReplayConfigError(
-                f"reindex: depth_cutoff_m={self.depth_cutoff_m} must be a finite number > 0")
+                "reindex: --depth-cutoff-m and --depth-topic go together "
+                f"(got {self.depth_cutoff_m!r} and {self.depth_topic!r})"
+            )
+        if self.depth_cutoff_m is not None and not (
+            math.isfinite(self.depth_cutoff_m) and self.depth_cutoff_m > 0
+        ):
+            raise ReplayConfigError(
+                f"reindex: depth_cutoff_m={self.depth_cutoff_m} must be a finite number > 0"
+            )
         if not self.rates_hz and self.depth_topic is None:
-            raise ReplayConfigError("reindex: nothing to do; give --rate TOPIC=HZ and/or "
-                                    "--depth-cutoff-m with --depth-topic")
+            raise ReplayConfigError(
+                "reindex: nothing to do; give --rate TOPIC=HZ and/or "
+                "--depth-cutoff-m with --depth-topic"
+            )
 
 
 def periodic_stamps_ns(count: int, rate_hz: float, last_ns: int) -> np.ndarray:
@@ -125,13 +133,20 @@ class ReindexReport:
 
     def format(self) -> str:
         """Table: one line per re-indexed topic."""
-        lines = [f"{'topic':<40} {'stamps':<8} {'count':>7} {'rate_hz':>8} {'moved':>7} "
-                 f"{'max_ms':>10} {'mean_ms':>10} {'recv_moved':>10}"]
-        lines += [f"{t.topic:<40} {t.stamp_kind.value:<8} {t.count:>7} {t.rate_hz:>8.3f} "
-                  f"{t.moved:>7} {t.max_shift_ms:>10.3f} {t.mean_shift_ms:>10.3f} "
-                  f"{t.receive_moved:>10}" for t in self.topics]
-        lines.append(f"{self.messages} messages written; {self.depth_pixels_cut} depth pixels "
-                     "beyond the cut-off set to NaN")
+        lines = [
+            f"{'topic':<40} {'stamps':<8} {'count':>7} {'rate_hz':>8} {'moved':>7} "
+            f"{'max_ms':>10} {'mean_ms':>10} {'recv_moved':>10}"
+        ]
+        lines += [
+            f"{t.topic:<40} {t.stamp_kind.value:<8} {t.count:>7} {t.rate_hz:>8.3f} "
+            f"{t.moved:>7} {t.max_shift_ms:>10.3f} {t.mean_shift_ms:>10.3f} "
+            f"{t.receive_moved:>10}"
+            for t in self.topics
+        ]
+        lines.append(
+            f"{self.messages} messages written; {self.depth_pixels_cut} depth pixels "
+            "beyond the cut-off set to NaN"
+        )
         return "\n".join(lines)
 
 
@@ -157,8 +172,10 @@ def _read_stamp(bag: BagSource, kind: StampKind, msgtype: str, t_ns: int, data: 
 def _cut_depth(bag: BagSource, data: bytes, cutoff_m: float, topic: str) -> tuple[bytes, int]:
     msg = bag.deserialize(data, IMAGE_TYPE)
     if msg.encoding != "32FC1":
-        raise BagFormatError(f"{bag.path}: depth topic {topic} has encoding {msg.encoding!r}; "
-                             "the depth cut-off needs 32FC1 (metres)")
+        raise BagFormatError(
+            f"{bag.path}: depth topic {topic} has encoding {msg.encoding!r}; "
+            "the depth cut-off needs 32FC1 (metres)"
+        )
     dtype = np.dtype(">f4" if msg.is_bigendian else "<f4")
     rows = np.frombuffer(msg.data.tobytes(), dtype=np.uint8).reshape(msg.height, msg.step)
     depth_m = rows[:, : msg.width * 4].copy().view(dtype).reshape(msg.height, msg.width)
@@ -173,8 +190,9 @@ def _cut_depth(bag: BagSource, data: bytes, cutoff_m: float, topic: str) -> tupl
     return bag.serialize(msg, IMAGE_TYPE), cut
 
 
-def reindex_bag(src: Path | str, out: Path | str, config: ReindexConfig,
-                progress: bool = False) -> ReindexReport:
+def reindex_bag(
+    src: Path | str, out: Path | str, config: ReindexConfig, progress: bool = False
+) -> ReindexReport:
     """Write `src` re-indexed to the new bag `out` and report what moved.
 
     Raises:
@@ -188,8 +206,10 @@ def reindex_bag(src: Path | str, out: Path | str, config: ReindexConfig,
         rate_conns = bag.connections_of(topics)
         depth_topic = config.depth_topic
         if depth_topic is not None and bag.msgtype_of(depth_topic) != IMAGE_TYPE:
-            raise BagFormatError(f"{bag.path}: depth topic {depth_topic} has type "
-                                 f"{bag.msgtype_of(depth_topic)}, not {IMAGE_TYPE}")
+            raise BagFormatError(
+                f"{bag.path}: depth topic {depth_topic} has type "
+                f"{bag.msgtype_of(depth_topic)}, not {IMAGE_TYPE}"
+            )
         kinds = {t: _stamp_kind(bag, bag.msgtype_of(t)) for t in topics}
 
         # Pass 1: the stamps of every re-indexed topic in message order.
@@ -212,7 +232,8 @@ def reindex_bag(src: Path | str, out: Path | str, config: ReindexConfig,
                 raise ReplayConfigError(
                     f"{bag.path}: {t} has {stamps.size} messages; at {config.rates_hz[t]} Hz "
                     f"ending at {last / NS_PER_S:.6f} s they would start before time 0; "
-                    "check the rate")
+                    "check the rate"
+                )
             new_np[t] = snap_to_series(stamps, series, config.tolerance_ns)
 
         # Pass 2: copy everything, restamping the re-indexed topics and cutting depth.
@@ -244,10 +265,18 @@ def reindex_bag(src: Path | str, out: Path | str, config: ReindexConfig,
     shifts = []
     for t in topics:
         delta = new_np[t] - old_np[t]
-        shifts.append(TopicShift(
-            t, kinds[t], int(delta.size), config.rates_hz[t], int(np.count_nonzero(delta)),
-            float(np.max(np.abs(delta))) / 1e6 if delta.size else 0.0,
-            float(np.mean(delta)) / 1e6 if delta.size else 0.0, recv_moved[t]))
+        shifts.append(
+            TopicShift(
+                t,
+                kinds[t],
+                int(delta.size),
+                config.rates_hz[t],
+                int(np.count_nonzero(delta)),
+                float(np.max(np.abs(delta))) / 1e6 if delta.size else 0.0,
+                float(np.mean(delta)) / 1e6 if delta.size else 0.0,
+                recv_moved[t],
+            )
+        )
     return ReindexReport(tuple(shifts), written, cut_total)
 
 

@@ -48,12 +48,17 @@ def _qos_time(duration: Duration) -> QosTime:
 
 def to_bag_qos(profile: QoSProfile) -> Qos:
     """rclpy QoSProfile -> rosbags Qos (the offered_qos_profiles of the bag's metadata)."""
-    return Qos(QosHistory[profile.history.name], int(profile.depth),
-               QosReliability[profile.reliability.name], QosDurability[profile.durability.name],
-               _qos_time(profile.deadline), _qos_time(profile.lifespan),
-               QosLiveliness[profile.liveliness.name],
-               _qos_time(profile.liveliness_lease_duration),
-               bool(profile.avoid_ros_namespace_conventions))
+    return Qos(
+        QosHistory[profile.history.name],
+        int(profile.depth),
+        QosReliability[profile.reliability.name],
+        QosDurability[profile.durability.name],
+        _qos_time(profile.deadline),
+        _qos_time(profile.lifespan),
+        QosLiveliness[profile.liveliness.name],
+        _qos_time(profile.liveliness_lease_duration),
+        bool(profile.avoid_ros_namespace_conventions),
+    )
 
 
 def subscription_qos(offered: list[QoSProfile], depth: int) -> QoSProfile:
@@ -61,9 +66,11 @@ def subscription_qos(offered: list[QoSProfile], depth: int) -> QoSProfile:
     reliable = all(p.reliability == ReliabilityPolicy.RELIABLE for p in offered)
     latched = all(p.durability == DurabilityPolicy.TRANSIENT_LOCAL for p in offered)
     return QoSProfile(
-        history=HistoryPolicy.KEEP_LAST, depth=depth,
+        history=HistoryPolicy.KEEP_LAST,
+        depth=depth,
         reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+        durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
+    )
 
 
 def message_class(msgtype: str) -> Any:
@@ -100,17 +107,21 @@ class RecorderNode(Node):
 
     def _param(self, name: str, default: Any, description: str) -> Any:
         return self.declare_parameter(
-            name, default, ParameterDescriptor(description=description)).value
+            name, default, ParameterDescriptor(description=description)
+        ).value
 
     def _config(self) -> RecorderConfig:
         topics: list[str] | None = self.declare_parameter(
-            "topics", Parameter.Type.STRING_ARRAY,
-            ParameterDescriptor(description="topics to record; empty or unset = all")).value
+            "topics",
+            Parameter.Type.STRING_ARRAY,
+            ParameterDescriptor(description="topics to record; empty or unset = all"),
+        ).value
         return RecorderConfig(
             output=self._param("output", "", "bag directory to create (must not exist)"),
             topics=tuple(t for t in (topics or []) if t),
-            discovery_period_s=self._param("discovery_period_s", 0.5,
-                                           "seconds between graph scans for new topics"),
+            discovery_period_s=self._param(
+                "discovery_period_s", 0.5, "seconds between graph scans for new topics"
+            ),
             queue_depth=self._param("queue_depth", 100, "subscription queue depth"),
         )
 
@@ -133,8 +144,12 @@ class RecorderNode(Node):
             offered = [p.qos_profile for p in publishers]
             self.recorder.add_topic(topic, types[0], [to_bag_qos(p) for p in offered])
             self._raw_subs[topic] = self.create_subscription(
-                cls, topic, partial(self._on_message, topic),
-                subscription_qos(offered, self.config.queue_depth), raw=True)
+                cls,
+                topic,
+                partial(self._on_message, topic),
+                subscription_qos(offered, self.config.queue_depth),
+                raw=True,
+            )
             self.get_logger().info(f"recording {topic} ({types[0]})")
 
     def _warn_once(self, topic: str, text: str) -> None:
@@ -151,8 +166,10 @@ class RecorderNode(Node):
             self.destroy_subscription(sub)
         path = self.recorder.close()
         counts = ", ".join(f"{t}: {n}" for t, n in sorted(self.recorder.counts.items()))
-        text = (f"bag {path} finished: {sum(self.recorder.counts.values())} messages "
-                f"({counts or 'no topics'})")
+        text = (
+            f"bag {path} finished: {sum(self.recorder.counts.values())} messages "
+            f"({counts or 'no topics'})"
+        )
         if self.context.ok():
             self.get_logger().info(text)
         else:  # the context was shut down from outside: no logger output any more

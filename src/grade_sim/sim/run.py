@@ -143,9 +143,7 @@ def run_scenario(
             )
             recorders.append(gt)
         if rec.experiment_record:
-            recorders.append(
-                ExperimentRecorder(root / RECORD_NPZ, spec.scene, streams.start_step)
-            )
+            recorders.append(ExperimentRecorder(root / RECORD_NPZ, spec.scene, streams.start_step))
         sim = spec.build(recorders)
     except BaseException:
         # Nothing was simulated (e.g. the backend cannot run): stop the recorders' threads and

@@ -21,8 +21,12 @@ def _good_bag(path: Path) -> Path:
     for k in range(120):
         t_ns = NS + k * NS // 30
         spec.add("/cam/rgb", IMG, t_ns, image(t_ns, np.full((16, 16, 3), k, np.uint8), "rgb8"))
-        spec.add("/cam/pose", "geometry_msgs/msg/PoseStamped", t_ns,
-                 pose_stamped(t_ns, (k, 0, 0), (0, 0, 0, 1)))
+        spec.add(
+            "/cam/pose",
+            "geometry_msgs/msg/PoseStamped",
+            t_ns,
+            pose_stamped(t_ns, (k, 0, 0), (0, 0, 0, 1)),
+        )
     return write_bag(path, spec)
 
 
@@ -33,8 +37,7 @@ def _missing(tmp: Path) -> tuple[Path, str]:
 def _unknown_storage(tmp: Path) -> tuple[Path, str]:
     bag = _good_bag(tmp / "foo_bag")
     meta = bag / "metadata.yaml"
-    meta.write_text(meta.read_text().replace("storage_identifier: mcap",
-                                             "storage_identifier: foo"))
+    meta.write_text(meta.read_text().replace("storage_identifier: mcap", "storage_identifier: foo"))
     return bag, r"foo_bag: unknown storage format: Storage plugin 'foo' not supported"
 
 
@@ -62,14 +65,18 @@ def _corrupt_chunk(tmp: Path) -> tuple[Path, str]:
     mcap = bag / "bad_crc.mcap"
     data = bytearray(mcap.read_bytes())
     # garbage over the middle half: chunk and message record lengths no longer parse
-    data[len(data) // 4: 3 * len(data) // 4] = b"\xff" * (3 * len(data) // 4 - len(data) // 4)
+    data[len(data) // 4 : 3 * len(data) // 4] = b"\xff" * (3 * len(data) // 4 - len(data) // 4)
     mcap.write_bytes(bytes(data))
     return bag, r"bad_crc: bag is truncated or corrupt"
 
 
 BAD_INPUTS: dict[str, Callable[[Path], tuple[Path, str]]] = {
-    "missing": _missing, "unknown-storage": _unknown_storage, "unknown-suffix": _unknown_suffix,
-    "not-a-bag": _not_a_bag_dir, "truncated": _truncated, "corrupt-chunk": _corrupt_chunk,
+    "missing": _missing,
+    "unknown-storage": _unknown_storage,
+    "unknown-suffix": _unknown_suffix,
+    "not-a-bag": _not_a_bag_dir,
+    "truncated": _truncated,
+    "corrupt-chunk": _corrupt_chunk,
 }
 TOOLS: dict[str, list[str]] = {
     "info": [],
@@ -82,11 +89,13 @@ TOOLS: dict[str, list[str]] = {
 @pytest.mark.parametrize("tool", list(TOOLS))
 @pytest.mark.parametrize("case", list(BAD_INPUTS))
 def test_bad_input_is_a_clear_error_and_writes_nothing(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str, case: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str, case: str
+) -> None:
     bag, match = BAD_INPUTS[case](tmp_path)
     out = tmp_path / "out"
     argv = ["bag", "--no-progress", tool, str(bag)] + (
-        [] if tool == "info" else ["--out", str(out), *TOOLS[tool]])
+        [] if tool == "info" else ["--out", str(out), *TOOLS[tool]]
+    )
     assert main(argv) == 1
     err = capsys.readouterr().err
     assert err.startswith(f"grade bag: error: {bag}")
@@ -95,19 +104,25 @@ def test_bad_input_is_a_clear_error_and_writes_nothing(
     assert not (tmp_path / ".out.partial").exists()
 
 
-@pytest.mark.parametrize(("tool", "args", "match"), [
-    ("reindex", ["--rate", "/nope=30"], r"topic\(s\) \['/nope'\] not in the bag; it has"),
-    ("export", ["--rgb", "/nope"], r"topic\(s\) \['/nope'\] not in the bag"),
-    ("export", ["--tf", "world", "base"], r"no /tf or /tf_static topic in the bag"),
-    ("export", ["--pose-topic", "/cam/rgb"], r"/cam/rgb has type sensor_msgs/msg/Image; a traj"),
-    ("clip", ["--after-start-marker"], r"no start marker topic /starting_experiment"),
-])
+@pytest.mark.parametrize(
+    ("tool", "args", "match"),
+    [
+        ("reindex", ["--rate", "/nope=30"], r"topic\(s\) \['/nope'\] not in the bag; it has"),
+        ("export", ["--rgb", "/nope"], r"topic\(s\) \['/nope'\] not in the bag"),
+        ("export", ["--tf", "world", "base"], r"no /tf or /tf_static topic in the bag"),
+        (
+            "export",
+            ["--pose-topic", "/cam/rgb"],
+            r"/cam/rgb has type sensor_msgs/msg/Image; a traj",
+        ),
+        ("clip", ["--after-start-marker"], r"no start marker topic /starting_experiment"),
+    ],
+)
 def test_topic_not_in_bag_names_file_and_topic(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str, args: list[str],
-        match: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str, args: list[str], match: str
+) -> None:
     bag = _good_bag(tmp_path / "good")
-    assert main(["bag", "--no-progress", tool, str(bag), "--out", str(tmp_path / "o"),
-                 *args]) == 1
+    assert main(["bag", "--no-progress", tool, str(bag), "--out", str(tmp_path / "o"), *args]) == 1
     err = capsys.readouterr().err
     assert f"{bag}" in err
     assert re.search(match, err), err
@@ -116,13 +131,13 @@ def test_topic_not_in_bag_names_file_and_topic(
 
 @pytest.mark.parametrize("tool", ["clip", "reindex", "export"])
 def test_existing_output_is_refused_and_kept(
-        tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str) -> None:
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], tool: str
+) -> None:
     bag = _good_bag(tmp_path / "good")
     out = tmp_path / "taken"
     out.mkdir()
     (out / "keep.txt").write_text("mine")
-    assert main(["bag", "--no-progress", tool, str(bag), "--out", str(out),
-                 *TOOLS[tool]]) == 1
+    assert main(["bag", "--no-progress", tool, str(bag), "--out", str(out), *TOOLS[tool]]) == 1
     assert f"{out}: output exists already" in capsys.readouterr().err
     assert [p.name for p in out.iterdir()] == ["keep.txt"]
 
@@ -146,15 +161,19 @@ def test_progress_bar_goes_to_stderr(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert len(read_bag(tmp_path / "c")) == 2 * (120 - 30)
 
 
-@pytest.mark.parametrize(("args", "match"), [
-    (["clip", "B", "--out", "O"], r"either a window \(--start/--end\) or --after-start-marker"),
-    (["clip", "B", "--out", "O", "--start", "2", "--end", "1"], r"end_s=1.0 must be greater"),
-    (["reindex", "B", "--out", "O", "--rate", "/a"], r"--rate '/a': expected TOPIC=HZ"),
-    (["reindex", "B", "--out", "O", "--rate", "/a=fast"], r"'fast' is not a number of Hz"),
-    (["export", "B", "--out", "O"], r"nothing to export"),
-])
-def test_bad_options_are_named(capsys: pytest.CaptureFixture[str], args: list[str],
-                               match: str) -> None:
+@pytest.mark.parametrize(
+    ("args", "match"),
+    [
+        (["clip", "B", "--out", "O"], r"either a window \(--start/--end\) or --after-start-marker"),
+        (["clip", "B", "--out", "O", "--start", "2", "--end", "1"], r"end_s=1.0 must be greater"),
+        (["reindex", "B", "--out", "O", "--rate", "/a"], r"--rate '/a': expected TOPIC=HZ"),
+        (["reindex", "B", "--out", "O", "--rate", "/a=fast"], r"'fast' is not a number of Hz"),
+        (["export", "B", "--out", "O"], r"nothing to export"),
+    ],
+)
+def test_bad_options_are_named(
+    capsys: pytest.CaptureFixture[str], args: list[str], match: str
+) -> None:
     assert main(["bag", *args]) == 1
     assert re.search(match, capsys.readouterr().err)
 

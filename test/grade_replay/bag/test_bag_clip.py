@@ -15,8 +15,12 @@ STR = "std_msgs/msg/String"
 
 def _bag(path: Path) -> Path:
     spec = BagSpec(latched={"/tf_static", "/starting_experiment"})
-    spec.add("/tf_static", "tf2_msgs/msg/TFMessage", 10 * NS,
-             tf_message(10 * NS, [("world", "r/odom", (0.0, 0.0, 0.0))]))
+    spec.add(
+        "/tf_static",
+        "tf2_msgs/msg/TFMessage",
+        10 * NS,
+        tf_message(10 * NS, [("world", "r/odom", (0.0, 0.0, 0.0))]),
+    )
     for k in range(100):  # 10 Hz from t = 10 s
         spec.add("/ticks", STR, 10 * NS + k * NS // 10, string(f"t{k}"))
     spec.add("/starting_experiment", STR, 13 * NS, string("starting"))
@@ -51,13 +55,16 @@ def test_after_start_marker_keeps_the_marker_and_everything_after(tmp_path: Path
     assert report.window_start_ns == 13 * NS
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({}, r"either a window"),
-    ({"start_s": 1.0, "after_start_marker": True}, r"not both"),
-    ({"start_s": -1.0}, r"start_s=-1.0 must be a finite number >= 0"),
-    ({"end_s": float("inf")}, r"end_s=inf must be a finite number"),
-    ({"start_s": 3.0, "end_s": 3.0}, r"end_s=3.0 must be greater than start_s=3.0"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({}, r"either a window"),
+        ({"start_s": 1.0, "after_start_marker": True}, r"not both"),
+        ({"start_s": -1.0}, r"start_s=-1.0 must be a finite number >= 0"),
+        ({"end_s": float("inf")}, r"end_s=inf must be a finite number"),
+        ({"start_s": 3.0, "end_s": 3.0}, r"end_s=3.0 must be greater than start_s=3.0"),
+    ],
+)
 def test_clip_config_rejects(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ReplayConfigError, match=match):
         ClipConfig(**kwargs)  # type: ignore[arg-type]

@@ -16,27 +16,47 @@ from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFound
 IMG = "sensor_msgs/msg/Image"
 RNG = np.random.default_rng(3)
 RGB = [RNG.integers(0, 256, (4, 6, 3), dtype=np.uint8) for _ in range(3)]
-DEPTH = [np.array([[0.0, 0.2, 1.0], [2.5, np.nan, 20.0]], dtype=np.float32) + k
-         for k in range(3)]
+DEPTH = [np.array([[0.0, 0.2, 1.0], [2.5, np.nan, 20.0]], dtype=np.float32) + k for k in range(3)]
 INSTANCE = [np.array([[0, 1, 2], [300, 65535, 7]], dtype=np.uint16) for _ in range(3)]
 
 
 def _bag(path: Path) -> Path:
     spec = BagSpec(latched={"/tf_static"})
-    spec.add("/tf_static", "tf2_msgs/msg/TFMessage", NS,
-             tf_message(NS, [("world", "r/odom", (0.0, 0.0, 0.0))]))
+    spec.add(
+        "/tf_static",
+        "tf2_msgs/msg/TFMessage",
+        NS,
+        tf_message(NS, [("world", "r/odom", (0.0, 0.0, 0.0))]),
+    )
     for k in range(3):
         t_ns = NS + k * NS // 30 + 7  # sub-microsecond part: names use six decimals
         spec.add("/cam/rgb", IMG, t_ns, image(t_ns, RGB[k], "rgb8"))
         spec.add("/cam/depth", IMG, t_ns, image(t_ns, DEPTH[k], "32FC1"))
         spec.add("/cam/instance", IMG, t_ns, image(t_ns, INSTANCE[k], "mono16"))
-        spec.add("/cam/pose", "geometry_msgs/msg/PoseStamped", t_ns,
-                 pose_stamped(t_ns, (k, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8)))
-        spec.add("/r/odom", "nav_msgs/msg/Odometry", t_ns,
-                 odometry(t_ns, (k, -1.0, 0.5), (0.0, 0.0, 0.0, 1.0)))
-        spec.add("/tf", "tf2_msgs/msg/TFMessage", t_ns,
-                 tf_message(t_ns, [("r/odom", "r/base_link", (k + 0.5, 0.0, 0.0)),
-                                   ("r/base_link", "r/cam", (9.0, 9.0, 9.0))]))
+        spec.add(
+            "/cam/pose",
+            "geometry_msgs/msg/PoseStamped",
+            t_ns,
+            pose_stamped(t_ns, (k, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8)),
+        )
+        spec.add(
+            "/r/odom",
+            "nav_msgs/msg/Odometry",
+            t_ns,
+            odometry(t_ns, (k, -1.0, 0.5), (0.0, 0.0, 0.0, 1.0)),
+        )
+        spec.add(
+            "/tf",
+            "tf2_msgs/msg/TFMessage",
+            t_ns,
+            tf_message(
+                t_ns,
+                [
+                    ("r/odom", "r/base_link", (k + 0.5, 0.0, 0.0)),
+                    ("r/base_link", "r/cam", (9.0, 9.0, 9.0)),
+                ],
+            ),
+        )
     spec.messages.sort(key=lambda m: m[2])
     return write_bag(path, spec)
 
@@ -47,9 +67,17 @@ def _names() -> list[str]:
 
 def test_images_go_to_the_tum_rgbd_layout(tmp_path: Path) -> None:
     out = tmp_path / "tum"
-    report = export_bag(_bag(tmp_path / "b"), out, ExportConfig(images=(
-        (ImageKind.RGB, "/cam/rgb"), (ImageKind.DEPTH, "/cam/depth"),
-        (ImageKind.INSTANCE, "/cam/instance"))))
+    report = export_bag(
+        _bag(tmp_path / "b"),
+        out,
+        ExportConfig(
+            images=(
+                (ImageKind.RGB, "/cam/rgb"),
+                (ImageKind.DEPTH, "/cam/depth"),
+                (ImageKind.INSTANCE, "/cam/instance"),
+            )
+        ),
+    )
     assert report.frames == {"rgb": 3, "depth": 3, "instance": 3}
     names = _names()
     assert names[0] == "1.000000"
@@ -71,14 +99,22 @@ def test_images_go_to_the_tum_rgbd_layout(tmp_path: Path) -> None:
     assert report.depth_pixels_out_of_range == 3
 
 
-@pytest.mark.parametrize(("config", "xyz", "quat"), [
-    (ExportConfig(pose_topic="/cam/pose"), lambda k: (k, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8)),
-    (ExportConfig(pose_topic="/r/odom"), lambda k: (k, -1.0, 0.5), (0.0, 0.0, 0.0, 1.0)),
-    (ExportConfig(tf_parent="r/odom", tf_child="r/base_link"), lambda k: (k + 0.5, 0.0, 0.0),
-     (0.0, 0.0, 0.0, 1.0)),
-], ids=["pose", "odometry", "tf"])
-def test_trajectory_is_tum(tmp_path: Path, config: ExportConfig, xyz: object,
-                           quat: tuple[float, ...]) -> None:
+@pytest.mark.parametrize(
+    ("config", "xyz", "quat"),
+    [
+        (ExportConfig(pose_topic="/cam/pose"), lambda k: (k, 2.0, 3.0), (0.0, 0.0, 0.6, 0.8)),
+        (ExportConfig(pose_topic="/r/odom"), lambda k: (k, -1.0, 0.5), (0.0, 0.0, 0.0, 1.0)),
+        (
+            ExportConfig(tf_parent="r/odom", tf_child="r/base_link"),
+            lambda k: (k + 0.5, 0.0, 0.0),
+            (0.0, 0.0, 0.0, 1.0),
+        ),
+    ],
+    ids=["pose", "odometry", "tf"],
+)
+def test_trajectory_is_tum(
+    tmp_path: Path, config: ExportConfig, xyz: object, quat: tuple[float, ...]
+) -> None:
     out = tmp_path / "traj"
     report = export_bag(_bag(tmp_path / "b"), out, config)
     assert report.poses == 3
@@ -91,10 +127,12 @@ def test_trajectory_is_tum(tmp_path: Path, config: ExportConfig, xyz: object,
 
 
 def test_tf_edge_that_never_appears_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(TopicNotFoundError,
-                       match=r"b: no transform world -> r/cam on /tf or /tf_static"):
-        export_bag(_bag(tmp_path / "b"), tmp_path / "o",
-                   ExportConfig(tf_parent="world", tf_child="r/cam"))
+    with pytest.raises(
+        TopicNotFoundError, match=r"b: no transform world -> r/cam on /tf or /tf_static"
+    ):
+        export_bag(
+            _bag(tmp_path / "b"), tmp_path / "o", ExportConfig(tf_parent="world", tf_child="r/cam")
+        )
     assert not (tmp_path / "o").exists()
 
 
@@ -107,12 +145,15 @@ def test_unsupported_encoding_is_named(tmp_path: Path) -> None:
     assert not (tmp_path / "o").exists()
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"tf_parent": "a"}, r"needs both parent and child"),
-    ({"pose_topic": "/p", "tf_parent": "a", "tf_child": "b"}, r"one trajectory source"),
-    ({}, r"nothing to export"),
-    ({"images": ((ImageKind.RGB, "/a"), (ImageKind.RGB, "/b"))}, r"each image kind at most"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"tf_parent": "a"}, r"needs both parent and child"),
+        ({"pose_topic": "/p", "tf_parent": "a", "tf_child": "b"}, r"one trajectory source"),
+        ({}, r"nothing to export"),
+        ({"images": ((ImageKind.RGB, "/a"), (ImageKind.RGB, "/b"))}, r"each image kind at most"),
+    ],
+)
 def test_export_config_rejects(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ReplayConfigError, match=match):
         ExportConfig(**kwargs)  # type: ignore[arg-type]

@@ -13,12 +13,20 @@ from grade_replay.bag.info import bag_info
 
 def _bag(path: Path, marker: bool = True) -> Path:
     spec = BagSpec(latched={"/tf_static", "/starting_experiment"})
-    spec.add("/tf_static", "tf2_msgs/msg/TFMessage", NS,
-             tf_message(NS, [("world", "r/odom", (0.0, 0.0, 0.0))]))
+    spec.add(
+        "/tf_static",
+        "tf2_msgs/msg/TFMessage",
+        NS,
+        tf_message(NS, [("world", "r/odom", (0.0, 0.0, 0.0))]),
+    )
     for k in range(61):  # 30 Hz for 2 s, with a 1-in-10 late frame (median ignores it)
         t_ns = NS + k * NS // 30 + (4_000_000 if k % 10 == 5 else 0)
-        spec.add("/cam/rgb", "sensor_msgs/msg/Image", t_ns,
-                 image(t_ns, np.zeros((2, 2, 3), np.uint8), "rgb8"))
+        spec.add(
+            "/cam/rgb",
+            "sensor_msgs/msg/Image",
+            t_ns,
+            image(t_ns, np.zeros((2, 2, 3), np.uint8), "rgb8"),
+        )
     for k in range(481):
         spec.add("/r/imu_like", "std_msgs/msg/String", NS + k * NS // 240, string("x"))
     if marker:

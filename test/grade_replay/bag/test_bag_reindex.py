@@ -42,13 +42,22 @@ def _late_clock_bag(path: Path, seed: int = 7) -> Path:
             if topic == "/cam/rgb":
                 msg = image(t_ns, np.full((2, 3, 3), k, np.uint8), "rgb8")
             elif topic == "/tf":
-                msg = tf_message(t_ns, [("r/odom", "r/base_link", (float(k), 0.0, 0.0)),
-                                        ("r/base_link", "r/cam_link", (0.1, 0.0, 0.0))])
+                msg = tf_message(
+                    t_ns,
+                    [
+                        ("r/odom", "r/base_link", (float(k), 0.0, 0.0)),
+                        ("r/base_link", "r/cam_link", (0.1, 0.0, 0.0)),
+                    ],
+                )
             else:
                 msg = string(f"tick{k}")
             # header-stamped topics arrive 1 ms after their stamp; others only have receive time
-            spec.add(topic, {"/cam/rgb": IMG, "/tf": TF, "/ticks": STR}[topic],
-                     t_ns + (1_000_000 if topic == "/cam/rgb" else 0), msg)
+            spec.add(
+                topic,
+                {"/cam/rgb": IMG, "/tf": TF, "/ticks": STR}[topic],
+                t_ns + (1_000_000 if topic == "/cam/rgb" else 0),
+                msg,
+            )
         spec.add("/other", STR, T0_NS + 5, string("untouched"))
     spec.messages.sort(key=lambda m: m[2])
     return write_bag(path, spec)
@@ -76,11 +85,16 @@ def test_reindex_makes_late_and_jittered_stamps_periodic(tmp_path: Path) -> None
             assert [int(m.data[0]) for m in msgs] == list(range(COUNTS[topic]))  # order kept
             np.testing.assert_array_equal(recv, stamps)  # receive time = new header stamp
         elif topic == "/tf":
-            stamps = np.array([m.transforms[0].header.stamp.sec * NS
-                               + m.transforms[0].header.stamp.nanosec for m in msgs])
+            stamps = np.array(
+                [
+                    m.transforms[0].header.stamp.sec * NS + m.transforms[0].header.stamp.nanosec
+                    for m in msgs
+                ]
+            )
             assert all(m.transforms[1].header.stamp == m.transforms[0].header.stamp for m in msgs)
             assert [m.transforms[0].transform.translation.x for m in msgs] == [
-                float(k) for k in range(COUNTS[topic])]
+                float(k) for k in range(COUNTS[topic])
+            ]
             np.testing.assert_array_equal(recv, stamps)
         else:
             stamps = recv
@@ -96,8 +110,7 @@ def test_reindex_makes_late_and_jittered_stamps_periodic(tmp_path: Path) -> None
         assert shift.mean_shift_ms > 0  # late clock: stamps move later
         del old_recv, old_msgs
     kinds = {s.topic: s.stamp_kind for s in report.topics}
-    assert kinds == {"/cam/rgb": StampKind.HEADER, "/tf": StampKind.TF,
-                     "/ticks": StampKind.RECEIVE}
+    assert kinds == {"/cam/rgb": StampKind.HEADER, "/tf": StampKind.TF, "/ticks": StampKind.RECEIVE}
     other_before = [m for m in before if m[0] == "/other"]
     assert [m for m in after if m[0] == "/other"] == other_before
 
@@ -117,8 +130,11 @@ def test_bag_that_needs_no_repair_comes_out_unchanged(tmp_path: Path) -> None:
 
 def test_common_alignment_ends_every_topic_on_the_latest_stamp(tmp_path: Path) -> None:
     src = _late_clock_bag(tmp_path / "late")
-    reindex_bag(src, tmp_path / "common", ReindexConfig(
-        {"/cam/rgb": 30.0, "/ticks": 10.0}, alignment=Alignment.COMMON_LAST))
+    reindex_bag(
+        src,
+        tmp_path / "common",
+        ReindexConfig({"/cam/rgb": 30.0, "/ticks": 10.0}, alignment=Alignment.COMMON_LAST),
+    )
     after = read_bag(tmp_path / "common")
     last_cam = max(t for tp, t, _ in after if tp == "/cam/rgb")
     last_ticks = max(t for tp, t, _ in after if tp == "/ticks")
@@ -129,11 +145,13 @@ def test_depth_beyond_cutoff_becomes_nan(tmp_path: Path) -> None:
     depth = np.array([[0.5, 2.0, 5.0], [5.5, 9.0, 0.0]], dtype=np.float32)
     spec = BagSpec()
     for k in range(3):
-        spec.add("/cam/depth", IMG, T0_NS + k * NS // 30,
-                 image(T0_NS + k * NS // 30, depth + k, "32FC1"))
+        spec.add(
+            "/cam/depth", IMG, T0_NS + k * NS // 30, image(T0_NS + k * NS // 30, depth + k, "32FC1")
+        )
     src = write_bag(tmp_path / "depth", spec)
-    report = reindex_bag(src, tmp_path / "cut", ReindexConfig(
-        depth_cutoff_m=5.0, depth_topic="/cam/depth"))
+    report = reindex_bag(
+        src, tmp_path / "cut", ReindexConfig(depth_cutoff_m=5.0, depth_topic="/cam/depth")
+    )
     out = [decode(d, IMG) for _, _, d in read_bag(tmp_path / "cut")]
     expected_cut = 0
     for k, msg in enumerate(out):
@@ -151,8 +169,9 @@ def test_depth_cutoff_needs_32fc1(tmp_path: Path) -> None:
     spec.add("/cam/depth", IMG, T0_NS, image(T0_NS, np.ones((2, 2), np.uint16), "16UC1"))
     src = write_bag(tmp_path / "d16", spec)
     with pytest.raises(BagFormatError, match=r"d16: depth topic /cam/depth has encoding '16UC1'"):
-        reindex_bag(src, tmp_path / "out", ReindexConfig(depth_cutoff_m=1.0,
-                                                          depth_topic="/cam/depth"))
+        reindex_bag(
+            src, tmp_path / "out", ReindexConfig(depth_cutoff_m=1.0, depth_topic="/cam/depth")
+        )
     assert not (tmp_path / "out").exists()
     assert not (tmp_path / ".out.partial").exists()
 
@@ -169,24 +188,29 @@ def test_unknown_rate_topic_is_named(tmp_path: Path) -> None:
         reindex_bag(src, tmp_path / "out", ReindexConfig({"/nope": 10.0}))
 
 
-@pytest.mark.parametrize(("kwargs", "match"), [
-    ({"rates_hz": {"/a": 0.0}}, r"rate of /a = 0.0 Hz must be a finite number > 0"),
-    ({"rates_hz": {"/a": float("nan")}}, r"rate of /a = nan Hz"),
-    ({"rates_hz": {"/a": 1.0}, "tolerance_ns": -1}, r"tolerance_ns=-1 must be in"),
-    ({"depth_cutoff_m": 3.0}, r"--depth-cutoff-m and --depth-topic go together"),
-    ({"depth_cutoff_m": -1.0, "depth_topic": "/d"}, r"depth_cutoff_m=-1.0 must be"),
-    ({}, r"nothing to do"),
-])
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        ({"rates_hz": {"/a": 0.0}}, r"rate of /a = 0.0 Hz must be a finite number > 0"),
+        ({"rates_hz": {"/a": float("nan")}}, r"rate of /a = nan Hz"),
+        ({"rates_hz": {"/a": 1.0}, "tolerance_ns": -1}, r"tolerance_ns=-1 must be in"),
+        ({"depth_cutoff_m": 3.0}, r"--depth-cutoff-m and --depth-topic go together"),
+        ({"depth_cutoff_m": -1.0, "depth_topic": "/d"}, r"depth_cutoff_m=-1.0 must be"),
+        ({}, r"nothing to do"),
+    ],
+)
 def test_config_rejects_bad_values(kwargs: dict[str, object], match: str) -> None:
     with pytest.raises(ReplayConfigError, match=match):
         ReindexConfig(**kwargs)  # type: ignore[arg-type]
 
 
 @settings(max_examples=50, deadline=None)
-@given(count=st.integers(1, 5000), rate_hz=st.floats(0.5, 1000.0),
-       last_ns=st.integers(10**10, 10**13))
-def test_periodic_series_ends_on_anchor_with_the_rate(count: int, rate_hz: float,
-                                                      last_ns: int) -> None:
+@given(
+    count=st.integers(1, 5000), rate_hz=st.floats(0.5, 1000.0), last_ns=st.integers(10**10, 10**13)
+)
+def test_periodic_series_ends_on_anchor_with_the_rate(
+    count: int, rate_hz: float, last_ns: int
+) -> None:
     series = periodic_stamps_ns(count, rate_hz, last_ns)
     assert series.size == count
     assert series[-1] == last_ns
@@ -198,8 +222,12 @@ def test_clock_messages_get_their_clock_field_restamped(tmp_path: Path) -> None:
     spec = BagSpec()
     for k in range(50):
         t_ns = T0_NS + k * NS // 100 - (20_000_000 if k < 10 else 0)  # late first 0.1 s
-        spec.add("/clock", "rosgraph_msgs/msg/Clock", t_ns,
-                 T["rosgraph_msgs/msg/Clock"](clock=stamp(t_ns)))
+        spec.add(
+            "/clock",
+            "rosgraph_msgs/msg/Clock",
+            t_ns,
+            T["rosgraph_msgs/msg/Clock"](clock=stamp(t_ns)),
+        )
     src = write_bag(tmp_path / "clock", spec)
     report = reindex_bag(src, tmp_path / "out", ReindexConfig({"/clock": 100.0}))
     out = read_bag(tmp_path / "out")

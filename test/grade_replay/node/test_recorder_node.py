@@ -15,7 +15,7 @@ from rosbags.typesys import Stores, get_typestore
 
 TS = get_typestore(Stores.ROS2_KILTED)
 
-PUBLISHER = '''
+PUBLISHER = """
 import sys, time
 import rclpy
 from rclpy.node import Node
@@ -54,7 +54,7 @@ finally:
     node.destroy_node()
     rclpy.try_shutdown()
 print("done", i, flush=True)
-'''
+"""
 
 
 ALL_TEST_TOPICS = "['/chatter', '/starting_experiment', '/r/imu']"
@@ -64,9 +64,21 @@ def _start_recorder(bag: Path, topics: str | None = ALL_TEST_TOPICS) -> subproce
     """The recorder on `topics` (a ROS parameter list), or on every topic when None."""
     topic_args = [] if topics is None else ["-p", f"topics:={topics}"]
     return subprocess.Popen(
-        [sys.executable, "-m", "grade_replay.node.recorder", "--ros-args", "-p",
-         f"output:={bag}", *topic_args, "-p", "discovery_period_s:=0.1"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "grade_replay.node.recorder",
+            "--ros-args",
+            "-p",
+            f"output:={bag}",
+            *topic_args,
+            "-p",
+            "discovery_period_s:=0.1",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
 
 
 def _stop(proc: subprocess.Popen[str], sig: signal.Signals) -> str:
@@ -87,16 +99,21 @@ def _read(bag: Path) -> dict[str, list[tuple[int, object]]]:
 @pytest.mark.ros
 @pytest.mark.slow
 @pytest.mark.parametrize("topics", [ALL_TEST_TOPICS, None], ids=["listed", "all-discovered"])
-def test_recorder_writes_every_message_with_types_and_qos(tmp_path: Path,
-                                                          topics: str | None) -> None:
+def test_recorder_writes_every_message_with_types_and_qos(
+    tmp_path: Path, topics: str | None
+) -> None:
     bag = tmp_path / "rec_bag"
     script = tmp_path / "publisher.py"
     script.write_text(PUBLISHER)
     recorder = _start_recorder(bag, topics)
     try:
-        pub = subprocess.run([sys.executable, str(script), "60", "all"], capture_output=True,
-                             text=True,
-                             timeout=60, check=False)
+        pub = subprocess.run(
+            [sys.executable, str(script), "60", "all"],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
         assert pub.returncode == 0, pub.stdout + pub.stderr
     finally:
         log = _stop(recorder, signal.SIGINT)
@@ -104,11 +121,16 @@ def test_recorder_writes_every_message_with_types_and_qos(tmp_path: Path,
     assert not (tmp_path / ".rec_bag.partial").exists()
     with Reader(bag) as reader:
         types = {c.topic: c.msgtype for c in reader.connections}
-        qos = {c.topic: c.ext.offered_qos_profiles[0] for c in reader.connections
-               if isinstance(c.ext, ConnectionExtRosbag2)}
-    assert types == {"/chatter": "std_msgs/msg/String",
-                     "/starting_experiment": "std_msgs/msg/String",
-                     "/r/imu": "sensor_msgs/msg/Imu"}
+        qos = {
+            c.topic: c.ext.offered_qos_profiles[0]
+            for c in reader.connections
+            if isinstance(c.ext, ConnectionExtRosbag2)
+        }
+    assert types == {
+        "/chatter": "std_msgs/msg/String",
+        "/starting_experiment": "std_msgs/msg/String",
+        "/r/imu": "sensor_msgs/msg/Imu",
+    }
     assert qos["/starting_experiment"].durability == QosDurability.TRANSIENT_LOCAL
     assert qos["/starting_experiment"].reliability == QosReliability.RELIABLE
     assert qos["/chatter"].durability == QosDurability.VOLATILE
@@ -129,8 +151,12 @@ def test_signal_mid_run_leaves_a_readable_bag(tmp_path: Path, sig: signal.Signal
     script = tmp_path / "publisher.py"
     script.write_text(PUBLISHER)
     recorder = _start_recorder(bag, "['/chatter']")
-    pub = subprocess.Popen([sys.executable, str(script), "0", "chatter"], stdout=subprocess.PIPE,
-                           stderr=subprocess.STDOUT, text=True)
+    pub = subprocess.Popen(
+        [sys.executable, str(script), "0", "chatter"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         assert pub.stdout is not None
         assert pub.stdout.readline().strip() == "publishing"
@@ -162,9 +188,20 @@ def test_recorder_refuses_an_existing_output(tmp_path: Path) -> None:
 def test_shipped_config_loads(tmp_path: Path, repo_root: Path) -> None:
     bag = tmp_path / "cfg_bag"
     proc = subprocess.Popen(
-        [sys.executable, "-m", "grade_replay.node.recorder", "--ros-args", "--params-file",
-         str(repo_root / "config" / "recorder.yaml"), "-p", f"output:={bag}"],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        [
+            sys.executable,
+            "-m",
+            "grade_replay.node.recorder",
+            "--ros-args",
+            "--params-file",
+            str(repo_root / "config" / "recorder.yaml"),
+            "-p",
+            f"output:={bag}",
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     assert proc.stdout is not None
     first = proc.stdout.readline()
     assert "['/clock', '/tf', '/tf_static', '/starting_experiment']" in first, first

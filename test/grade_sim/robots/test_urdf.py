@@ -144,38 +144,72 @@ BOX = '<geometry><box size="0.3 0.2 0.1"/></geometry>'
 @pytest.mark.parametrize(
     ("old", "new", "match"),
     [
-        ("<robot name", "<robot name=\"x\" <bad", r"bot\.urdf: not valid XML"),
-        (BOX, '<geometry><capsule radius="0.1" length="0.2"/></geometry>',
-         r"bot\.urdf: <link name='base_link'> <visual> #0 <geometry> <capsule>: unknown geometry "
-         r"'capsule'; allowed box, cylinder, sphere, mesh"),
+        ("<robot name", '<robot name="x" <bad', r"bot\.urdf: not valid XML"),
+        (
+            BOX,
+            '<geometry><capsule radius="0.1" length="0.2"/></geometry>',
+            r"bot\.urdf: <link name='base_link'> <visual> #0 <geometry> <capsule>: "
+            r"unknown geometry "
+            r"'capsule'; allowed box, cylinder, sphere, mesh",
+        ),
         (BOX, "<geometry/>", r"<link name='base_link'> <visual> #0: needs a <geometry>"),
-        ('<mesh filename="meshes/fin.stl"/>', '<mesh filename="meshes/nope.stl"/>',
-         r"bot\.urdf: <link name='fin'> <visual> #0 <geometry> <mesh>: mesh file "
-         r"'meshes/nope.stl' not found"),
-        ('<mesh filename="meshes/fin.stl"/>', '<mesh filename="package://other/fin.stl"/>',
-         r"<link name='fin'> <visual> #0 <geometry> <mesh>: mesh file 'package://other/fin.stl'"),
-        ('<mesh filename="meshes/fin.stl"/>', '<mesh filename="bot.urdf"/>',
-         r"<mesh>: mesh .*bot\.urdf'?: '\.urdf' is not one of"),
-        ('size="0.3 0.2 0.1"', 'size="0.3 -0.2 0.1"',
-         r"<link name='base_link'> <visual> #0 <geometry> <box>: size='0.3 -0.2 0.1' must be > 0"),
-        ('size="0.3 0.2 0.1"', 'size="0.3 0.2"',
-         r"<box>: size='0.3 0.2' is not 3 finite number"),
-        ('<cylinder radius="0.03" length="0.2"/>', '<cylinder radius="0.03"/>',
-         r"<link name='mast'> <visual> #0 <geometry> <cylinder>: attribute 'length' is missing"),
-        ('<child link="fin"/>', '<child link="wing"/>',
-         r"<joint name='fin_joint'>: <child link='wing'> names no <link>"),
+        (
+            '<mesh filename="meshes/fin.stl"/>',
+            '<mesh filename="meshes/nope.stl"/>',
+            r"bot\.urdf: <link name='fin'> <visual> #0 <geometry> <mesh>: mesh file "
+            r"'meshes/nope.stl' not found",
+        ),
+        (
+            '<mesh filename="meshes/fin.stl"/>',
+            '<mesh filename="package://other/fin.stl"/>',
+            r"<link name='fin'> <visual> #0 <geometry> <mesh>: mesh file 'package://other/fin.stl'",
+        ),
+        (
+            '<mesh filename="meshes/fin.stl"/>',
+            '<mesh filename="bot.urdf"/>',
+            r"<mesh>: mesh .*bot\.urdf'?: '\.urdf' is not one of",
+        ),
+        (
+            'size="0.3 0.2 0.1"',
+            'size="0.3 -0.2 0.1"',
+            r"<link name='base_link'> <visual> #0 <geometry> <box>: "
+            r"size='0.3 -0.2 0.1' must be > 0",
+        ),
+        ('size="0.3 0.2 0.1"', 'size="0.3 0.2"', r"<box>: size='0.3 0.2' is not 3 finite number"),
+        (
+            '<cylinder radius="0.03" length="0.2"/>',
+            '<cylinder radius="0.03"/>',
+            r"<link name='mast'> <visual> #0 <geometry> <cylinder>: attribute 'length' is missing",
+        ),
+        (
+            '<child link="fin"/>',
+            '<child link="wing"/>',
+            r"<joint name='fin_joint'>: <child link='wing'> names no <link>",
+        ),
         ('type="revolute"', 'type="hinge"', r"<joint name='fin_joint'>: type 'hinge' is not"),
-        ('<child link="mast"/>', '<child link="fin"/>',
-         r"<joint name='.*'>: link 'fin' already has parent joint"),
-        ('<material name="red"/>\n    </visual>\n    <!--',
-         '<material name="blue"/>\n    </visual>\n    <!--',
-         r"<link name='base_link'> <visual> #0 <material name='blue'>: has no <color>"),
+        (
+            '<child link="mast"/>',
+            '<child link="fin"/>',
+            r"<joint name='.*'>: link 'fin' already has parent joint",
+        ),
+        (
+            '<material name="red"/>\n    </visual>\n    <!--',
+            '<material name="blue"/>\n    </visual>\n    <!--',
+            r"<link name='base_link'> <visual> #0 <material name='blue'>: has no <color>",
+        ),
         ('rgba="0.5 0.5 0.5 1"', 'rgba="0.5 0.5 2 1"', r"<material name='grey'>: rgba="),
-        ('<mass value="1.0"/>', '<mass value="-1.0"/>',
-         r"<link name='base_link'> <inertial>: mass -1.0 must be >= 0"),
+        (
+            '<mass value="1.0"/>',
+            '<mass value="-1.0"/>',
+            r"<link name='base_link'> <inertial>: mass -1.0 must be >= 0",
+        ),
         ('ixx="0.004"', 'ixx="-0.004"', r"<inertial>: the inertia matrix is not positive"),
-        ('<robot name="test_bot">', '<robot name="test_bot" xmlns:xacro="http://www.ros.org/wiki/xacro">'
-         '<xacro:property name="w" value="1"/>', r"bot\.urdf: contains xacro macros; expand it"),
+        (
+            '<robot name="test_bot">',
+            '<robot name="test_bot" xmlns:xacro="http://www.ros.org/wiki/xacro">'
+            '<xacro:property name="w" value="1"/>',
+            r"bot\.urdf: contains xacro macros; expand it",
+        ),
         ('<robot name="test_bot">', '<model name="test_bot">', r"bot\.urdf: the top element is"),
     ],
 )
@@ -247,8 +281,13 @@ def test_urdf_body_is_rendered_with_the_robot_instance_id(
     bot: Path, box_scene: Callable[..., Scene], engine_of: Callable[[Scene], MujocoEngine]
 ) -> None:
     # A camera 1 m behind the body looks forward at it; the red target box is far off to the side.
-    camera = {"name": "camera", "width": 160, "height": 120, "hfov_deg": 60.0,
-              "mount": {"xyz": [-1.0, 0.0, 0.0]}}
+    camera = {
+        "name": "camera",
+        "width": 160,
+        "height": 120,
+        "hfov_deg": 60.0,
+        "mount": {"xyz": [-1.0, 0.0, 0.0]},
+    }
     scene = box_scene(
         box_center_xyz=(3.0, 3.0, 2.5),
         robot={"urdf": str(bot), "cameras": [camera]},
@@ -306,8 +345,9 @@ def test_collision_geometry_stops_the_robot_at_a_wall(
 def test_a_urdf_without_collision_geometry_flies_through_the_wall(
     tmp_path: Path, box_scene: Callable[..., Scene], engine_of: Callable[[Scene], MujocoEngine]
 ) -> None:
-    text = re.sub(r"<collision>.*?</collision>", "", (DATA / "urdf_test_bot.urdf").read_text(),
-                  flags=re.S)
+    text = re.sub(
+        r"<collision>.*?</collision>", "", (DATA / "urdf_test_bot.urdf").read_text(), flags=re.S
+    )
     x, vx = drive_into_wall(engine_of(wall_scene(box_scene, write_bot(tmp_path, text))))
     assert x == pytest.approx(2.0, abs=0.02)
     assert vx == pytest.approx(0.5, abs=1e-3)
@@ -333,8 +373,11 @@ def test_urdf_mass_and_inertia_reach_the_model(
         if model.geom_bodyid[g] == body
     }
     assert groups == {
-        "i2:uav1/base_link/visual0": 1, "i2:uav1/mast/visual0": 1, "i2:uav1/fin/visual0": 1,
-        "i2:uav1/base_link/collision0": 3, "i2:uav1/fin/collision0": 3,
+        "i2:uav1/base_link/visual0": 1,
+        "i2:uav1/mast/visual0": 1,
+        "i2:uav1/fin/visual0": 1,
+        "i2:uav1/base_link/collision0": 3,
+        "i2:uav1/fin/collision0": 3,
         "i2:uav1/fin/collision1": 3,
     }
     # The hovering body stays put with the heavier URDF mass and its offset centre of mass.
@@ -348,7 +391,10 @@ def test_urdf_mass_and_inertia_reach_the_model(
 def test_default_robots_keep_their_box_body(bot: Path) -> None:
     scenario = scenario_from_mapping(
         {
-            "seed": 7, "duration_s": 0.5, "people": {"count": 0}, "flying_objects": {"count": 0},
+            "seed": 7,
+            "duration_s": 0.5,
+            "people": {"count": 0},
+            "flying_objects": {"count": 0},
             "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
             "robots": [
                 {"name": "uav1", "body_size_m": [0.4, 0.3, 0.1]},

@@ -66,16 +66,21 @@ def test_nothing_static_comes_near_the_robot_loop(config: OutdoorConfig, seed: i
 
 @pytest.mark.parametrize("config", CONFIGS)
 def test_obstacles_are_apart_inside_the_ground_and_free_space_is_connected(
-        config: OutdoorConfig) -> None:
+    config: OutdoorConfig,
+) -> None:
     world = world_of(config, 3)
     hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
     assert world.bounds_min_xyz[:2] == (-hx, -hy)
-    grounded = [b for b in world.boxes if b.label in ("rock", "bush")
-                or (b.label == "tree" and b.center_xyz[2] - b.half_size_xyz[2] < 0.5)]
+    grounded = [
+        b
+        for b in world.boxes
+        if b.label in ("rock", "bush")
+        or (b.label == "tree" and b.center_xyz[2] - b.half_size_xyz[2] < 0.5)
+    ]
     for i, a in enumerate(grounded):
         assert abs(a.center_xyz[0]) < hx
         assert abs(a.center_xyz[1]) < hy
-        for b in grounded[i + 1:]:
+        for b in grounded[i + 1 :]:
             gap = math.dist(a.center_xyz[:2], b.center_xyz[:2]) - reach(a) - reach(b)
             assert gap >= SPACING_M - 1e-9, (a.name, b.name, gap)
     blocked = world.free_space.blocked
@@ -89,11 +94,15 @@ def test_obstacles_are_apart_inside_the_ground_and_free_space_is_connected(
 
 
 def test_each_tree_is_one_instance_named_by_its_trunk() -> None:
-    scenario = scenario_from_mapping({
-        "seed": 4, "duration_s": 0.5,
-        "environment": {"type": "outdoor", "outdoor": {"trees": 8, "rocks": 2, "bushes": 2}},
-        "people": {"count": 0}, "flying_objects": {"count": 0},
-    })
+    scenario = scenario_from_mapping(
+        {
+            "seed": 4,
+            "duration_s": 0.5,
+            "environment": {"type": "outdoor", "outdoor": {"trees": 8, "rocks": 2, "bushes": 2}},
+            "people": {"count": 0},
+            "flying_objects": {"count": 0},
+        }
+    )
     scene = build_scene(scenario)
     trees = [b for b in scene.world.boxes if b.label == "tree"]
     by_id: dict[int, list[str]] = {}
@@ -116,12 +125,21 @@ def test_same_seed_same_world_other_seed_other_world() -> None:
     assert [x.center_xyz for x in a.boxes] != [x.center_xyz for x in c.boxes]
 
 
-@pytest.mark.parametrize(("outdoor", "match"), [
-    ({"tour_radius_m": 19.0}, r"outdoor\.tour_radius_m: 19\.0 does not fit a \[40\.0, 40\.0\] m"),
-    ({"tree_height_m": [6.0, 3.0]}, r"outdoor\.tree_height_m: range \[6\.0, 3\.0\] has min > max"),
-    ({"size_m": [5.0, 40.0]}, r"outdoor\.size_m\[0\]: value 5\.0 is out of range"),
-    ({"forest": 3}, r"forest"),
-])
+@pytest.mark.parametrize(
+    ("outdoor", "match"),
+    [
+        (
+            {"tour_radius_m": 19.0},
+            r"outdoor\.tour_radius_m: 19\.0 does not fit a \[40\.0, 40\.0\] m",
+        ),
+        (
+            {"tree_height_m": [6.0, 3.0]},
+            r"outdoor\.tree_height_m: range \[6\.0, 3\.0\] has min > max",
+        ),
+        ({"size_m": [5.0, 40.0]}, r"outdoor\.size_m\[0\]: value 5\.0 is out of range"),
+        ({"forest": 3}, r"forest"),
+    ],
+)
 def test_bad_outdoor_config_is_refused(outdoor: dict[str, object], match: str) -> None:
     with pytest.raises(ConfigError, match=match):
         scenario_from_mapping({"environment": {"type": "outdoor", "outdoor": outdoor}})
