@@ -12,6 +12,7 @@ import numpy as np
 import yaml
 from tqdm import tqdm
 
+from grade_common.rundir import RunLayout
 from grade_eval.core.align import AlignConfig, AlignMode, align
 from grade_eval.core.ame import AmeResult, RaycastConfig, ame_nearest, ame_raycast
 from grade_eval.core.evaluate import TrajectoryEval, TrajectoryEvalConfig, evaluate_trajectory
@@ -44,7 +45,7 @@ def load_trajectory(
 ) -> PoseTrajectory:
     """A TUM file, a run directory (robot base_link, or a camera's optical frame), or a bag."""
     path = Path(source)
-    if path.is_dir() and (path / "gt").is_dir():
+    if path.is_dir() and RunLayout(path).gt.is_dir():
         if camera:
             return CameraStream.open(path, robot, camera).trajectory
         return read_robot_trajectory(path, robot)

@@ -29,6 +29,7 @@ from numpy.typing import NDArray
 
 from grade_common import tum
 from grade_common.rotations import quat_mul
+from grade_common.rundir import RunLayout
 from grade_common.tum import DEPTH_SCALE
 from grade_common.types import FloatArray
 from grade_replay.errors import ReplayError
@@ -401,7 +402,7 @@ def camera_fidelity(
 def _camera_dirs(gt: Path) -> set[tuple[str, str]]:
     if not gt.is_dir():
         return set()
-    return {(p.parent.parent.name, p.parent.name) for p in gt.glob("*/*/camera_info.yaml")}
+    return {(p.parent.parent.name, p.parent.name) for p in gt.glob(f"*/*/{tum.CAMERA_INFO_YAML}")}
 
 
 @dataclass(frozen=True)
@@ -477,12 +478,9 @@ def compare_runs(
 ) -> FidelityReport:
     """The fidelity report of a replay run directory against its original run directory."""
     robots = robot_fidelity(original, replayed)
-    cams_a = _camera_dirs(original_dir / "gt")
-    cams_b = _camera_dirs(replay_dir / "gt")
+    run_a, run_b = RunLayout(original_dir), RunLayout(replay_dir)
     cameras = [
-        camera_fidelity(
-            original_dir / "gt" / robot / cam, replay_dir / "gt" / robot / cam, robot, cam
-        )
-        for robot, cam in sorted(cams_a | cams_b)
+        camera_fidelity(run_a.camera_dir(robot, cam), run_b.camera_dir(robot, cam), robot, cam)
+        for robot, cam in sorted(_camera_dirs(run_a.gt) | _camera_dirs(run_b.gt))
     ]
     return FidelityReport(mode, tuple(robots), tuple(cameras))

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.rundir import RunLayout
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
@@ -78,8 +79,10 @@ def main(argv: list[str]) -> int:
             node.context.try_shutdown()
     wall = time.perf_counter() - t0
     s = result.summary
-    bag_mb = sum(f.stat().st_size for f in (result.path / "bag").rglob("*") if f.is_file()) / 1e6
-    gt_mb = sum(f.stat().st_size for f in (result.path / "gt").rglob("*") if f.is_file()) / 1e6
+    bag_mb = (
+        sum(f.stat().st_size for f in RunLayout(result.path).bag.rglob("*") if f.is_file()) / 1e6
+    )
+    gt_mb = sum(f.stat().st_size for f in RunLayout(result.path).gt.rglob("*") if f.is_file()) / 1e6
     print(
         f"scenario: {args.scenario or default_scenario_path()} ({s['sim_time_s']:.1f} s simulated, "
         f"ROS publishing {'off' if node is None else 'on'})"

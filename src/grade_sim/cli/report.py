@@ -7,6 +7,8 @@ import json
 from pathlib import Path
 
 from grade_common.errors import GradeError
+from grade_common.rundir import RunLayout
+from grade_common.tum import ImageKind, list_file
 from grade_sim.cli.run import print_summary
 from grade_sim.report.contact_sheet import contact_sheet
 from grade_sim.report.trajectory_plot import trajectory_plot
@@ -22,7 +24,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Print the run's summary and draw its contact sheets and top view (unless --no-images)."""
-    summary_file = args.run_dir / "summary.json"
+    layout = RunLayout(args.run_dir)
+    summary_file = layout.summary_json
     if not summary_file.is_file():
         raise GradeError(
             f"{summary_file} does not exist: {args.run_dir} is not a finished run directory"
@@ -31,12 +34,11 @@ def run(args: argparse.Namespace) -> int:
     print_summary(summary, args.run_dir)
     if args.no_images:
         return 0
-    gt = args.run_dir / "gt"
-    for camera_dir in sorted(p.parent for p in gt.glob("*/*/rgb.txt")):
+    for camera_dir in sorted(p.parent for p in layout.gt.glob(f"*/*/{list_file(ImageKind.RGB)}")):
         name = f"contact_sheet_{camera_dir.parent.name}_{camera_dir.name}.png"
         out = contact_sheet(camera_dir, args.run_dir / name)
         print(f"  contact sheet: {out}")
-    if (args.run_dir / "record.npz").is_file():
+    if layout.record.is_file():
         print(f"  top view: {trajectory_plot(args.run_dir, args.run_dir / 'trajectory.png')}")
     return 0
 
