@@ -199,7 +199,9 @@ def convert(
         if value is None and type(None) in options:
             return None
         present = [o for o in options if o is not type(None)]
-        if len(present) == 1:  # `T | None`: T's own error says what is wrong (e.g. its range)
+        if len(present) == 1 and present[0] in (int, float):
+            # `number | None`: a number out of range is reported with its range, not as "not
+            # a number or null".
             return convert(present[0], value, path, meta, wording)
         for option in options:
             if option is type(None):
