@@ -24,11 +24,6 @@ from grade_common.errors import GradeError, OutputExistsError
 PARTIAL_MARK = ".partial"
 
 
-def exists_message(final: Path) -> str:
-    """The one wording of 'this output exists' (tests and users grep for 'exists already')."""
-    return f"{final}: output exists already; grade never overwrites, choose a new path"
-
-
 def _remove(path: Path) -> None:
     if path.is_dir() and not path.is_symlink():
         shutil.rmtree(path, ignore_errors=True)
@@ -64,7 +59,9 @@ class StagedOutput:
         self.overwrite = overwrite
         self._exists_error = exists_error
         if not overwrite and (self.final.exists() or self.final.is_symlink()):
-            raise exists_error(exists_message(self.final))
+            raise exists_error(
+                f"{self.final}: output exists already; grade never overwrites, choose a new path"
+            )
         parent = self.final.parent
         parent.mkdir(parents=True, exist_ok=True)
         self._staging: Path | None = None

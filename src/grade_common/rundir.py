@@ -89,20 +89,20 @@ def run_root_of(path: str | Path) -> Path | None:
 
 
 def read_run_yaml(path: str | Path, *, error: type[GradeError] = FormatError) -> dict[str, Any]:
-    """The run.yaml mapping of a run directory (or the file itself).
+    """The mapping in a run.yaml file.
 
     Raises:
-        error: missing, unreadable or not a mapping.
+        error: unreadable, not valid YAML, or not a mapping (the message names the file).
     """
     file = Path(path)
-    if file.is_dir():
-        file = file / RUN_YAML
     try:
         data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise error(f"{file}: unreadable run description: {err}") from err
+    except OSError as err:
+        raise error(f"{str(file)!r} is unreadable: {err}") from err
+    except (yaml.YAMLError, UnicodeDecodeError) as err:
+        raise error(f"{str(file)!r} is not valid YAML: {err}") from err
     if not isinstance(data, dict):
-        raise error(f"{file}: not a grade run.yaml (expected a mapping)")
+        raise error(f"{str(file)!r} is not a grade run.yaml (expected a mapping)")
     return data
 
 

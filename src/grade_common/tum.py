@@ -103,7 +103,6 @@ class PoseTable:
     stamps_s: FloatArray  # (N,)
     positions_xyz: FloatArray  # (N, 3)
     quats_wxyz: FloatArray  # (N, 4)
-    line_numbers: tuple[int, ...]
 
 
 def _data_lines(path: Path, text: str) -> list[tuple[int, str]]:
@@ -167,7 +166,7 @@ def read_poses(
             f"previous stamp {data[k - 1, 0]:.9f} (line {numbers[k - 1]}); "
             "stamps must be strictly increasing"
         )
-    return PoseTable(tuple(stamps), data[:, 0], data[:, 1:4], data[:, [7, 4, 5, 6]], tuple(numbers))
+    return PoseTable(tuple(stamps), data[:, 0], data[:, 1:4], data[:, [7, 4, 5, 6]])
 
 
 def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> list[tuple[str, str]]:

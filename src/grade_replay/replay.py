@@ -17,7 +17,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError, OutputExistsError
@@ -27,6 +26,7 @@ from grade_common.rundir import (
     REPLAY_KEY,
     RUN_YAML,
     SCENARIO_KEY,
+    read_run_yaml,
 )
 from grade_common.types import FloatArray
 from grade_replay.changes import (
@@ -133,11 +133,8 @@ def load_run(run_dir: Path) -> LoadedRun:
             f"{str(run_file)!r} is missing; {str(root)!r} is not a complete run directory "
             "(made by grade run, sim_node or grade replay)"
         )
-    try:
-        run_yaml = yaml.safe_load(run_file.read_text())
-    except (yaml.YAMLError, UnicodeDecodeError) as err:
-        raise RunDirError(f"{str(run_file)!r} is not valid YAML: {err}") from err
-    if not isinstance(run_yaml, dict) or not isinstance(run_yaml.get(SCENARIO_KEY), dict):
+    run_yaml = read_run_yaml(run_file, error=RunDirError)
+    if not isinstance(run_yaml.get(SCENARIO_KEY), dict):
         raise RunDirError(f"{str(run_file)!r} has no 'scenario' mapping; not a grade run.yaml")
     try:
         record = load_record(root / RECORD_NPZ)
