@@ -14,6 +14,7 @@ from typing import Any
 import yaml
 
 from grade_common.errors import ConfigError
+from grade_common.names import check_ros_name
 from grade_common.schema import bounds, from_mapping, to_mapping
 
 Vec3 = tuple[float, float, float]
@@ -257,11 +258,7 @@ class RobotConfig:
     def validate(self, path: str) -> None:
         if self.urdf_base_link is not None and self.urdf is None:
             raise ConfigError(f"{path}.urdf_base_link: set only together with {path}.urdf")
-        if not self.name.replace("_", "").isalnum() or not self.name[0].isalpha():
-            raise ConfigError(
-                f"{path}.name: {self.name!r} is not a valid ROS name; use letters, "
-                "digits and '_', starting with a letter"
-            )
+        check_ros_name(self.name, f"{path}.name")
         names = [c.name for c in self.cameras]
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}.cameras: duplicate camera names {names}")
