@@ -28,6 +28,7 @@ setup(
         (f"share/{PACKAGE}/launch", glob("launch/*.launch.yaml")),
         (f"share/{PACKAGE}/config", glob("config/*.yaml")),
         (f"share/{PACKAGE}/config/robots", glob("config/robots/*.urdf")),
+        (f"share/{PACKAGE}/config/fastdds", glob("config/fastdds/*.xml")),
         ("bin", ["scripts/grade"]),
     ],
     install_requires=["setuptools"],

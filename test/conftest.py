@@ -9,11 +9,14 @@ from typing import Any
 
 import pytest
 
+from grade_common.transport import PROFILE_RELPATH, local_transport_environment
+
 REPO_ROOT = Path(__file__).resolve().parent.parent
 
-# Keep DDS discovery on loopback and give this test run its own domain (101..200; the demo uses
-# 1..100), so parallel runs never hear each other. Set at import so every child process inherits.
-os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+# Keep DDS on loopback (grade's Fast DDS profile: shared memory + UDP on 127.0.0.1, see
+# grade_common.transport) and give this test run its own domain (101..200; the demo uses 1..100),
+# so parallel runs never hear each other. Set at import so every child process inherits.
+os.environ.update(local_transport_environment(REPO_ROOT / PROFILE_RELPATH))
 os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])

@@ -54,6 +54,8 @@ def load(name: str) -> Command:
             from grade_noise import bench as module
         case "bench replay":
             from grade_replay import replay_bench as module
+        case "bench delivery":
+            from grade_cli import delivery as module
         case _:
             raise KeyError(name)
     return module

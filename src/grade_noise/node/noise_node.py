@@ -9,6 +9,7 @@ logged with the topic and the message is dropped; configuration errors stop the 
 from __future__ import annotations
 
 import array
+import json
 import sys
 from collections.abc import Callable
 from typing import Any
@@ -19,7 +20,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.exceptions import ParameterUninitializedException
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import qos_profile_sensor_data
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Image, Imu
 
 from grade_common.images import array_to_data, image_to_array
@@ -52,6 +53,15 @@ _PARAMS: dict[str, tuple[Any, str]] = {
 }
 
 
+# Inputs: best effort matches reliable and best-effort publishers alike; a depth of 30 (one
+# second of 30 Hz images) rides out a slow frame instead of dropping the next ones (the
+# sensor-data preset keeps 5). Outputs: reliable reaches reliable and best-effort subscribers.
+INPUT_QOS = QoSProfile(depth=30, reliability=ReliabilityPolicy.BEST_EFFORT)
+OUTPUT_QOS = QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
+# Printed at shutdown with the number of noisy messages published per output topic.
+PUBLISHED_COUNTS_PREFIX = "published counts: "
+
+
 def _vec(v: Any) -> np.ndarray:
     return np.array([v.x, v.y, v.z], dtype=np.float64)
 
@@ -81,20 +91,18 @@ class NoiseNode(Node):
         self._errors_logged: set[str] = set()
         self._subs: list[Any] = []
         self._pubs: dict[str, Any] = {}
+        self.published: dict[str, int] = {}
         for spec in self.config.topics:
             cls = _MSG_CLASSES[spec.model]
-            self._pubs[spec.input_topic] = self.create_publisher(
-                cls, spec.output_topic, qos_profile_sensor_data
-            )
-            handler = self._handler(spec.input_topic, spec.model)
-            self._subs.append(
-                self.create_subscription(cls, spec.input_topic, handler, qos_profile_sensor_data)
-            )
+            self._pubs[spec.input_topic] = self.create_publisher(cls, spec.output_topic, OUTPUT_QOS)
+            self.published[spec.output_topic] = 0
+            handler = self._handler(spec.input_topic, spec.output_topic, spec.model)
+            self._subs.append(self.create_subscription(cls, spec.input_topic, handler, INPUT_QOS))
         if self.config.motion_topic:
             motion_cls = Imu if self.config.motion_type == "imu" else Odometry
             self._subs.append(
                 self.create_subscription(
-                    motion_cls, self.config.motion_topic, self._on_motion, qos_profile_sensor_data
+                    motion_cls, self.config.motion_topic, self._on_motion, INPUT_QOS
                 )
             )
         self._type_timer = self.create_timer(1.0, self._check_topic_types)
@@ -139,7 +147,12 @@ class NoiseNode(Node):
         except NoiseError as err:
             self._report(f"motion:{err}", f"motion topic {self.config.motion_topic}: {err}")
 
-    def _handler(self, topic: str, model: ModelKind) -> Callable[[Any], None]:
+    def destroy_node(self) -> None:
+        # The counts let a delivery check compare what arrived with what was published.
+        print(PUBLISHED_COUNTS_PREFIX + json.dumps(self.published, sort_keys=True), flush=True)
+        super().destroy_node()
+
+    def _handler(self, topic: str, output: str, model: ModelKind) -> Callable[[Any], None]:
         convert = {
             ModelKind.IMU: self._noisy_imu,
             ModelKind.RGB: self._noisy_image,
@@ -156,6 +169,7 @@ class NoiseNode(Node):
                 )
                 return
             self._pubs[topic].publish(out)
+            self.published[output] += 1
 
         return on_message
 

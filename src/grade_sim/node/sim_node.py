@@ -9,10 +9,13 @@ core; the same CDR bytes are published and recorded.
 from __future__ import annotations
 
 import contextlib
+import enum
 import importlib
+import json
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
@@ -45,8 +48,10 @@ from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 QOS = {
     QosProfile.SENSOR: qos_profile_sensor_data,
+    # /clock and /tf: 100 deep (0.4 s of /clock at 240 Hz) so a slow reliable reader is not
+    # skipped by a keep-last writer.
     QosProfile.RELIABLE: QoSProfile(
-        depth=10, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST
+        depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST
     ),
     QosProfile.LATCHED: QoSProfile(
         depth=1,
@@ -54,6 +59,26 @@ QOS = {
         durability=DurabilityPolicy.TRANSIENT_LOCAL,
         history=HistoryPolicy.KEEP_LAST,
     ),
+}
+
+IMAGE_MSGTYPE = "sensor_msgs/msg/Image"
+# The log line that carries the per-topic counts of published messages at the end of a run
+# (`grade bench delivery` compares subscribers' counts with it).
+PUBLISHED_COUNTS_PREFIX = "published counts: "
+
+
+class Reliability(enum.Enum):
+    """A sensor publisher's reliability. A reliable publisher matches reliable and best-effort
+    subscribers alike (RViz's default and the sensor-data preset); best effort matches only
+    best-effort subscribers."""
+
+    RELIABLE = "reliable"
+    BEST_EFFORT = "best_effort"
+
+
+_RELIABILITY = {
+    Reliability.RELIABLE: ReliabilityPolicy.RELIABLE,
+    Reliability.BEST_EFFORT: ReliabilityPolicy.BEST_EFFORT,
 }
 
 _DOC = "doc"
@@ -100,6 +125,22 @@ class SimNodeParameters:
     start_delay_s: float = _parameter(
         1.0, "wall-clock seconds to let subscribers connect before stepping", _NONNEGATIVE
     )
+    # _parameter returns a dataclasses.field (an immutable enum default): RUF009 cannot tell.
+    image_qos: Reliability = _parameter(  # noqa: RUF009
+        Reliability.RELIABLE,
+        "reliability of the image topics (rgb, depth, instance): reliable | best_effort",
+    )
+    image_qos_depth: int = _parameter(
+        30, "history depth of the image topics (30: one second at 30 Hz)", bounds(1, 1000)
+    )
+    sensor_qos: Reliability = _parameter(  # noqa: RUF009
+        Reliability.RELIABLE,
+        "reliability of the other sensor topics (imu, odom, joint_states, camera_info, pose): "
+        "reliable | best_effort",
+    )
+    sensor_qos_depth: int = _parameter(
+        100, "history depth of the other sensor topics (0.4 s of IMU at 240 Hz)", bounds(1, 10000)
+    )
 
     def validate(self, path: str) -> None:
         if not self.scenario:
@@ -108,6 +149,19 @@ class SimNodeParameters:
             raise ConfigError(
                 f"parameter 'duration_s': {self.duration_s} must be > 0 (or -1 to keep)"
             )
+
+    def sensor_qos_profile(self, topic: TopicSpec) -> QoSProfile:
+        """The publisher QoS of a sensor topic (the core marks them QosProfile.SENSOR)."""
+        image = topic.msgtype == IMAGE_MSGTYPE
+        return QoSProfile(
+            depth=self.image_qos_depth if image else self.sensor_qos_depth,
+            reliability=_RELIABILITY[self.image_qos if image else self.sensor_qos],
+            history=HistoryPolicy.KEEP_LAST,
+        )
+
+    def publisher_qos(self, topic: TopicSpec) -> QoSProfile:
+        """The publisher QoS of any topic: sensor topics as configured, the rest fixed."""
+        return self.sensor_qos_profile(topic) if topic.qos is QosProfile.SENSOR else QOS[topic.qos]
 
     def scenario_overrides(self) -> dict[str, Any]:
         """The scenario keys these parameters override."""
@@ -137,10 +191,12 @@ class _Publisher:
         topics: list[TopicSpec],
         commands: CommandStore,
         odom_topics: dict[str, str],
+        qos: Callable[[TopicSpec], QoSProfile] = lambda t: QOS[t.qos],
     ) -> None:
         self._pubs = {
-            t.name: node.create_publisher(_msg_class(t.msgtype), t.name, QOS[t.qos]) for t in topics
+            t.name: node.create_publisher(_msg_class(t.msgtype), t.name, qos(t)) for t in topics
         }
+        self.published = {t.name: 0 for t in topics}
         self._commands = commands
         self._odom_robot = {topic: robot for robot, topic in odom_topics.items()}
         self._odom_topic = dict(odom_topics)
@@ -149,6 +205,7 @@ class _Publisher:
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         self._pubs[topic.name].publish(cdr)
+        self.published[topic.name] += 1
         robot = self._odom_robot.get(topic.name)
         if robot is not None:
             self._last_state[robot] = cdr
@@ -193,9 +250,10 @@ class SimNode(Node):
         for f in fields(SimNodeParameters):
             # Numbers accept ints and floats alike (`duration_s:=3` from a launch file is an int).
             numeric = isinstance(f.default, float)
+            default = f.default.value if isinstance(f.default, enum.Enum) else f.default
             self.declare_parameter(
                 f.name,
-                f.default,
+                default,
                 ParameterDescriptor(description=f.metadata.get(_DOC, ""), dynamic_typing=numeric),
             )
         p = from_mapping(
@@ -262,7 +320,13 @@ def _run(node: SimNode) -> int:
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
     scene = build_scene(scenario)
-    publisher = _Publisher(node, SensorStreams(scene).topics(), node.commands, odom_topics)
+    publisher = _Publisher(
+        node,
+        SensorStreams(scene).topics(),
+        node.commands,
+        odom_topics,
+        node.params.publisher_qos,
+    )
     spec = SimulatorSpec(scene, observers=(publisher,), command_source=node.commands)
     out = node.params.output_dir
     if out:
@@ -277,6 +341,7 @@ def _run(node: SimNode) -> int:
             f"run {summary['status']}: {result.path} "
             f"(real-time factor {summary['real_time_factor']})"
         )
+        _log_published(node, publisher)
         return 0
     # Publish only: no recorders, so no run directory.
     sim = spec.build()
@@ -287,7 +352,13 @@ def _run(node: SimNode) -> int:
     finally:
         sim.finish()
     node.get_logger().info(f"run {stats.status} (real-time factor {stats.real_time_factor:.2f})")
+    _log_published(node, publisher)
     return 0
+
+
+def _log_published(node: SimNode, publisher: _Publisher) -> None:
+    """One log line with the number of messages published per topic (for delivery checks)."""
+    node.get_logger().info(PUBLISHED_COUNTS_PREFIX + json.dumps(publisher.published))
 
 
 def main(args: list[str] | None = None) -> int:

@@ -141,3 +141,22 @@ def test_robot_count_out_of_range_is_refused(tmp_path: Path, count: str) -> None
     proc = sim_node(tmp_path, f"robot_count:={count}")
     assert proc.wait(timeout_s=60) == 1, proc.text
     assert f"parameter 'robot_count': {count} is out of range; allowed 1..1" in proc.text
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(
+    ("param", "allowed"),
+    [
+        ("image_qos:=fast", "use one of 'reliable', 'best_effort'"),
+        ("sensor_qos:=sensor_data", "use one of 'reliable', 'best_effort'"),
+        ("image_qos_depth:=0", "out of range"),
+    ],
+)
+def test_unknown_qos_is_refused_naming_the_parameter(
+    tmp_path: Path, param: str, allowed: str
+) -> None:
+    proc = sim_node(tmp_path, param)
+    assert proc.wait(timeout_s=60) == 1, proc.text
+    name = param.split(":=")[0]
+    assert f"parameter '{name}'" in proc.text, proc.text
+    assert allowed in proc.text, proc.text

@@ -1,0 +1,95 @@
+"""The local DDS transport: grade's Fast DDS profile, the environment that loads it, and a check
+that a process binds sockets on loopback only.
+
+Fast DDS 3.x (the ros-rmw-fastrtps-cpp wheels, Jazzy/Kilted) reads the XML profile named by
+FASTDDS_DEFAULT_PROFILES_FILE. rmw_fastrtps_cpp keeps the profile's transports only when
+ROS_AUTOMATIC_DISCOVERY_RANGE is SYSTEM_DEFAULT (or SUBNET): with LOCALHOST it appends its own
+UDP transport without an interface allowlist, which binds 0.0.0.0 and every outside address.
+The profile itself keeps discovery on 127.0.0.1 (unicast initial peers, no multicast), so it
+replaces LOCALHOST rather than widening it. See docs/transport.md.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+PROFILE_ENV = "FASTDDS_DEFAULT_PROFILES_FILE"
+DISCOVERY_RANGE_ENV = "ROS_AUTOMATIC_DISCOVERY_RANGE"
+# The profile decides discovery; LOCALHOST would make the RMW add an unrestricted UDP transport.
+DISCOVERY_RANGE_WITH_PROFILE = "SYSTEM_DEFAULT"
+# Relative to the repository root and to the installed share/grade folder alike.
+PROFILE_RELPATH = Path("config") / "fastdds" / "localhost.xml"
+
+_SOCKET_TABLES = ("udp", "udp6", "tcp", "tcp6")
+_TCP_LISTEN = "0A"
+
+
+def local_transport_environment(profile: Path) -> dict[str, str]:
+    """The environment variables that make a ROS 2 process use `profile` (grade's localhost.xml).
+
+    Raises:
+        FileNotFoundError: `profile` does not exist (a typo would silently fall back to the
+            RMW's defaults, which bind every interface).
+    """
+    if not profile.is_file():
+        raise FileNotFoundError(f"Fast DDS profile {profile} does not exist")
+    return {PROFILE_ENV: str(profile), DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITH_PROFILE}
+
+
+@dataclass(frozen=True)
+class BoundSocket:
+    """A socket a process has bound: protocol table (udp, udp6, tcp, tcp6), address, port."""
+
+    table: str
+    address: str
+    port: int
+
+    @property
+    def is_loopback(self) -> bool:
+        return ipaddress.ip_address(self.address).is_loopback
+
+
+def _decode_address(hex_address: str) -> str:
+    # /proc/net/{udp,tcp}[6] print addresses as host-order 32-bit words in hex.
+    raw = bytes.fromhex(hex_address)
+    words = b"".join(raw[i : i + 4][::-1] for i in range(0, len(raw), 4))
+    return str(ipaddress.ip_address(words))
+
+
+def _socket_inodes(pid: int, proc: Path) -> set[str]:
+    inodes: set[str] = set()
+    fd_dir = proc / str(pid) / "fd"
+    for fd in fd_dir.iterdir():
+        try:
+            target = os.readlink(fd)
+        except OSError:  # closed between listing and reading
+            continue
+        if target.startswith("socket:["):
+            inodes.add(target[len("socket:[") : -1])
+    return inodes
+
+
+def bound_sockets(pid: int, proc: Path = Path("/proc")) -> list[BoundSocket]:
+    """Every UDP socket and listening TCP socket of process `pid`, from the kernel's tables.
+
+    Raises:
+        OSError: the process does not exist (or its fds cannot be read).
+    """
+    inodes = _socket_inodes(pid, proc)
+    found: list[BoundSocket] = []
+    for table in _SOCKET_TABLES:
+        path = proc / str(pid) / "net" / table
+        if not path.exists():
+            continue
+        for line in path.read_text().splitlines()[1:]:
+            cols = line.split()
+            if len(cols) < 10 or cols[9] not in inodes:
+                continue
+            if table.startswith("tcp") and cols[3] != _TCP_LISTEN:
+                continue
+            address, port = cols[1].split(":")
+            found.append(BoundSocket(table, _decode_address(address), int(port, 16)))
+    return found
