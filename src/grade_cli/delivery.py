@@ -23,6 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
+import yaml
+
 from grade_common.transport import (
     PROFILE_RELPATH,
     BoundSocket,
@@ -47,6 +49,7 @@ class DeliveryResult:
     received: dict[str, dict[str, int]]  # QoS profile name -> topic -> count
     sockets: dict[str, list[BoundSocket]] = field(default_factory=dict)  # process -> sockets
     sim_log: str = ""
+    noise_inputs: dict[str, str] = field(default_factory=dict)  # noisy topic -> its input
 
     def all_published(self) -> dict[str, int]:
         return {**self.published, **self.noise_published}
@@ -192,10 +195,18 @@ def run_delivery(
             c.stop()
             received[qos] = _counts(c.text(), RECEIVED_COUNTS_PREFIX, c.label)
         published = _counts(sim.text(), SIM_COUNTS_PREFIX, "sim_node")
-        return DeliveryResult(published, noise_published, received, sockets, sim.text())
+        inputs = {} if noise_params is None else _noise_inputs(noise_params)
+        return DeliveryResult(published, noise_published, received, sockets, sim.text(), inputs)
     finally:
         for p in procs:
             p.stop()
+
+
+def _noise_inputs(params: Path) -> dict[str, str]:
+    """noise_node's output topic -> input topic, from its parameters file."""
+    doc = yaml.safe_load(params.read_text())
+    values = next(iter(doc.values()))["ros__parameters"]
+    return dict(zip(values["output_topics"], values["input_topics"], strict=True))
 
 
 def _config_root() -> Path:
@@ -217,6 +228,10 @@ def format_report(result: DeliveryResult) -> str:
             cells.append(f"{got:>9d} ({100 * frac:6.2f} %)")
         lines.append(f"{topic:48s} {sent:>9d} " + " ".join(f"{c:>20s}" for c in cells))
     lines.append(f"worst topic: {100 * worst:.2f} % delivered (target {100 * TARGET_FRACTION} %)")
+    for noisy, source in sorted(result.noise_inputs.items()):
+        sent, made = result.published.get(source, 0), result.noise_published.get(noisy, 0)
+        share = 100 * made / sent if sent else 0.0
+        lines.append(f"noise_node kept up: {noisy} {made} of {sent} {source} ({share:.2f} %)")
     bad = result.non_loopback()
     lines.append(
         "sockets: all bound to loopback"
@@ -241,6 +256,7 @@ def main(argv: list[str]) -> int:
             workdir=Path(tmp),
         )
     print(format_report(result))
+    print("load average (1, 5, 15 min): " + ", ".join(f"{v:.1f}" for v in os.getloadavg()))
     for line in result.sim_log.splitlines():
         if "real-time factor" in line:
             print(line.strip())

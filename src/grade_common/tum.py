@@ -10,6 +10,7 @@ arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
 from __future__ import annotations
 
 import enum
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -191,7 +192,14 @@ def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> lis
 
 @dataclass(frozen=True)
 class CameraInfo:
-    """camera_info.yaml of a camera folder: image size, 3x3 intrinsics, depth PNG scale."""
+    """camera_info.yaml of a camera folder: image size, 3x3 intrinsics, depth PNG scale.
+
+    Written in the camera_calibration_parsers YAML format (what camera_info_manager and
+    `ros2 run camera_calibration` read and write): camera_name, image_width, image_height,
+    camera_matrix / distortion_coefficients / rectification_matrix / projection_matrix as
+    {rows, cols, data}, distortion_model; plus grade's keys frame_id, hfov_deg, vfov_deg and
+    depth_scale, which those readers ignore.
+    """
 
     width: int
     height: int
@@ -200,29 +208,55 @@ class CameraInfo:
     frame_id: str = ""
     hfov_deg: float | None = None
     vfov_deg: float | None = None
+    camera_name: str = ""
 
     def to_yaml(self) -> str:
-        """The file as grade writes it (plumb_bob, zero distortion)."""
+        """The file as grade writes it (plumb_bob, zero distortion, identity rectification)."""
+        k = [float(v) for v in self.camera_matrix.reshape(-1)]
+        # An ideal pinhole camera: P = [K | 0].
+        p = [*k[0:3], 0.0, *k[3:6], 0.0, *k[6:9], 0.0]
         text: str = yaml.safe_dump(
             {
-                "frame_id": self.frame_id,
-                "width": self.width,
-                "height": self.height,
-                "K": [float(v) for v in self.camera_matrix.reshape(-1)],
-                "D": [0.0] * 5,
+                "image_width": self.width,
+                "image_height": self.height,
+                "camera_name": self.camera_name or _camera_name(self.frame_id),
+                "camera_matrix": _matrix(3, 3, k),
                 "distortion_model": "plumb_bob",
+                "distortion_coefficients": _matrix(1, 5, [0.0] * 5),
+                "rectification_matrix": _matrix(3, 3, [float(v) for v in np.eye(3).ravel()]),
+                "projection_matrix": _matrix(3, 4, p),
+                "frame_id": self.frame_id,
                 "hfov_deg": self.hfov_deg,
                 "vfov_deg": self.vfov_deg,
                 "depth_scale": self.depth_scale,
             },
             sort_keys=False,
+            default_flow_style=None,
         )
         return text
 
 
+def _matrix(rows: int, cols: int, data: list[float]) -> dict[str, Any]:
+    return {"rows": rows, "cols": cols, "data": data}
+
+
+def _camera_name(frame_id: str) -> str:
+    # camera_info_manager accepts only letters, digits and '_' in a camera name.
+    return re.sub(r"[^A-Za-z0-9_]", "_", frame_id) or "camera"
+
+
+def _standard_k(data: dict[str, Any]) -> np.ndarray:
+    """K from camera_matrix {rows: 3, cols: 3, data: [9]}."""
+    m = data["camera_matrix"]
+    if (m["rows"], m["cols"]) != (3, 3):
+        raise ValueError(f"camera_matrix is {m['rows']}x{m['cols']}, must be 3x3")
+    return np.asarray(m["data"], dtype=np.float64).reshape(3, 3)
+
+
 def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError) -> CameraInfo:
-    """Read camera_info.yaml: width, height, K (row-major 9 numbers; `k` is accepted too), an
-    optional depth_scale.
+    """Read camera_info.yaml: the camera_calibration_parsers format (image_width, image_height,
+    camera_matrix {rows, cols, data}) or grade's earlier one (width, height, K as 9 numbers;
+    `k` is accepted too), with an optional depth_scale.
 
     Raises:
         error: unreadable file, a missing or malformed field, non-positive scale or focal length.
@@ -230,16 +264,26 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
     file = Path(path)
     try:
         data = yaml.safe_load(file.read_text())
-        k = np.asarray(data["K"] if "K" in data else data["k"], dtype=np.float64).reshape(3, 3)
+        if "camera_matrix" in data:
+            k = _standard_k(data)
+            size = (int(data["image_width"]), int(data["image_height"]))
+        else:
+            k = np.asarray(data["K"] if "K" in data else data["k"], dtype=np.float64)
+            k = k.reshape(3, 3)
+            size = (int(data["width"]), int(data["height"]))
         info = CameraInfo(
-            int(data["width"]),
-            int(data["height"]),
+            size[0],
+            size[1],
             k,
             float(data.get("depth_scale", DEPTH_SCALE)),
             str(data.get("frame_id", "")),
+            camera_name=str(data.get("camera_name", "")),
         )
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
-        raise error(f"{file}: camera info needs width, height and K (9 numbers): {err!r}") from err
+        raise error(
+            f"{file}: camera info needs image_width, image_height and camera_matrix "
+            f"{{rows: 3, cols: 3, data: [9 numbers]}} (or width, height and K): {err!r}"
+        ) from err
     if not (info.depth_scale > 0):
         raise error(f"{file}: depth_scale = {info.depth_scale}: must be > 0")
     if not (k[0, 0] > 0 and k[1, 1] > 0):

@@ -101,6 +101,7 @@ def run(options: argparse.Namespace) -> int:
     params_dir = Path(tempfile.mkdtemp(prefix="grade_launch_"))
     try:
         plan = plan_launch(path, arguments, params_dir)
+        _warn_undeclared(path, plan, arguments)
         if options.print_only:
             return _print_plan(plan, params_dir)
         return _run(plan, config)
@@ -118,6 +119,19 @@ def _launch_arguments(targets: list[str]) -> dict[str, str]:
                 raise LaunchFileError(f"launch argument '{item}' has no name; use name:=value")
             arguments[name] = value
     return arguments
+
+
+def _warn_undeclared(path: Path, plan: LaunchPlan, arguments: dict[str, str]) -> None:
+    # ros2 launch ignores an undeclared argument silently; a typo (lockstep:=true on a file
+    # without it) then runs with the default. Say so, and what the file does take.
+    undeclared = plan.undeclared(arguments)
+    if undeclared:
+        print(
+            f"grade launch: warning: {path.name} does not declare launch argument(s) "
+            f"{', '.join(undeclared)} (ignored); declared: "
+            f"{', '.join(plan.declared_arguments) or 'none'}",
+            file=sys.stderr,
+        )
 
 
 def _check(paths: list[str], arguments: dict[str, str]) -> int:

@@ -77,7 +77,11 @@ def plan_launch(
     launch_file = parse_launch_file(path)
     executor = _Executor(arguments, os.environ if environ is None else environ, params_dir)
     executor.run(launch_file.actions)
-    return LaunchPlan(tuple(executor.processes), dict(executor.context.launch_configurations))
+    return LaunchPlan(
+        tuple(executor.processes),
+        dict(executor.context.launch_configurations),
+        tuple(executor.declared),
+    )
 
 
 class _Executor:
@@ -90,6 +94,7 @@ class _Executor:
         self.params_dir = params_dir
         self.processes: list[ProcessPlan] = []
         self.depth = 0
+        self.declared: list[str] = []  # every launch argument declared, in order
 
     @property
     def ros_namespace(self) -> str | None:
@@ -142,6 +147,8 @@ class _Executor:
             self.node(action)
 
     def declare_arg(self, arg: DeclareArg) -> None:
+        if arg.name not in self.declared:
+            self.declared.append(arg.name)
         if arg.name in self.context.launch_configurations:
             return  # given on the command line or by an include: it wins over the default
         if arg.default is None:

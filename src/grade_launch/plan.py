@@ -42,7 +42,13 @@ class ProcessPlan:
 
 @dataclass(frozen=True)
 class LaunchPlan:
-    """Every process of a launch, in start order, and the final launch configurations."""
+    """Every process of a launch, in start order, the final launch configurations and the
+    launch arguments the files declared."""
 
     processes: tuple[ProcessPlan, ...]
     launch_configurations: Mapping[str, str]
+    declared_arguments: tuple[str, ...] = ()
+
+    def undeclared(self, arguments: Mapping[str, str]) -> list[str]:
+        """The given `name:=value` arguments no launch file declares (typos, mostly)."""
+        return [name for name in arguments if name not in self.declared_arguments]

@@ -126,7 +126,7 @@ def test_bad_map_files(tmp_path: Path, name: str, payload: bytes, match: str) ->
 def test_missing_run_pieces_are_named(tmp_path: Path) -> None:
     run = write_run(tmp_path)
     (run / "gt" / "r1" / "cam" / "camera_info.yaml").write_text("width: 4\n")
-    with pytest.raises(FormatError, match=r"camera_info\.yaml: camera info needs width"):
+    with pytest.raises(FormatError, match=r"camera_info\.yaml: camera info needs image_width"):
         CameraStream.open(run)
     with pytest.raises(FormatError, match="not a run directory"):
         list_robots(tmp_path)

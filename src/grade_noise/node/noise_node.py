@@ -53,11 +53,14 @@ _PARAMS: dict[str, tuple[Any, str]] = {
 }
 
 
-# Inputs: best effort matches reliable and best-effort publishers alike; a depth of 30 (one
-# second of 30 Hz images) rides out a slow frame instead of dropping the next ones (the
-# sensor-data preset keeps 5). Outputs: reliable reaches reliable and best-effort subscribers.
+# Inputs: best effort matches reliable and best-effort publishers alike; the queue rides out a
+# slow RGB frame instead of dropping what arrives meanwhile (the sensor-data preset keeps 5):
+# one second of 30 Hz images, two seconds of 240 Hz IMU. Outputs: reliable reaches reliable
+# and best-effort subscribers.
 INPUT_QOS = QoSProfile(depth=30, reliability=ReliabilityPolicy.BEST_EFFORT)
+FAST_INPUT_QOS = QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT)
 OUTPUT_QOS = QoSProfile(depth=30, reliability=ReliabilityPolicy.RELIABLE)
+_IMAGE_MODELS = (ModelKind.RGB, ModelKind.DEPTH)
 # Printed at shutdown with the number of noisy messages published per output topic.
 PUBLISHED_COUNTS_PREFIX = "published counts: "
 
@@ -97,12 +100,13 @@ class NoiseNode(Node):
             self._pubs[spec.input_topic] = self.create_publisher(cls, spec.output_topic, OUTPUT_QOS)
             self.published[spec.output_topic] = 0
             handler = self._handler(spec.input_topic, spec.output_topic, spec.model)
-            self._subs.append(self.create_subscription(cls, spec.input_topic, handler, INPUT_QOS))
+            qos = INPUT_QOS if spec.model in _IMAGE_MODELS else FAST_INPUT_QOS
+            self._subs.append(self.create_subscription(cls, spec.input_topic, handler, qos))
         if self.config.motion_topic:
             motion_cls = Imu if self.config.motion_type == "imu" else Odometry
             self._subs.append(
                 self.create_subscription(
-                    motion_cls, self.config.motion_topic, self._on_motion, INPUT_QOS
+                    motion_cls, self.config.motion_topic, self._on_motion, FAST_INPUT_QOS
                 )
             )
         self._type_timer = self.create_timer(1.0, self._check_topic_types)

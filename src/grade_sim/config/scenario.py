@@ -14,7 +14,7 @@ from typing import Any
 import yaml
 
 from grade_common.errors import ConfigError
-from grade_common.names import check_ros_name
+from grade_common.names import check_ros_name, ros_name
 from grade_common.schema import bounds, from_mapping, to_mapping
 
 Vec3 = tuple[float, float, float]
@@ -273,6 +273,28 @@ class RecordConfig:
 
 
 @dataclass(frozen=True)
+class FramesConfig:
+    """TF frame names (REP 105) and who owns the link from the fixed frame to odometry.
+
+    `odom` and `base` are per robot: the frames are `<robot>/<odom>` and `<robot>/<base>`.
+    With `publish_world_odom: false` the simulator leaves `<world> -> <robot>/<odom>` out of
+    /tf_static, so a SLAM stack can publish `map -> <robot>/<odom>` (set `world: map` to name
+    the fixed frame of the ground-truth topics the same). docs/frames.md draws both trees.
+    """
+
+    world: str = field(default="world", metadata=ros_name())
+    odom: str = field(default="odom", metadata=ros_name())
+    base: str = field(default="base_link", metadata=ros_name())
+    publish_world_odom: bool = True
+
+    def odom_frame(self, robot: str) -> str:
+        return f"{robot}/{self.odom}"
+
+    def base_frame(self, robot: str) -> str:
+        return f"{robot}/{self.base}"
+
+
+@dataclass(frozen=True)
 class Scenario:
     """A validated scenario; `load_scenario` builds it from a YAML file."""
 
@@ -288,6 +310,7 @@ class Scenario:
     rates: RatesConfig = field(default_factory=RatesConfig)
     robots: tuple[RobotConfig, ...] = field(default_factory=lambda: (RobotConfig(name="uav1"),))
     record: RecordConfig = field(default_factory=RecordConfig)
+    frames: FramesConfig = field(default_factory=FramesConfig)
 
     def validate(self, path: str) -> None:
         names = [r.name for r in self.robots]

@@ -35,9 +35,10 @@ from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
 
 from grade_common.errors import ConfigError, GradeError
+from grade_common.names import ROS_NAME_PATTERN
 from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag
-from grade_sim.config.scenario import MotionMode, load_scenario
+from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
 from grade_sim.sensors.messages import QosProfile, TopicSpec
@@ -91,6 +92,8 @@ def _parameter(default: Any, doc: str, check: dict[str, Any] | None = None) -> A
 
 _TEXT = text(allow_empty=True)
 _NONNEGATIVE = bounds(0.0)
+# A frame name: a ROS name token (grade_common.names), or "" to keep the scenario's.
+_FRAME = text(ROS_NAME_PATTERN, allow_empty=True)
 
 
 @dataclass(frozen=True)
@@ -142,6 +145,20 @@ class SimNodeParameters:
         100, "history depth of the other sensor topics (0.4 s of IMU at 240 Hz)", bounds(1, 10000)
     )
 
+    world_frame: str = _parameter(
+        "", "fixed frame of the ground truth (e.g. world or map); empty: the scenario's", _FRAME
+    )
+    odom_frame: str = _parameter(
+        "", "odometry frame, per robot <robot>/<odom_frame>; empty: the scenario's", _FRAME
+    )
+    base_frame: str = _parameter(
+        "", "body frame, per robot <robot>/<base_frame>; empty: the scenario's", _FRAME
+    )
+    publish_world_odom: bool = _parameter(
+        True,
+        "publish the static world -> <robot>/odom link; false: a SLAM stack owns map -> odom",
+    )
+
     def validate(self, path: str) -> None:
         if not self.scenario:
             raise ConfigError("parameter 'scenario' is required: the path of a scenario YAML file")
@@ -162,6 +179,16 @@ class SimNodeParameters:
     def publisher_qos(self, topic: TopicSpec) -> QoSProfile:
         """The publisher QoS of any topic: sensor topics as configured, the rest fixed."""
         return self.sensor_qos_profile(topic) if topic.qos is QosProfile.SENSOR else QOS[topic.qos]
+
+    def frames(self, scenario: FramesConfig) -> FramesConfig:
+        """The scenario's frames with the names these parameters set and the world -> odom
+        choice (always the parameter's: a launch argument decides it)."""
+        names = {"world": self.world_frame, "odom": self.odom_frame, "base": self.base_frame}
+        return replace(
+            scenario,
+            **{key: value for key, value in names.items() if value},
+            publish_world_odom=self.publish_world_odom,
+        )
 
     def scenario_overrides(self) -> dict[str, Any]:
         """The scenario keys these parameters override."""
@@ -262,6 +289,7 @@ class SimNode(Node):
             wording=WORDING,
         )
         self.scenario = load_scenario(p.scenario, p.scenario_overrides())
+        self.scenario = replace(self.scenario, frames=p.frames(self.scenario.frames))
         n_robots = len(self.scenario.robots)
         if p.robot_count != -1:
             if not 1 <= p.robot_count <= n_robots:

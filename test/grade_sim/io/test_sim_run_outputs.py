@@ -149,6 +149,8 @@ TOPICS = {
     "/tf": ("tf2_msgs/msg/TFMessage", 120.0),
     "/uav1/imu": ("sensor_msgs/msg/Imu", 240.0),
     "/uav1/odom": ("nav_msgs/msg/Odometry", 60.0),
+    "/uav1/ground_truth/odom": ("nav_msgs/msg/Odometry", 60.0),
+    "/uav1/ground_truth/pose": ("geometry_msgs/msg/PoseStamped", 60.0),
     "/uav1/joint_states": ("sensor_msgs/msg/JointState", 120.0),
     "/uav1/camera/pose": ("geometry_msgs/msg/PoseStamped", 60.0),
     "/uav1/camera/rgb/image_raw": ("sensor_msgs/msg/Image", 30.0),
@@ -302,8 +304,11 @@ def test_images_equal_the_bag_and_depth_is_metres_times_5000(run: Run) -> None:
 def test_camera_info_and_instances_files(run: Run) -> None:
     cam_cfg = run.scenario.robots[0].cameras[0]
     info = yaml.safe_load((run.path / CAM / "camera_info.yaml").read_text())
-    assert (info["width"], info["height"]) == (160, 120)
-    np.testing.assert_allclose(np.array(info["K"]).reshape(3, 3), intrinsics(cam_cfg))
+    assert (info["image_width"], info["image_height"]) == (160, 120)
+    assert (info["camera_matrix"]["rows"], info["camera_matrix"]["cols"]) == (3, 3)
+    np.testing.assert_allclose(
+        np.array(info["camera_matrix"]["data"]).reshape(3, 3), intrinsics(cam_cfg)
+    )
     assert info["distortion_model"] == "plumb_bob"
     assert info["depth_scale"] == DEPTH_SCALE
     instances = yaml.safe_load((run.path / "gt" / "instances.yaml").read_text())

@@ -50,6 +50,8 @@ def test_topics_keep_the_registration_order(box_scene: Callable[..., Scene]) -> 
         "/uav1/front/rgb/image_raw",
         "/uav1/front/camera_info",
         "/uav1/front/pose",
+        "/uav1/ground_truth/odom",
+        "/uav1/ground_truth/pose",
     ]
 
 

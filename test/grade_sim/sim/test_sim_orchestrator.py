@@ -93,6 +93,8 @@ def test_message_counts_follow_the_configured_rates(box_scene: Callable[..., Sce
         "/tf": 51,
         "/uav1/joint_states": 41,
         "/uav1/odom": 21,
+        "/uav1/ground_truth/odom": 21,
+        "/uav1/ground_truth/pose": 21,
         "/uav1/camera/pose": 26,
         "/uav1/camera/rgb/image_raw": 11,
         "/uav1/camera/depth/image_raw": 11,

@@ -63,9 +63,10 @@ class CameraStreams:
     kinds, then published as images, camera_info and a CameraSample for the observers.
     """
 
-    def __init__(self, camera: Camera, rates: RatesConfig) -> None:
+    def __init__(self, camera: Camera, rates: RatesConfig, world_frame: str = "world") -> None:
         base = f"/{camera.robot}/{camera.name}"
         self.camera = camera
+        self._world_frame = world_frame
         self._frame_schedule = RateSchedule(camera.config.rate_hz, rates.physics_hz)
         self._pose_schedule = RateSchedule(rates.camera_pose_hz, rates.physics_hz)
         # In the configured order: the order the topics are registered in.
@@ -95,7 +96,9 @@ class CameraStreams:
         stamp_ns = state.stamp_ns
         pos, quat = state.backend.camera_pose(cam.robot, cam.name)
         if pose_due:
-            out.publish(self._pose, stamp_ns, msgs.pose_stamped(stamp_ns, "world", pos, quat))
+            out.publish(
+                self._pose, stamp_ns, msgs.pose_stamped(stamp_ns, self._world_frame, pos, quat)
+            )
         if not frame_due:
             return
         frame = out.render(

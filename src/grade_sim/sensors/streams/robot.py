@@ -5,6 +5,7 @@ from __future__ import annotations
 from abc import abstractmethod
 from typing import ClassVar
 
+from grade_sim.config.scenario import FramesConfig
 from grade_sim.engine.protocol import RobotState
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.messages import QosProfile, TopicSpec
@@ -51,15 +52,48 @@ class OdometryStream(RobotStateStream):
     suffix = "odom"
     msgtype = "nav_msgs/msg/Odometry"
 
+    def __init__(self, robot: str, rate_hz: float, physics_hz: float, frames: FramesConfig) -> None:
+        super().__init__(robot, rate_hz, physics_hz)
+        self.frames = frames
+
+    def parent_frame(self) -> str:
+        return self.frames.odom_frame(self.robot)
+
     def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
         return msgs.odometry(
             stamp_ns,
-            f"{self.robot}/odom",
-            f"{self.robot}/base_link",
+            self.parent_frame(),
+            self.frames.base_frame(self.robot),
             st.position_world_base,
             st.quat_world_base,
             st.linear_velocity_base,
             st.angular_velocity_base,
+        )
+
+
+class GroundTruthOdometryStream(OdometryStream):
+    """/<robot>/ground_truth/odom: the true base pose in the world frame, whatever the TF tree
+    (with a SLAM stack owning map -> odom, /<robot>/odom is that stack's input, this the truth)."""
+
+    suffix = "ground_truth/odom"
+
+    def parent_frame(self) -> str:
+        return self.frames.world
+
+
+class GroundTruthPoseStream(RobotStateStream):
+    """/<robot>/ground_truth/pose: the true base pose in the world frame (PoseStamped)."""
+
+    suffix = "ground_truth/pose"
+    msgtype = "geometry_msgs/msg/PoseStamped"
+
+    def __init__(self, robot: str, rate_hz: float, physics_hz: float, frames: FramesConfig) -> None:
+        super().__init__(robot, rate_hz, physics_hz)
+        self.frames = frames
+
+    def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
+        return msgs.pose_stamped(
+            stamp_ns, self.frames.world, st.position_world_base, st.quat_world_base
         )
 
 

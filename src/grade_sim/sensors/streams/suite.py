@@ -6,7 +6,13 @@ from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.streams.base import SensorStream
 from grade_sim.sensors.streams.camera import Camera, CameraStreams
-from grade_sim.sensors.streams.robot import ImuStream, JointStatesStream, OdometryStream
+from grade_sim.sensors.streams.robot import (
+    GroundTruthOdometryStream,
+    GroundTruthPoseStream,
+    ImuStream,
+    JointStatesStream,
+    OdometryStream,
+)
 from grade_sim.sensors.streams.world import ClockStream, StartMarkerStream, StaticTfStream, TfStream
 
 
@@ -14,7 +20,8 @@ class SensorStreams:
     """The streams of one scene; building them needs no engine, so observers can be made first.
 
     Per step: /clock, /tf_static (step 0), the start marker (start_step), /tf, then per robot
-    its IMU, odometry, joint states and cameras (each: pose, images, camera_info, sample).
+    its IMU, odometry, joint states, ground-truth odometry and pose, and cameras (each: pose,
+    images, camera_info, sample).
     """
 
     def __init__(self, scene: Scene) -> None:
@@ -22,14 +29,25 @@ class SensorStreams:
         rates = scenario.rates
         self.start_step = round(scenario.bootstrap_s * rates.physics_hz)
         clock = ClockStream(rates)
-        tf_static = StaticTfStream(scene.robots)
+        tf_static = StaticTfStream(scene.robots, scenario.frames)
         start = StartMarkerStream(self.start_step)
-        tf = TfStream(scene.robots, rates)
-        robots = [s for r in scene.robots for s in _robot_streams(r, scene)]
-        self.streams: tuple[SensorStream, ...] = (clock, tf_static, start, tf, *robots)
-        # Registration order differs from emission order for the world streams; bag connection
-        # ids follow the registration order, so it is kept as it always was.
-        self._registered: tuple[SensorStream, ...] = (clock, tf, tf_static, start, *robots)
+        tf = TfStream(scene.robots, rates, scenario.frames)
+        body = {r.model.name: _robot_streams(r, scene) for r in scene.robots}
+        truth = {r.model.name: _ground_truth_streams(r, scene) for r in scene.robots}
+        cameras = {r.model.name: _camera_streams(r, scene) for r in scene.robots}
+        # Emitted per robot: body, ground truth, cameras (the camera sample stays the last
+        # thing of a step before on_step).
+        emitted = [
+            s for r in scene.robots for part in (body, truth, cameras) for s in part[r.model.name]
+        ]
+        self.streams: tuple[SensorStream, ...] = (clock, tf_static, start, tf, *emitted)
+        # Registration order differs from emission order; bag connection ids follow the
+        # registration order, so it is kept as it always was, ground truth (added later) last.
+        registered = [
+            s for r in scene.robots for part in (body, cameras) for s in part[r.model.name]
+        ]
+        registered += [s for r in scene.robots for s in truth[r.model.name]]
+        self._registered: tuple[SensorStream, ...] = (clock, tf, tf_static, start, *registered)
 
     def topics(self) -> list[TopicSpec]:
         """Every topic, in registration order (bag connections, publishers)."""
@@ -47,7 +65,24 @@ def _robot_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
     phys = rates.physics_hz
     if cfg.imu.enabled:
         out.append(ImuStream(cfg.name, rates.imu_hz, phys))
-    out.append(OdometryStream(cfg.name, rates.odom_hz, phys))
+    frames = scene.scenario.frames
+    out.append(OdometryStream(cfg.name, rates.odom_hz, phys, frames))
     out.append(JointStatesStream(cfg.name, setup.model.joint_names, rates.joint_states_hz, phys))
-    out += [CameraStreams(Camera.of(cfg.name, cam), rates) for cam in cfg.cameras]
     return out
+
+
+def _camera_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
+    cfg = setup.model.config
+    rates, world = scene.scenario.rates, scene.scenario.frames.world
+    return [CameraStreams(Camera.of(cfg.name, cam), rates, world) for cam in cfg.cameras]
+
+
+def _ground_truth_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
+    """/<robot>/ground_truth/{odom,pose} in the world frame, at the odometry rate."""
+    name = setup.model.config.name
+    rates = scene.scenario.rates
+    frames = scene.scenario.frames
+    return [
+        GroundTruthOdometryStream(name, rates.odom_hz, rates.physics_hz, frames),
+        GroundTruthPoseStream(name, rates.odom_hz, rates.physics_hz, frames),
+    ]

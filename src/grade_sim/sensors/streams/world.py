@@ -7,7 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_from_rpy, quat_to_matrix
-from grade_sim.config.scenario import RatesConfig
+from grade_sim.config.scenario import FramesConfig, RatesConfig
 from grade_sim.scene import RobotSetup
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.messages import QosProfile, TopicSpec, Transform
@@ -44,13 +44,14 @@ class StartMarkerStream(MessageStream):
 
 
 class StaticTfStream(MessageStream):
-    """/tf_static, once at step 0: odom in world, the IMU and camera mounts, optical frames."""
+    """/tf_static, once at step 0: odom in world (unless a SLAM stack owns that link), the IMU
+    and camera mounts, optical frames."""
 
-    def __init__(self, robots: Sequence[RobotSetup]) -> None:
+    def __init__(self, robots: Sequence[RobotSetup], frames: FramesConfig) -> None:
         super().__init__(
             TopicSpec("/tf_static", "tf2_msgs/msg/TFMessage", QosProfile.LATCHED), AtStep(0)
         )
-        self._transforms = [t for r in robots for t in _static_transforms(r)]
+        self._transforms = [t for r in robots for t in _static_transforms(r, frames)]
 
     def encode(self, state: StepState) -> bytes:
         return msgs.tf_message(state.stamp_ns, self._transforms)
@@ -59,32 +60,39 @@ class StaticTfStream(MessageStream):
 class TfStream(MessageStream):
     """/tf: each robot's base in its odom frame and, on a gimbal, the camera mount on the base."""
 
-    def __init__(self, robots: Sequence[RobotSetup], rates: RatesConfig) -> None:
+    def __init__(
+        self, robots: Sequence[RobotSetup], rates: RatesConfig, frames: FramesConfig
+    ) -> None:
         super().__init__(
             TopicSpec("/tf", "tf2_msgs/msg/TFMessage", QosProfile.RELIABLE),
             RateSchedule(rates.tf_hz, rates.physics_hz),
         )
         self._robots = tuple(robots)
+        self._frames = frames
 
     def encode(self, state: StepState) -> bytes:
         return msgs.tf_message(
-            state.stamp_ns, [t for r in self._robots for t in _dynamic_transforms(r, state)]
+            state.stamp_ns,
+            [t for r in self._robots for t in _dynamic_transforms(r, state, self._frames)],
         )
 
 
-def _static_transforms(setup: RobotSetup) -> list[Transform]:
+def _static_transforms(setup: RobotSetup, frames: FramesConfig) -> list[Transform]:
     cfg = setup.model.config
     name = cfg.name
-    out = [
-        Transform("world", f"{name}/odom", np.zeros(3), IDENTITY_QUAT),
+    base = frames.base_frame(name)
+    out = []
+    if frames.publish_world_odom:
+        out.append(Transform(frames.world, frames.odom_frame(name), np.zeros(3), IDENTITY_QUAT))
+    out.append(
         Transform(
-            f"{name}/base_link",
+            base,
             f"{name}/imu_link",
             np.asarray(cfg.imu.mount.xyz),
             quat_from_rpy(*cfg.imu.mount.rpy),
-        ),
-    ]
-    cam_parent = f"{name}/camera_mount" if setup.model.camera_joint else f"{name}/base_link"
+        )
+    )
+    cam_parent = f"{name}/camera_mount" if setup.model.camera_joint else base
     for cam in cfg.cameras:
         link = f"{name}/{cam.name}_link"
         out.append(
@@ -101,19 +109,21 @@ def _static_transforms(setup: RobotSetup) -> list[Transform]:
     return out
 
 
-def _dynamic_transforms(setup: RobotSetup, state: StepState) -> list[Transform]:
+def _dynamic_transforms(
+    setup: RobotSetup, state: StepState, frames: FramesConfig
+) -> list[Transform]:
     name = setup.model.name
     st = state.robot_states[name]
-    out = [
-        Transform(f"{name}/odom", f"{name}/base_link", st.position_world_base, st.quat_world_base)
-    ]
+    base = frames.base_frame(name)
+    # Ground-truth odometry has no drift: the odom frame coincides with the world frame.
+    out = [Transform(frames.odom_frame(name), base, st.position_world_base, st.quat_world_base)]
     if setup.model.camera_joint:
         pos_b, q_b = state.backend.link_pose(name, "base_link")
         pos_m, q_m = state.backend.link_pose(name, "camera_mount")
         r_b = quat_to_matrix(q_b)
         out.append(
             Transform(
-                f"{name}/base_link",
+                base,
                 f"{name}/camera_mount",
                 r_b.T @ (pos_m - pos_b),
                 matrix_to_quat(r_b.T @ quat_to_matrix(q_m)),
