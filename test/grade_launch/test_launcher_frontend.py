@@ -568,3 +568,22 @@ def test_cli_print_and_package_lookup(
     )
     with pytest.raises(LaunchFileError, match=r"launch file 'two\.launch\.yaml' of package 'demo'"):
         launch_main(["--print", "demo", "two.launch.yaml"])
+
+
+def test_cli_warns_about_an_undeclared_argument(
+    prefix: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    launch = write(
+        tmp_path / "one.launch.yaml",
+        "launch:\n- arg: {name: who, default: a}\n- arg: {name: rate, default: '1'}\n"
+        "- node: {pkg: demo, exec: talker}\n",
+    )
+    write(prefix / "share/demo/launch/unused.launch.yaml", "launch: []\n")
+    assert launch_main(["--print", str(launch), "who:=b", "lockstep:=true"]) == 0
+    err = capsys.readouterr().err
+    assert (
+        "grade launch: warning: one.launch.yaml does not declare launch argument(s) lockstep "
+        "(ignored); declared: who, rate"
+    ) in err
+    assert launch_main(["--print", str(launch), "who:=b"]) == 0
+    assert "warning" not in capsys.readouterr().err

@@ -17,3 +17,30 @@ SHIPPED = sorted(LAUNCH_DIR.glob("*.launch.yaml"))
 def test_shipped_launch_file_passes_the_frontend_check(path: Path) -> None:
     result = check_launch_file(path)
     assert result.nodes + result.includes > 0, f"{path} starts nothing"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "lockstep_nodes"),
+    [
+        ("indoor_uav.launch.yaml", [], 1),
+        ("multi_robot.launch.yaml", ["use_controllers:=true"], 4),
+        ("outdoor_savanna.launch.yaml", ["use_controllers:=true"], 3),
+    ],
+)
+def test_lockstep_reaches_the_simulator_and_the_controllers(
+    name: str, args: list[str], lockstep_nodes: int, tmp_path: Path
+) -> None:
+    from grade_launch.executor import plan_launch
+
+    plan = plan_launch(
+        LAUNCH_DIR / name, dict(a.split(":=") for a in ["lockstep:=true", *args]), tmp_path
+    )
+    assert plan.undeclared({"lockstep": "true"}) == []
+    with_lockstep = []
+    for process in plan.processes:
+        params = " ".join(process.cmd)
+        files = [Path(a) for a in process.cmd if a.endswith(".yaml") and Path(a).is_file()]
+        text = params + "".join(f.read_text() for f in files if f.parent == tmp_path)
+        if "lockstep: true" in text or "lockstep:=true" in text:
+            with_lockstep.append(process.label)
+    assert len(with_lockstep) == lockstep_nodes, [p.cmd for p in plan.processes]
