@@ -44,3 +44,19 @@ def test_lockstep_reaches_the_simulator_and_the_controllers(
         if "lockstep: true" in text or "lockstep:=true" in text:
             with_lockstep.append(process.label)
     assert len(with_lockstep) == lockstep_nodes, [p.cmd for p in plan.processes]
+
+
+def test_indoor_noise_node_runs_on_simulated_time(tmp_path: Path) -> None:
+    import yaml
+
+    from grade_launch.executor import plan_launch
+
+    plan = plan_launch(LAUNCH_DIR / "indoor_uav.launch.yaml", {"use_noise": "true"}, tmp_path)
+    (noise,) = [p for p in plan.processes if "noise_node" in p.label]
+    files = [Path(a) for a in noise.cmd if a.endswith(".yaml")]
+    sim_time = [
+        yaml.safe_load(f.read_text())["/**"]["ros__parameters"].get("use_sim_time")
+        for f in files
+        if "/**" in yaml.safe_load(f.read_text())
+    ]
+    assert sim_time == [True], noise.cmd
