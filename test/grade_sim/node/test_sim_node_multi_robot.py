@@ -23,6 +23,8 @@ SCENARIO = DATA / "multi_robot_small.yaml"
 ROBOT_TOPICS = {
     "imu": "sensor_msgs/msg/Imu",
     "odom": "nav_msgs/msg/Odometry",
+    "ground_truth/odom": "nav_msgs/msg/Odometry",
+    "ground_truth/pose": "geometry_msgs/msg/PoseStamped",
     "joint_states": "sensor_msgs/msg/JointState",
     "camera/rgb/image_raw": "sensor_msgs/msg/Image",
     "camera/depth/image_raw": "sensor_msgs/msg/Image",
