@@ -46,15 +46,19 @@ class ImuStream(RobotStateStream):
         )
 
 
-class OdometryStream(RobotStateStream):
-    """The true base pose in odom and its twist in base_link."""
-
-    suffix = "odom"
-    msgtype = "nav_msgs/msg/Odometry"
+class FramedRobotStream(RobotStateStream):
+    """A robot stream whose messages name TF frames (the scenario's frame names)."""
 
     def __init__(self, robot: str, rate_hz: float, physics_hz: float, frames: FramesConfig) -> None:
         super().__init__(robot, rate_hz, physics_hz)
         self.frames = frames
+
+
+class OdometryStream(FramedRobotStream):
+    """The true base pose in odom and its twist in base_link."""
+
+    suffix = "odom"
+    msgtype = "nav_msgs/msg/Odometry"
 
     def parent_frame(self) -> str:
         return self.frames.odom_frame(self.robot)
@@ -81,15 +85,11 @@ class GroundTruthOdometryStream(OdometryStream):
         return self.frames.world
 
 
-class GroundTruthPoseStream(RobotStateStream):
+class GroundTruthPoseStream(FramedRobotStream):
     """/<robot>/ground_truth/pose: the true base pose in the world frame (PoseStamped)."""
 
     suffix = "ground_truth/pose"
     msgtype = "geometry_msgs/msg/PoseStamped"
-
-    def __init__(self, robot: str, rate_hz: float, physics_hz: float, frames: FramesConfig) -> None:
-        super().__init__(robot, rate_hz, physics_hz)
-        self.frames = frames
 
     def encode_robot(self, stamp_ns: int, st: RobotState) -> bytes:
         return msgs.pose_stamped(
