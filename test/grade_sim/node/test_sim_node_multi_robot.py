@@ -104,6 +104,8 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
     rate_of = {
         "imu": rates.imu_hz,
         "odom": rates.odom_hz,
+        "ground_truth/odom": rates.odom_hz,
+        "ground_truth/pose": rates.odom_hz,
         "joint_states": rates.joint_states_hz,
         "camera/pose": rates.camera_pose_hz,
     }
@@ -129,10 +131,12 @@ def test_two_uavs_and_a_ground_robot_record_one_complete_bag(
         robot = topic.split("/")[1]
         if robot not in robots:
             continue
-        # Poses are in `world`; joint states carry joint names, no frame (as in ROS).
-        if hasattr(msg, "header") and not topic.endswith(("/pose", "/joint_states")):
+        # Poses and ground truth are in `world`; joint states carry joint names, no frame.
+        if topic.startswith(f"/{robot}/ground_truth/"):
+            assert msg.header.frame_id == "world", topic
+        elif hasattr(msg, "header") and not topic.endswith(("/pose", "/joint_states")):
             assert header_frame(msg).startswith(f"{robot}/"), (topic, header_frame(msg))
-        if topic.endswith("/odom"):
+        if topic == f"/{robot}/odom":
             assert (msg.header.frame_id, msg.child_frame_id) == (
                 f"{robot}/odom",
                 f"{robot}/base_link",
