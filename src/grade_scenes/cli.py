@@ -1,4 +1,4 @@
-"""`grade scenes reach|generate|select`: SceneReplica's tabletop scenes from the command line."""
+"""`grade scenes reach|generate|select|overlay`: SceneReplica's tabletop scenes."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from grade_scenes.catalog import build_catalog
 from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
 from grade_scenes.objects import load_object_set
+from grade_scenes.overlay import OverlayConfig, blend, load_rgb
 from grade_scenes.plot_scenes import plot_scene_grid
 from grade_scenes.reach.plot import plot_reachability
 from grade_scenes.reach.reachability import (
@@ -23,6 +24,7 @@ from grade_scenes.reach.reachability import (
     load_reachability,
     save_reachability,
 )
+from grade_scenes.render import render_reference, write_png
 from grade_scenes.scenefile import MESH_DIR, SCENE_DIR, read_candidates, write_candidates
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
 from grade_scenes.table import TableConfig
@@ -52,7 +54,37 @@ def build_parser() -> argparse.ArgumentParser:
     sel.add_argument("--min-per-object", type=int, default=5)
     sel.add_argument("--max-per-object", type=int, default=7)
     sel.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
+    sel.add_argument(
+        "--no-references",
+        dest="references",
+        action="store_false",
+        help="skip rendering the reference images (references/scene_NNN.png)",
+    )
+    ovl = sub.add_parser("overlay", help="blend a live image file with a reference image")
+    ovl.add_argument("live", help="image file of the live camera")
+    ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
+    ovl.add_argument("--out", required=True, help="new PNG")
+    ovl.add_argument("--live-weight", type=float, default=0.4)
+    ovl.add_argument("--reference-weight", type=float, default=0.6)
     return parser
+
+
+def _overlay(args: argparse.Namespace) -> int:
+    config = OverlayConfig(
+        reference_image=args.reference,
+        live_weight=args.live_weight,
+        reference_weight=args.reference_weight,
+    )
+    out = blend(
+        load_rgb(args.live),
+        load_rgb(config.reference_image),
+        config.live_weight,
+        config.reference_weight,
+    )
+    write_png(out, args.out)
+    print(f"{config.live_weight} x {args.live} + {config.reference_weight} x {args.reference}")
+    print(f"-> {args.out}")
+    return 0
 
 
 def _reach(args: argparse.Namespace) -> int:
@@ -139,6 +171,12 @@ def _select(args: argparse.Namespace) -> int:
             assert isinstance(mesh, trimesh.Trimesh)  # force="mesh" always gives one
             shapes.append((mesh, rgba.get(name, (0.7, 0.7, 0.7, 1.0))))
         plot_scene_grid(tuple(chosen), shapes, reach, folder / "scenes.png")
+        if args.references:
+            (folder / "references").mkdir()
+            for scene in chosen:
+                name = f"scene_{scene.index:03d}"
+                image = render_reference(folder / SCENE_DIR / f"{name}.yaml")
+                write_png(image, folder / "references" / f"{name}.png")
     print(
         f"{len(chosen)} scenes -> {args.out}: coverage {best.coverage}/{best.possible_pairs} "
         f"pairs (gap {best.optimality_gap:.3g}), random selection {baseline.coverage}; "
@@ -149,7 +187,7 @@ def _select(args: argparse.Namespace) -> int:
 
 def run(args: argparse.Namespace) -> int:
     """Run one `grade scenes` command; returns the exit code."""
-    handlers = {"reach": _reach, "generate": _generate, "select": _select}
+    handlers = {"reach": _reach, "generate": _generate, "select": _select, "overlay": _overlay}
     return handlers[args.command](args)
 
 
