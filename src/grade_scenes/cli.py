@@ -25,12 +25,21 @@ from grade_scenes.reach.reachability import (
     save_reachability,
 )
 from grade_scenes.render import render_reference, write_png
-from grade_scenes.scenefile import MESH_DIR, SCENE_DIR, read_candidates, write_candidates
+from grade_scenes.scenefile import (
+    MESH_DIR,
+    SCENE_DIR,
+    read_candidates,
+    scene_name,
+    write_candidates,
+)
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
+from grade_scenes.settle import settle
 from grade_scenes.table import TableConfig
 from grade_sim.config.tabletop import load_tabletop_scene
 
 REACH_FILE = "reachability.npz"
+SETTLE_FILE = "settle.yaml"
+SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -120,9 +129,22 @@ def _generate(args: argparse.Namespace) -> int:
         write_candidates(folder, scenes, catalog, reach.table, header)
         save_reachability(reach, folder / REACH_FILE)
         plot_reachability(reach, folder / "reachability.png")
+        moved = {
+            scene_name(s.index): round(
+                settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml").max_displacement_m, 6
+            )
+            for s in scenes
+        }
+        (folder / SETTLE_FILE).write_text(
+            yaml.safe_dump({"tolerance_m": SETTLE_TOLERANCE_M, "max_displacement_m": moved})
+        )
+        t3 = time.perf_counter()
+    unsettled = sorted(n for n, m in moved.items() if m >= SETTLE_TOLERANCE_M)
     print(
         f"{len(scenes)} scenes of {args.objects_per_scene} objects -> {args.out} "
-        f"(reachability {t1 - t0:.1f} s, generation {t2 - t1:.1f} s)"
+        f"(reachability {t1 - t0:.1f} s, generation {t2 - t1:.1f} s, settling {t3 - t2:.1f} s); "
+        f"{len(unsettled)} move >= {SETTLE_TOLERANCE_M} m when settling (select skips them): "
+        f"{unsettled}"
     )
     return 0
 
@@ -130,6 +152,12 @@ def _generate(args: argparse.Namespace) -> int:
 def _select(args: argparse.Namespace) -> int:
     source = Path(args.candidates)
     names, scenes = read_candidates(source)
+    settle_file = source / SETTLE_FILE
+    if settle_file.is_file():
+        moved = yaml.safe_load(settle_file.read_text())["max_displacement_m"]
+        stable = tuple(s for s in scenes if moved[scene_name(s.index)] < SETTLE_TOLERANCE_M)
+        print(f"{len(scenes) - len(stable)} candidates skipped: they move when settling")
+        scenes = stable
     reach = load_reachability(source / REACH_FILE)
     config = SelectConfig(
         count=args.count, min_per_object=args.min_per_object, max_per_object=args.max_per_object

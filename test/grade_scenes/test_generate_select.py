@@ -22,24 +22,15 @@ from grade_scenes.table import TableConfig
 TABLE = TableConfig()
 
 
-def _reach_map() -> ReachabilityMap:
-    # The map `grade scenes reach` computes for the Panda: the 8 nearest rows of blocks, minus
-    # the two corners of row 7 (IK is tested in test_reachability; this keeps the test fast).
-    reachable = np.zeros((16, 16), dtype=bool)
-    reachable[:8] = True
-    reachable[7, [0, 15]] = False
-    return ReachabilityMap(TABLE, 0.15, reachable, np.zeros((16, 16, 7)), 1)
-
-
 @pytest.fixture(scope="module")
 def catalog() -> tuple[CatalogEntry, ...]:
     return build_catalog(default_object_set())
 
 
 @pytest.fixture(scope="module")
-def scenes(catalog: tuple[CatalogEntry, ...]) -> tuple[Scene, ...]:
+def scenes(catalog: tuple[CatalogEntry, ...], panda_reach: ReachabilityMap) -> tuple[Scene, ...]:
     return generate_scenes(
-        catalog, _reach_map(), GenerateConfig(scenes=60), np.random.default_rng(7)
+        catalog, panda_reach, GenerateConfig(scenes=60), np.random.default_rng(7)
     )
 
 
@@ -51,9 +42,9 @@ def _placed_mesh(catalog: tuple[CatalogEntry, ...], scene: Scene, k: int) -> tri
 
 
 def test_no_two_objects_intersect_and_all_rest_on_reachable_blocks(
-    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...]
+    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...], panda_reach: ReachabilityMap
 ) -> None:
-    reach = _reach_map()
+    reach = panda_reach
     for scene in scenes:
         assert len({o.object_index for o in scene.objects}) == 5
         manager = trimesh.collision.CollisionManager()
@@ -71,10 +62,10 @@ def test_no_two_objects_intersect_and_all_rest_on_reachable_blocks(
 
 
 def test_same_seed_same_scenes(
-    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...]
+    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...], panda_reach: ReachabilityMap
 ) -> None:
     again = generate_scenes(
-        catalog, _reach_map(), GenerateConfig(scenes=5), np.random.default_rng(7)
+        catalog, panda_reach, GenerateConfig(scenes=5), np.random.default_rng(7)
     )
     for a, b in zip(again, scenes[:5], strict=True):
         assert a.pairs() == b.pairs()
@@ -116,3 +107,39 @@ def test_scene_files_roundtrip_and_settle_in_the_simulator(
         result = settle(tmp_path / "c" / "scenes" / f"scene_{k:03d}.yaml", duration_s=2.0)
         assert len(result.names) == 5
         assert result.max_displacement_m < 0.005, result
+
+
+@pytest.mark.slow
+def test_reference_image_shows_the_objects_where_the_camera_sees_them(
+    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...], tmp_path: Path
+) -> None:
+    import math
+
+    import yaml
+
+    from grade_scenes.render import render_reference
+    from grade_sim.config.tabletop import load_tabletop_scene
+
+    write_candidates(tmp_path / "c", scenes[:1], catalog, TABLE, {"seed": 7})
+    scene_file = tmp_path / "c" / "scenes" / "scene_000.yaml"
+    data = yaml.safe_load(scene_file.read_text())
+    data["objects"] = []
+    (tmp_path / "c" / "scenes" / "empty.yaml").write_text(yaml.safe_dump(data))
+    with_objects = render_reference(scene_file, settle_s=0.1).astype(int)
+    empty = render_reference(tmp_path / "c" / "scenes" / "empty.yaml", settle_s=0.1).astype(int)
+    changed = np.abs(with_objects - empty).sum(axis=2) > 0
+    cam = load_tabletop_scene(scene_file).camera
+    position, target = np.array(cam.position_xyz), np.array(cam.target_xyz)
+    forward = (target - position) / np.linalg.norm(target - position)
+    right = np.cross(forward, [0.0, 0.0, 1.0])
+    right /= np.linalg.norm(right)
+    up = np.cross(right, forward)
+    focal = (cam.width / 2) / math.tan(math.radians(cam.hfov_deg) / 2)
+    for placed in scenes[0].objects:
+        d = placed.transform_world_object[:3, 3] - position
+        u = cam.width / 2 + focal * float(d @ right) / float(d @ forward)
+        v = cam.height / 2 - focal * float(d @ up) / float(d @ forward)
+        r, c = round(v), round(u)
+        assert changed[r - 2 : r + 3, c - 2 : c + 3].any(), (placed.object_index, u, v)
+    # Away from the objects nothing changes: the image's top rows show the floor far away.
+    assert not changed[:10].any()
