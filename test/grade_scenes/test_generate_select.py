@@ -143,3 +143,44 @@ def test_reference_image_shows_the_objects_where_the_camera_sees_them(
         assert changed[r - 2 : r + 3, c - 2 : c + 3].any(), (placed.object_index, u, v)
     # Away from the objects nothing changes: the image's top rows show the floor far away.
     assert not changed[:10].any()
+
+
+@pytest.mark.slow
+def test_grade_run_of_a_scene_records_object_poses_per_frame(
+    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...], tmp_path: Path, repo_root: Path
+) -> None:
+    import json
+
+    from grade_cli.main import main
+    from grade_common.rotations import quat_to_matrix
+    from grade_common.tum import OBJECT_POSES_JSONL
+
+    write_candidates(tmp_path / "c", scenes[:1], catalog, TABLE, {"seed": 7})
+    scene_file = tmp_path / "c" / "scenes" / "scene_000.yaml"
+    env = f"environment={{type: tabletop, tabletop: {{scene: {scene_file}}}}}"
+    run = tmp_path / "run"
+    args = ["run", str(repo_root / "config/tabletop.yaml"), "--out", str(run), "--quiet"]
+    assert main([*args, "--set", "duration_s=0.3", "--set", env]) == 0
+    camera = run / "gt" / "camera_rig" / "camera"
+    frames = [json.loads(line) for line in (camera / OBJECT_POSES_JSONL).read_text().splitlines()]
+    assert len(frames) >= 3
+    cams = {
+        round(float(r[0]), 6): np.array(r[1:], dtype=float)
+        for r in (ln.split() for ln in (camera / "groundtruth.txt").read_text().splitlines())
+        if not r[0].startswith("#")
+    }
+    names = [catalog[p.object_index].obj.name for p in scenes[0].objects]
+    for frame in frames:
+        assert sorted(frame["objects"]) == sorted(names)
+        tum = cams[round(frame["t"], 6)]  # x y z qx qy qz qw
+        t_wo = np.eye(4)
+        t_wo[:3, :3] = quat_to_matrix(np.array([tum[6], tum[3], tum[4], tum[5]]))
+        t_wo[:3, 3] = tum[:3]
+        for placed, name in zip(scenes[0].objects, names, strict=True):
+            pose = frame["objects"][name]
+            world = np.asarray(pose["position_world"])
+            # The objects rest where the scene put them (settled, < 5 mm) ...
+            assert np.linalg.norm(world - placed.transform_world_object[:3, 3]) < 0.005
+            # ... and the camera-frame pose is the world pose seen from the camera.
+            in_world = t_wo @ np.asarray(pose["transform_optical_object"])
+            np.testing.assert_allclose(in_world[:3, 3], world, atol=1e-6)
