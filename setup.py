@@ -14,6 +14,7 @@ NODE_EXECUTABLES: dict[str, str] = {
     "explorer": "grade_control.node.explorer:main",
     "noise_node": "grade_noise.node.noise_node:main",
     "recorder": "grade_replay.node.recorder:main",
+    "scene_overlay": "grade_scenes.node.overlay_node:main",
 }
 
 setup(

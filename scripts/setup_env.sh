@@ -17,7 +17,8 @@ fi
 
 # Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
 # also covers the names of installed files, so a new module, launch or config file is picked up.
-dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt scripts/setup_env.sh
+dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt requirements/assets.txt
+  scripts/setup_env.sh
   tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
   tools/interfaces/tf2_msgs/msg/TFMessage.msg)
 deps_want="$( (cat "${dep_inputs[@]}"; echo "system_ros=$system_ros ${ROS_DISTRO:-}") | sha256sum | cut -d' ' -f1)"
@@ -56,6 +57,7 @@ if ! stamp_is "$deps_stamp" "$deps_want"; then
   [ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
   log "installing pinned dependencies"
   "${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
+  "${pip[@]}" --no-deps -r requirements/assets.txt 2>&1 | grep -v "^WARNING: Location" || true
   "$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
     || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
 

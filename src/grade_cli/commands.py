@@ -42,6 +42,10 @@ def load(name: str) -> Command:
             from grade_noise import cli as module
         case "eval":
             from grade_eval import cli as module
+        case "scenes":
+            from grade_scenes import cli as module
+        case "bench scenes":
+            from grade_scenes import bench as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":

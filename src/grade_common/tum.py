@@ -30,6 +30,7 @@ TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an
 CAMERA_INFO_YAML = "camera_info.yaml"
 BOXES_2D_JSONL = "boxes2d.jsonl"  # per frame: tight (and loose) 2D boxes of visible actors
 BOXES_3D_JSONL = "boxes3d.jsonl"  # per frame: 3D boxes of visible actors
+OBJECT_POSES_JSONL = "object_poses.jsonl"  # per frame: 6D poses of loose objects (tabletop)
 POSE_COLUMNS = "# timestamp tx ty tz qx qy qz qw"
 LIST_COLUMNS = "# timestamp filename"
 Vector = Sequence[float] | FloatArray

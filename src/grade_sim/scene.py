@@ -33,6 +33,7 @@ from grade_sim.world.meshes import load_mesh_world
 from grade_sim.world.model import World
 from grade_sim.world.outdoor import generate_outdoor
 from grade_sim.world.procedural import generate_rooms
+from grade_sim.world.tabletop import load_tabletop_world
 
 ROBOT_CLEARANCE_M = 0.5
 
@@ -102,6 +103,8 @@ def build_scene(scenario: Scenario) -> Scene:
         world = generate_rooms(env.procedural, scenario.lights, world_rng)
     elif env.type is EnvironmentKind.OUTDOOR:
         world = generate_outdoor(env.outdoor, scenario.lights, world_rng)
+    elif env.type is EnvironmentKind.TABLETOP:
+        world = load_tabletop_world(env.tabletop, scenario.lights, world_rng)
     else:
         world = load_mesh_world(env.mesh, scenario.lights, world_rng)
     instances: dict[int, InstanceInfo] = {}
@@ -109,6 +112,8 @@ def build_scene(scenario: Scenario) -> Scene:
         instances[box.instance_id] = InstanceInfo(box.instance_id, box.name, box.label)
     for mesh in world.meshes:
         instances[mesh.instance_id] = InstanceInfo(mesh.instance_id, mesh.name, mesh.label)
+    for body in world.free_bodies:
+        instances[body.instance_id] = InstanceInfo(body.instance_id, body.name, body.label)
     next_id = max(instances, default=0) + 1
 
     dt = scenario.physics_dt_s

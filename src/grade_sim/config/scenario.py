@@ -30,6 +30,7 @@ class EnvironmentKind(enum.Enum):
     PROCEDURAL = "procedural"
     MESH = "mesh"
     OUTDOOR = "outdoor"
+    TABLETOP = "tabletop"  # a SceneReplica table scene file (grade_sim.config.tabletop)
 
 
 class RobotKind(enum.Enum):
@@ -121,15 +122,24 @@ class OutdoorConfig:
 
 
 @dataclass(frozen=True)
+class TabletopEnvironmentConfig:
+    scene: str | None = None  # a tabletop scene file (grade scenes generate), relative to this file
+    floor_size_m: float = field(default=6.0, metadata=bounds(2.0, 100.0))
+
+
+@dataclass(frozen=True)
 class EnvironmentConfig:
     type: EnvironmentKind = EnvironmentKind.PROCEDURAL
     procedural: ProceduralConfig = field(default_factory=ProceduralConfig)
     mesh: MeshEnvironmentConfig = field(default_factory=MeshEnvironmentConfig)
     outdoor: OutdoorConfig = field(default_factory=OutdoorConfig)
+    tabletop: TabletopEnvironmentConfig = field(default_factory=TabletopEnvironmentConfig)
 
     def validate(self, path: str) -> None:
         if self.type is EnvironmentKind.MESH and not self.mesh.path:
             raise ConfigError(f"{path}.mesh.path: required when {path}.type is 'mesh'")
+        if self.type is EnvironmentKind.TABLETOP and not self.tabletop.scene:
+            raise ConfigError(f"{path}.tabletop.scene: required when {path}.type is 'tabletop'")
 
 
 @dataclass(frozen=True)
@@ -380,6 +390,21 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
         scenario = replace(
             scenario,
             environment=replace(scenario.environment, mesh=replace(mesh, path=str(mesh_path))),
+        )
+    tabletop = scenario.environment.tabletop
+    if scenario.environment.type is EnvironmentKind.TABLETOP and tabletop.scene:
+        scene_path = Path(tabletop.scene)
+        if not scene_path.is_absolute():
+            scene_path = (file.parent / scene_path).resolve()
+        if not scene_path.is_file():
+            raise ConfigError(
+                f"{file}: environment.tabletop.scene: {str(scene_path)!r} does not exist"
+            )
+        scenario = replace(
+            scenario,
+            environment=replace(
+                scenario.environment, tabletop=replace(tabletop, scene=str(scene_path))
+            ),
         )
     robots = []
     for i, robot in enumerate(scenario.robots):

@@ -59,6 +59,11 @@ class EngineBackend(Protocol):
     def update_kinematic_sensors(self) -> None:
         """Recompute poses and sensors from positions, velocities and the given accelerations."""
 
+    def free_body_poses(self) -> tuple[FloatArray, FloatArray]:
+        """Positions (n, 3) and wxyz quaternions (n, 4) of the world's free bodies, in
+        World.free_bodies order (tabletop objects)."""
+        ...
+
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         """Kinematic poses of every actor body (Scene.actor_body_poses order)."""
 

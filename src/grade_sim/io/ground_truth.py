@@ -27,6 +27,7 @@ from grade_common.tum import (
     DEPTH_SCALE,
     GROUNDTRUTH_TXT,
     IMAGE_KINDS,
+    OBJECT_POSES_JSONL,
     TRAJECTORY_TXT,
     CameraInfo,
     ImageKind,
@@ -73,10 +74,13 @@ class _CameraFiles:
         self.groundtruth.write(pose_header("optical frame in world"))
         self.boxes2d = open(root / BOXES_2D_JSONL, "w")
         self.boxes3d = open(root / BOXES_3D_JSONL, "w")
+        self.object_poses: Any = None  # opened at the first frame with loose objects
 
     def close(self) -> None:
         for f in (*self.lists.values(), self.groundtruth, self.boxes2d, self.boxes3d):
             f.close()
+        if self.object_poses is not None:
+            self.object_poses.close()
 
 
 class GroundTruthWriter:
@@ -176,7 +180,28 @@ class GroundTruthWriter:
         files.groundtruth.write(
             tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)
         )
+        if sample.object_poses:
+            self._write_object_poses(files, sample, t)
         self.frames_written += 1
+
+    @staticmethod
+    def _write_object_poses(files: _CameraFiles, sample: CameraSample, t: str) -> None:
+        """Each loose object's pose in the world and in the camera's optical frame (the pose a
+        6D pose estimator is scored against, e.g. with ADD/ADD-S)."""
+        if files.object_poses is None:
+            files.object_poses = open(files.root / OBJECT_POSES_JSONL, "w")
+        r_wo = quat_to_matrix(sample.quat_world_optical)
+        objects = {}
+        for name, position, quat in sample.object_poses:
+            t_ob = np.eye(4)
+            t_ob[:3, :3] = r_wo.T @ quat_to_matrix(quat)
+            t_ob[:3, 3] = r_wo.T @ (np.asarray(position) - sample.position_world_optical)
+            objects[name] = {
+                "position_world": [round(float(v), 9) for v in position],
+                "quat_world_wxyz": [round(float(v), 9) for v in quat],
+                "transform_optical_object": [[round(float(v), 9) for v in row] for row in t_ob],
+            }
+        files.object_poses.write(json.dumps({"t": float(t), "objects": objects}) + "\n")
 
     def _write_boxes(
         self, files: _CameraFiles, sample: CameraSample, t: str, instance: np.ndarray

@@ -28,6 +28,8 @@ class CameraSample:
     quat_world_optical: FloatArray
     k: FloatArray
     boxes: list[Box3D]
+    # Loose objects (tabletop): name, position and wxyz quaternion in the world frame.
+    object_poses: tuple[tuple[str, FloatArray, FloatArray], ...] = ()
 
 
 class SimObserver(Protocol):

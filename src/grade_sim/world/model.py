@@ -58,6 +58,25 @@ class StaticMesh:
 
 
 @dataclass(frozen=True)
+class FreeBody:
+    """A loose rigid object of the environment (tabletop objects): it falls, rests and is pushed.
+
+    Its mesh is in the body frame, whose origin is the centre of mass.
+    """
+
+    name: str
+    label: str
+    instance_id: int
+    vertices_xyz: FloatArray  # (n, 3), body frame
+    faces: NDArray[np.int32]
+    mass_kg: float
+    inertia_kg_m2: tuple[float, float, float, float, float, float]  # ixx iyy izz ixy ixz iyz
+    position_xyz: tuple[float, float, float]
+    quat_wxyz: tuple[float, float, float, float]
+    material: Material
+
+
+@dataclass(frozen=True)
 class Light:
     position_xyz: tuple[float, float, float]
     diffuse_rgb: tuple[float, float, float]
@@ -158,3 +177,4 @@ class World:
     # Where robots fly through: a loop of points in free space (room centres for procedural).
     tour_xy: tuple[tuple[float, float], ...] = field(default=())
     ceiling_height_m: float = 2.7
+    free_bodies: tuple[FreeBody, ...] = field(default=())

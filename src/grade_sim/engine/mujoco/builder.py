@@ -92,6 +92,7 @@ class _SceneBuilder:
     def build(self) -> BuiltModel:
         self._set_globals()
         self._add_world()
+        self._add_free_bodies()
         self._add_actors()
         for setup in self.scene.robots:
             self._add_robot(setup)
@@ -207,6 +208,36 @@ class _SceneBuilder:
                 material=self._material(f"mat_mesh_{mesh.instance_id}", mesh.material),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
+            )
+
+    def _add_free_bodies(self) -> None:
+        """Loose objects (tabletop): a free joint each, explicit mass and inertia, hull contacts."""
+        for body in self.scene.world.free_bodies:
+            mesh_name = f"free_mesh_{body.instance_id}"
+            self.spec.add_mesh(
+                name=mesh_name,
+                uservert=_g(body.vertices_xyz.ravel()),
+                userface=[int(v) for v in body.faces.ravel()],
+                inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+            )
+            node = self.spec.worldbody.add_body(
+                name=body.name, pos=_g(body.position_xyz), quat=_g(body.quat_wxyz)
+            )
+            node.add_freejoint(name=f"{body.name}/free")
+            node.explicitinertial = True
+            node.ipos = [0.0, 0.0, 0.0]
+            node.mass = body.mass_kg
+            node.fullinertia = _g(body.inertia_kg_m2)
+            self._geom(
+                node,
+                body.instance_id,
+                f"i{body.instance_id}:{body.name}",
+                type=mujoco.mjtGeom.mjGEOM_MESH,
+                meshname=mesh_name,
+                material=self._material(f"mat_free_{body.instance_id}", body.material),
+                contype=WORLD_CONTYPE,
+                conaffinity=WORLD_CONAFFINITY,
+                mass=0.0,
             )
 
     def _add_actors(self) -> None:

@@ -96,6 +96,9 @@ class MujocoEngine:
         names += [o.name for o in scene.objects]
         body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
         self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
+        self._free_body_ids = np.array(
+            [self.model.body(b.name).id for b in scene.world.free_bodies], dtype=np.int64
+        )
         # geom id -> instance id, for segmentation and hiding.
         self._geom_instance = built.geom_instance_ids
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
@@ -174,6 +177,10 @@ class MujocoEngine:
 
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
         self.data.ctrl[self._actuators[robot]] = velocities
+
+    def free_body_poses(self) -> tuple[FloatArray, FloatArray]:
+        ids = self._free_body_ids
+        return self.data.xpos[ids].copy(), self.data.xquat[ids].copy()
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
         if len(self._mocap_ids):

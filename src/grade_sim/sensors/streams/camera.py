@@ -134,5 +134,14 @@ class CameraStreams:
                 quat,
                 cam.k,
                 state.actor_boxes(),
+                _object_poses(state),
             )
         )
+
+
+def _object_poses(state: StepState) -> tuple[tuple[str, FloatArray, FloatArray], ...]:
+    bodies = state.scene.world.free_bodies
+    if not bodies:
+        return ()
+    positions, quats = state.backend.free_body_poses()
+    return tuple((b.name, positions[k], quats[k]) for k, b in enumerate(bodies))

@@ -1,0 +1,80 @@
+"""Pick-and-place bookkeeping in SceneReplica's results-table layout.
+
+One row per (scene, object) attempt with three stages: grasped, lifted, placed (each implies
+the previous one). The table reports, per object and in total, how many attempts reached each
+stage, like the paper's per-object success tables. Rows come from a YAML list
+(`[{scene: scene_010, object: can, grasped: true, lifted: true, placed: false}, ...]`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grade_common.names import ros_name
+from grade_common.schema import Wording, from_mapping, named_items
+from grade_eval.errors import EvalConfigError
+
+WORDING = Wording(error=EvalConfigError, root="pick-and-place results")
+
+
+@dataclass(frozen=True)
+class Attempt:
+    scene: str = field(metadata=ros_name())
+    object: str = field(metadata=ros_name())
+    grasped: bool = False
+    lifted: bool = False
+    placed: bool = False
+
+    def validate(self, path: str) -> None:
+        if (self.lifted and not self.grasped) or (self.placed and not self.lifted):
+            raise EvalConfigError(
+                f"{path}: lifted needs grasped and placed needs lifted; got grasped="
+                f"{self.grasped} lifted={self.lifted} placed={self.placed}"
+            )
+
+
+@dataclass(frozen=True)
+class Attempts:
+    attempts: tuple[Attempt, ...] = field(metadata=named_items("object"))
+
+
+def load_attempts(path: str | Path) -> tuple[Attempt, ...]:
+    """Read a results YAML file (a list of attempts).
+
+    Raises:
+        EvalConfigError: missing file, not YAML, or an invalid attempt (named by its object).
+    """
+    file = Path(path)
+    try:
+        data: Any = yaml.safe_load(file.read_text())
+    except (OSError, yaml.YAMLError) as err:
+        raise EvalConfigError(f"{file}: cannot read pick-and-place results: {err}") from err
+    if not isinstance(data, list):
+        raise EvalConfigError(f"{file}: expected a list of attempts, got {type(data).__name__}")
+    try:
+        return from_mapping(Attempts, {"attempts": data}, wording=WORDING).attempts
+    except EvalConfigError as err:
+        raise EvalConfigError(f"{file}: {err}") from None
+
+
+def results_table(attempts: tuple[Attempt, ...]) -> str:
+    """The per-object table (Markdown): attempts, grasped, lifted, placed, success rate."""
+    objects = sorted({a.object for a in attempts})
+    lines = [
+        "| object | attempts | grasped | lifted | placed | success |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in [*objects, None]:
+        rows = [a for a in attempts if name is None or a.object == name]
+        n = len(rows)
+        grasped = sum(a.grasped for a in rows)
+        lifted = sum(a.lifted for a in rows)
+        placed = sum(a.placed for a in rows)
+        label = "**total**" if name is None else name
+        rate = f"{100.0 * placed / n:.1f} %" if n else "-"
+        lines.append(f"| {label} | {n} | {grasped} | {lifted} | {placed} | {rate} |")
+    return "\n".join(lines)

@@ -1,0 +1,6 @@
+"""SceneReplica: reproducible tabletop scenes.
+
+Objects in stable poses on a 1 m x 1 m table, reachability of the table grid by a fixed arm,
+candidate scene generation, a balanced and diverse selection, reference images and an overlay
+for replicating a scene in the real world, and pose metrics (ADD/ADD-S live in grade_eval).
+"""

@@ -1,0 +1,224 @@
+"""`grade scenes reach|generate|select|overlay`: SceneReplica's tabletop scenes."""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import time
+from pathlib import Path
+
+import numpy as np
+import trimesh
+import yaml
+
+from grade_common.atomic import StagedOutput
+from grade_scenes.catalog import build_catalog
+from grade_scenes.default_set import default_object_set
+from grade_scenes.generate import GenerateConfig, generate_scenes
+from grade_scenes.objects import load_object_set
+from grade_scenes.overlay import OverlayConfig, blend, load_rgb
+from grade_scenes.plot_scenes import plot_scene_grid
+from grade_scenes.reach.plot import plot_reachability
+from grade_scenes.reach.reachability import (
+    compute_reachability,
+    load_reachability,
+    save_reachability,
+)
+from grade_scenes.render import render_reference, write_png
+from grade_scenes.scenefile import (
+    MESH_DIR,
+    SCENE_DIR,
+    read_candidates,
+    scene_name,
+    write_candidates,
+)
+from grade_scenes.select import SelectConfig, random_selection, select_scenes
+from grade_scenes.settle import settle
+from grade_scenes.table import TableConfig
+from grade_sim.config.tabletop import load_tabletop_scene
+
+REACH_FILE = "reachability.npz"
+SETTLE_FILE = "settle.yaml"
+SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="grade scenes", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    reach = sub.add_parser("reach", help="reachability map of the table grid (Panda, IK)")
+    reach.add_argument("--out", required=True, help="new .npz file; a .png is drawn beside it")
+    reach.add_argument("--seed", type=int, default=0)
+    reach.add_argument("--standoff-m", type=float, default=0.15)
+    gen = sub.add_parser("generate", help="candidate scenes into a new folder")
+    gen.add_argument("--out", required=True, help="new folder")
+    gen.add_argument("--seed", type=int, default=0)
+    gen.add_argument("--count", type=int, default=164)
+    gen.add_argument("--objects-per-scene", type=int, default=5)
+    gen.add_argument("--objects", help="object-set YAML (default: the shipped 16 objects)")
+    gen.add_argument("--reach", help="reachability .npz (default: computed, seeded by --seed)")
+    sel = sub.add_parser("select", help="the benchmark set out of a candidate folder")
+    sel.add_argument("candidates", help="a folder made by `grade scenes generate`")
+    sel.add_argument("--out", required=True, help="new folder")
+    sel.add_argument("--count", type=int, default=20)
+    sel.add_argument("--min-per-object", type=int, default=5)
+    sel.add_argument("--max-per-object", type=int, default=7)
+    sel.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
+    sel.add_argument(
+        "--no-references",
+        dest="references",
+        action="store_false",
+        help="skip rendering the reference images (references/scene_NNN.png)",
+    )
+    ovl = sub.add_parser("overlay", help="blend a live image file with a reference image")
+    ovl.add_argument("live", help="image file of the live camera")
+    ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
+    ovl.add_argument("--out", required=True, help="new PNG")
+    ovl.add_argument("--live-weight", type=float, default=0.4)
+    ovl.add_argument("--reference-weight", type=float, default=0.6)
+    return parser
+
+
+def _overlay(args: argparse.Namespace) -> int:
+    config = OverlayConfig(
+        reference_image=args.reference,
+        live_weight=args.live_weight,
+        reference_weight=args.reference_weight,
+    )
+    out = blend(
+        load_rgb(args.live),
+        load_rgb(config.reference_image),
+        config.live_weight,
+        config.reference_weight,
+    )
+    write_png(out, args.out)
+    print(f"{config.live_weight} x {args.live} + {config.reference_weight} x {args.reference}")
+    print(f"-> {args.out}")
+    return 0
+
+
+def _reach(args: argparse.Namespace) -> int:
+    out = Path(args.out)
+    rng = np.random.default_rng(args.seed)
+    reach = compute_reachability(TableConfig(), rng, standoff_m=args.standoff_m)
+    save_reachability(reach, out)
+    plot_reachability(reach, out.with_suffix(".png"))
+    print(f"{int(reach.reachable.sum())}/{reach.reachable.size} blocks reachable -> {out}")
+    return 0
+
+
+def _generate(args: argparse.Namespace) -> int:
+    if args.objects:
+        config, base = load_object_set(args.objects)
+    else:
+        config, base = default_object_set(), None
+    gen_config = GenerateConfig(scenes=args.count, objects_per_scene=args.objects_per_scene)
+    reach_rng, scene_rng = (
+        np.random.default_rng(s) for s in np.random.SeedSequence(args.seed).spawn(2)
+    )
+    with StagedOutput(args.out) as folder:
+        t0 = time.perf_counter()
+        if args.reach:
+            reach = load_reachability(args.reach)
+        else:
+            reach = compute_reachability(TableConfig(), reach_rng)
+        t1 = time.perf_counter()
+        catalog = build_catalog(config, base)
+        scenes = generate_scenes(catalog, reach, gen_config, scene_rng)
+        t2 = time.perf_counter()
+        header = {"seed": args.seed, "objects_per_scene": args.objects_per_scene}
+        write_candidates(folder, scenes, catalog, reach.table, header)
+        save_reachability(reach, folder / REACH_FILE)
+        plot_reachability(reach, folder / "reachability.png")
+        moved = {
+            scene_name(s.index): round(
+                settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml").max_displacement_m, 6
+            )
+            for s in scenes
+        }
+        (folder / SETTLE_FILE).write_text(
+            yaml.safe_dump({"tolerance_m": SETTLE_TOLERANCE_M, "max_displacement_m": moved})
+        )
+        t3 = time.perf_counter()
+    unsettled = sorted(n for n, m in moved.items() if m >= SETTLE_TOLERANCE_M)
+    print(
+        f"{len(scenes)} scenes of {args.objects_per_scene} objects -> {args.out} "
+        f"(reachability {t1 - t0:.1f} s, generation {t2 - t1:.1f} s, settling {t3 - t2:.1f} s); "
+        f"{len(unsettled)} move >= {SETTLE_TOLERANCE_M} m when settling (select skips them): "
+        f"{unsettled}"
+    )
+    return 0
+
+
+def _select(args: argparse.Namespace) -> int:
+    source = Path(args.candidates)
+    names, scenes = read_candidates(source)
+    settle_file = source / SETTLE_FILE
+    if settle_file.is_file():
+        moved = yaml.safe_load(settle_file.read_text())["max_displacement_m"]
+        stable = tuple(s for s in scenes if moved[scene_name(s.index)] < SETTLE_TOLERANCE_M)
+        print(f"{len(scenes) - len(stable)} candidates skipped: they move when settling")
+        scenes = stable
+    reach = load_reachability(source / REACH_FILE)
+    config = SelectConfig(
+        count=args.count, min_per_object=args.min_per_object, max_per_object=args.max_per_object
+    )
+    t0 = time.perf_counter()
+    best = select_scenes(scenes, len(names), config)
+    elapsed = time.perf_counter() - t0
+    baseline = random_selection(scenes, len(names), config, np.random.default_rng(args.seed))
+    chosen = [s for s in scenes if s.index in best.scene_indices]
+    rgba: dict[str, tuple[float, ...]] = {}
+    with StagedOutput(args.out) as folder:
+        (folder / SCENE_DIR).mkdir(parents=True)
+        shutil.copytree(source / MESH_DIR, folder / MESH_DIR)
+        for scene in chosen:
+            name = f"scene_{scene.index:03d}.yaml"
+            shutil.copy2(source / SCENE_DIR / name, folder / SCENE_DIR / name)
+            for obj in load_tabletop_scene(source / SCENE_DIR / name).objects:
+                rgba[obj.name] = obj.rgba
+        summary = {
+            "method": "integer linear programme (HiGHS via scipy.optimize.milp), max coverage",
+            "count": config.count,
+            "per_object_bounds": [config.min_per_object, config.max_per_object],
+            "scenes": [f"scene_{i:03d}" for i in best.scene_indices],
+            "coverage_pairs": best.coverage,
+            "possible_pairs": best.possible_pairs,
+            "optimality_gap": float(best.optimality_gap),
+            "entropy_bits": round(best.entropy_bits, 4),
+            "object_counts": dict(zip(names, best.object_counts, strict=True)),
+            "random_baseline": {
+                "coverage_pairs": baseline.coverage,
+                "entropy_bits": round(baseline.entropy_bits, 4),
+            },
+            "solve_time_s": round(elapsed, 3),
+        }
+        (folder / "selection.yaml").write_text(yaml.safe_dump(summary, sort_keys=False))
+        shapes = []
+        for name in names:
+            mesh = trimesh.load(source / MESH_DIR / f"{name}.stl", force="mesh")
+            assert isinstance(mesh, trimesh.Trimesh)  # force="mesh" always gives one
+            shapes.append((mesh, rgba.get(name, (0.7, 0.7, 0.7, 1.0))))
+        plot_scene_grid(tuple(chosen), shapes, reach, folder / "scenes.png")
+        if args.references:
+            (folder / "references").mkdir()
+            for scene in chosen:
+                name = f"scene_{scene.index:03d}"
+                image = render_reference(folder / SCENE_DIR / f"{name}.yaml")
+                write_png(image, folder / "references" / f"{name}.png")
+    print(
+        f"{len(chosen)} scenes -> {args.out}: coverage {best.coverage}/{best.possible_pairs} "
+        f"pairs (gap {best.optimality_gap:.3g}), random selection {baseline.coverage}; "
+        f"entropy {best.entropy_bits:.3f} vs {baseline.entropy_bits:.3f} bits"
+    )
+    return 0
+
+
+def run(args: argparse.Namespace) -> int:
+    """Run one `grade scenes` command; returns the exit code."""
+    handlers = {"reach": _reach, "generate": _generate, "select": _select, "overlay": _overlay}
+    return handlers[args.command](args)
+
+
+def main(argv: list[str]) -> int:
+    """Parse argv and run `grade scenes`."""
+    return run(build_parser().parse_args(argv))
