@@ -23,6 +23,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_noise": frozenset({"grade_common"}),
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
+    # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
+    "grade_batch": frozenset({"grade_common"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -32,6 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_noise",
             "grade_eval",
             "grade_replay",
+            "grade_batch",
         }
     ),
 }

@@ -42,6 +42,8 @@ def load(name: str) -> Command:
             from grade_noise import cli as module
         case "eval":
             from grade_eval import cli as module
+        case "batch":
+            from grade_batch import cli as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":
@@ -54,6 +56,8 @@ def load(name: str) -> Command:
             from grade_noise import bench as module
         case "bench replay":
             from grade_replay import replay_bench as module
+        case "bench batch":
+            from grade_batch import bench as module
         case _:
             raise KeyError(name)
     return module
