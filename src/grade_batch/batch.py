@@ -54,13 +54,18 @@ class BatchOutcome:
 
 
 def _pid_alive(pid: int) -> bool:
+    """True while the process runs; a killed worker not yet reaped (a zombie) counts as gone."""
     try:
         os.kill(pid, 0)
     except ProcessLookupError:
         return False
     except PermissionError:
         return True
-    return True
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (OSError, IndexError):
+        return True  # no /proc: trust kill(0)
+    return state not in ("Z", "X")
 
 
 def _remove_dead_staging(jobs_root: Path, job_id: str) -> None:

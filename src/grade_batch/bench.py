@@ -9,7 +9,6 @@ side by side. Ray runs as a private instance on 127.0.0.1 whose start-up is time
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 import time
 from pathlib import Path
@@ -18,7 +17,7 @@ from typing import Any
 import yaml
 
 from grade_batch.batch import run_batch
-from grade_batch.runners import LOOPBACK, RAY_QUIET_ENV, LocalPool, RayRunner, Runner, import_ray
+from grade_batch.runners import LocalPool, RayRunner, Runner, start_local_ray
 from grade_batch.spec import SweepFile, load_sweep
 from grade_common.share import shipped_file
 
@@ -83,12 +82,8 @@ def run(args: argparse.Namespace) -> int:
             )
         print(f"  speed-up 2 workers vs 1: {walls[1] / walls[2]:.2f}x")
         if not args.no_ray:
-            ray = import_ray()
-            os.environ.update(RAY_QUIET_ENV)
             start = time.perf_counter()
-            ray.init(
-                num_cpus=2, include_dashboard=False, _node_ip_address=LOOPBACK, log_to_driver=False
-            )
+            ray = start_local_ray(2)
             startup = time.perf_counter() - start
             try:
                 wall = _timed(spec, root / "ray", RayRunner("auto", spec.sweep.resources))

@@ -157,8 +157,8 @@ def _run_steps(plan: JobPlan, stage: Path, log: Path) -> None:
             ).returncode
         if code != 0:
             raise JobFailedError(f"step '{name}' exited with {code}; see {log}")
-    for variant in plan.pipeline.replays:
-        _relative_replay_source(stage / replay_dir(variant.name))
+    for replay in plan.pipeline.replays:
+        _relative_replay_source(stage / replay_dir(replay.name))
     export = plan.pipeline.export
     if export is not None:
         variants = [RUN_DIR] + [replay_dir(v.name) for v in plan.pipeline.replays]

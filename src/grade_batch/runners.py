@@ -8,6 +8,7 @@ when asked for; it schedules each job with the sweep's declared resources (CPUs,
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from typing import Any, Protocol
@@ -19,6 +20,11 @@ from grade_batch.spec import Resources
 RAY_INSTALL_HINT = "pip install ray==2.60.0 (pinned in requirements/base.txt)"
 # Ray's usage statistics are sent to an outside server; this machine may not talk to one.
 RAY_QUIET_ENV = {"RAY_USAGE_STATS_ENABLED": "0"}
+# A private instance keeps every Ray server on loopback: Ray's single-machine mode (the one it
+# uses on macOS/Windows) takes 127.0.0.1 as the node address, so GCS, raylet and workers listen
+# there; otherwise they listen on all interfaces whatever `_node_ip_address` says. Ray reads
+# the variable when it is imported.
+RAY_LOCAL_ENV = {**RAY_QUIET_ENV, "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 LOOPBACK = "127.0.0.1"
 OnResult = Callable[[JobResult], None]
 
@@ -66,6 +72,30 @@ def import_ray() -> Any:
     return ray
 
 
+def start_local_ray(num_cpus: int) -> Any:
+    """Start a private one-machine Ray instance bound to 127.0.0.1 (no dashboard); returns the
+    `ray` module (the caller shuts it down).
+
+    Raises:
+        BatchError: ray is missing, or was imported before in this process without the loopback
+            setting (its node address is not 127.0.0.1; the instance is shut down again).
+    """
+    flag = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"
+    if "ray" in sys.modules and os.environ.get(flag) != RAY_LOCAL_ENV[flag]:
+        raise BatchError(
+            f"ray was imported before {flag}=0 was set, so a local instance would listen on "
+            "every interface; set it in the environment before ray is imported"
+        )
+    os.environ.update(RAY_LOCAL_ENV)
+    ray = import_ray()
+    ray.init(num_cpus=num_cpus, include_dashboard=False, log_to_driver=False)
+    node_ip = ray.util.get_node_ip_address()
+    if node_ip != LOOPBACK:  # never expected; refuse rather than serve on other interfaces
+        ray.shutdown()
+        raise BatchError(f"the local Ray instance took the address {node_ip}, not {LOOPBACK}")
+    return ray
+
+
 class RayRunner:
     """Ray tasks, one per job, each declaring the sweep's resources.
 
@@ -84,21 +114,18 @@ class RayRunner:
         """Connect unless connected; True when this runner started the connection."""
         if ray.is_initialized():
             return False
-        os.environ.update(RAY_QUIET_ENV)
         if self.address == "local":
-            ray.init(
-                num_cpus=self.local_cpus,
-                include_dashboard=False,
-                _node_ip_address=LOOPBACK,
-                log_to_driver=False,
-            )
+            start_local_ray(self.local_cpus)
         else:
+            os.environ.update(RAY_QUIET_ENV)
             ray.init(address=self.address, log_to_driver=False)
         return True
 
     def run(self, plans: Sequence[JobPlan], on_result: OnResult) -> None:
         if not plans:
             return
+        if self.address == "local":
+            os.environ.update(RAY_LOCAL_ENV)  # before the first import of ray
         ray = import_ray()
         started = self._connect(ray)
         try:
