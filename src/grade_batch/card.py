@@ -120,7 +120,8 @@ def dataset_card(
             + ".",
             "",
             "Files: `dataset/coco/<split>.json` (image paths relative to the batch folder), "
-            "`dataset/yolo/data.yaml` with `<split>.txt` image lists.",
+            "`dataset/yolo/data.yaml` with `images/<split>/` and `labels/<split>/` (hard links "
+            "to the sequences' files).",
             "",
         ]
     if group_means:

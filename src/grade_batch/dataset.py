@@ -3,7 +3,7 @@ the dataset card, staged as one folder `DIR/dataset/`.
 
     dataset/splits.yaml              job id -> train | val | test (replays follow their job)
     dataset/coco/<split>.json        COCO, image file names relative to the batch folder
-    dataset/yolo/data.yaml, <split>.txt   YOLO (the lists point at jobs/<id>/export/.../images)
+    dataset/yolo/data.yaml, images|labels/<split>/   YOLO (hard links to the jobs' exports)
     dataset/eval/trajectories.csv    `grade eval batch` of each sequence (pipeline.eval)
     dataset/eval/groups.csv          its mean per group
     dataset/README.md                the dataset card (grade_batch.card)
@@ -25,7 +25,7 @@ import yaml
 from grade_batch.card import dataset_card
 from grade_batch.errors import JobFailedError
 from grade_batch.export.coco import categories_table, merge
-from grade_batch.export.sequence import COCO_JSON, YOLO_DIR
+from grade_batch.export.sequence import COCO_JSON, YOLO_DIR, link_file
 from grade_batch.jobs import Job
 from grade_batch.manifest import Manifest
 from grade_batch.pipeline import (
@@ -94,29 +94,30 @@ def _write_coco(
             len(merged["images"]),
             {n: per_cat[n] for n in names},
         )
-        if export.coco:
-            (root / "coco" / f"{split}.json").write_text(json.dumps(merged, separators=(",", ":")))
+        (root / "coco" / f"{split}.json").write_text(json.dumps(merged, separators=(",", ":")))
     return stats
 
 
 def _write_yolo(root: Path, batch_dir: Path, spec: SweepFile, split_of: dict[str, str]) -> None:
+    """The standard YOLO layout, images/<split>/ beside labels/<split>/, of hard links to the
+    jobs' exports (no image is copied), named `<sequence>_<robot>_<camera>_<t>`."""
     export = spec.sweep.pipeline.export
     assert export is not None
     folder = root / "yolo"
-    folder.mkdir()
     for split in SPLITS:
-        lines = []
+        (folder / "images" / split).mkdir(parents=True)
+        (folder / "labels" / split).mkdir(parents=True)
         for job_id in (j for j, s in split_of.items() if s == split):
             for variant in _variants(spec):
-                images = batch_dir / JOBS_DIR / job_id / EXPORT_DIR / variant / YOLO_DIR / "images"
-                for image in sorted(images.iterdir()):
-                    # "./" lines are relative to the list's folder (dataset/yolo/).
-                    lines.append(f"./../../{image.relative_to(batch_dir).as_posix()}\n")
-        (folder / f"{split}.txt").write_text("".join(lines))
+                source = batch_dir / JOBS_DIR / job_id / EXPORT_DIR / variant / YOLO_DIR
+                sequence = sequence_name(job_id, variant)
+                for kind in ("images", "labels"):
+                    for path in sorted((source / kind).iterdir()):
+                        link_file(path, folder / kind / split / f"{sequence}_{path.name}")
     data = {
-        "train": "train.txt",
-        "val": "val.txt",
-        "test": "test.txt",
+        "train": "images/train",
+        "val": "images/val",
+        "test": "images/test",
         "nc": len(export.categories),
         "names": {i: c.name for i, c in enumerate(export.categories)},
         "task": export.yolo_task.value,
@@ -183,7 +184,8 @@ def build_dataset(
         (root / "splits.yaml").write_text(yaml.safe_dump(split_of, sort_keys=True))
         stats: dict[str, SplitStats] = {}
         if spec.sweep.pipeline.export is not None:
-            stats = _write_coco(root, batch_dir, spec, split_of)
+            if spec.sweep.pipeline.export.coco:  # the counts come from the COCO files
+                stats = _write_coco(root, batch_dir, spec, split_of)
             if spec.sweep.pipeline.export.yolo:
                 _write_yolo(root, batch_dir, spec, split_of)
         means = []

@@ -163,15 +163,22 @@ def test_coco_masks_match_instance_masks(local_batch: Batch) -> None:
 
 def test_yolo_boxes_match_tight_boxes(local_batch: Batch) -> None:
     _, batch, _ = local_batch
-    lists = [
-        (batch / f"dataset/yolo/{s}.txt").read_text().split() for s in ("train", "val", "test")
-    ]
-    images = [batch / "dataset/yolo" / line for lines in lists for line in lines]
+    splits = yaml.safe_load((batch / "dataset/splits.yaml").read_text())
+    data = yaml.safe_load((batch / "dataset/yolo/data.yaml").read_text())
+    assert data["names"] == {0: "person", 1: "flying_object"}
+    images = sorted((batch / "dataset/yolo").glob("images/*/*.png"))
     assert images
-    assert all(p.is_file() for p in images)
+    assert len(images) == len(list((batch / "jobs").glob("*/export/run/yolo/images/*.png")))
     checked = 0
     for image in images:
-        label = Path(str(image).replace("/images/", "/labels/")).with_suffix(".txt")
+        split = image.parent.name
+        label = image.parents[2] / "labels" / split / f"{image.stem}.txt"
+        # <sequence>_<robot>_<camera>_<t>: the sequence is a job of this split
+        job_id, name = image.stem.rsplit("_", 3)[0], image.name
+        assert splits[job_id] == split
+        source = batch / "jobs" / job_id / "export/run/yolo/images" / name[len(job_id) + 1 :]
+        assert image.samefile(source) or image.read_bytes() == source.read_bytes()
+        image = source
         variant = image.parents[2].name  # export/<variant>/yolo/images/<name>
         job = image.parents[4]
         robot, camera, stamp = image.stem.split("_")  # <robot>_<camera>_<t>.png

@@ -33,7 +33,8 @@ class SequenceExport:
     instances: int
 
 
-def _link(src: Path, dst: Path) -> None:
+def link_file(src: Path, dst: Path) -> None:
+    """`dst` as a hard link of `src` (no data copied), or a copy where links cannot be made."""
     try:
         os.link(src, dst)
     except OSError:
@@ -57,6 +58,6 @@ def export_sequence(
         labels.mkdir(parents=True)
         for frame in frames:
             name = f"{frame.robot}_{frame.camera}_{frame.stamp}"
-            _link(frame.rgb, images / f"{name}{frame.rgb.suffix}")
+            link_file(frame.rgb, images / f"{name}{frame.rgb.suffix}")
             (labels / f"{name}.txt").write_text(label_text(frame, settings.yolo_task))
     return SequenceExport(len(frames), sum(len(f.instances) for f in frames))
