@@ -24,6 +24,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
     "grade_scenes": frozenset({"grade_common", "grade_sim"}),
+    # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
+    "grade_batch": frozenset({"grade_common"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -34,6 +36,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_eval",
             "grade_replay",
             "grade_scenes",
+            "grade_batch",
         }
     ),
 }

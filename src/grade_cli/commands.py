@@ -46,6 +46,8 @@ def load(name: str) -> Command:
             from grade_scenes import cli as module
         case "bench scenes":
             from grade_scenes import bench as module
+        case "batch":
+            from grade_batch import cli as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":
@@ -60,6 +62,8 @@ def load(name: str) -> Command:
             from grade_replay import replay_bench as module
         case "bench delivery":
             from grade_cli import delivery as module
+        case "bench batch":
+            from grade_batch import bench as module
         case _:
             raise KeyError(name)
     return module

@@ -24,6 +24,7 @@ SUBCOMMANDS: dict[str, str] = {
     "noise": "sensor noise offline: grade noise apply BAG|TUM_FOLDER",
     "eval": "SLAM evaluation: ATE/RPE, tracking time, map error (AME)",
     "scenes": "SceneReplica tabletop scenes: reach, generate, select",
+    "batch": "datasets at scale: sweep -> jobs on a local pool or Ray, COCO/YOLO, card",
 }
 
 

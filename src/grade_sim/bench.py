@@ -18,6 +18,7 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grade_common.rundir import RunLayout
+from grade_common.share import shipped_file
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
@@ -29,15 +30,7 @@ STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording"
 
 def default_scenario_path() -> Path:
     """config/indoor_uav.yaml from the installed package share, else from the source tree."""
-    try:
-        from ament_index_python.packages import get_package_share_directory
-
-        path = Path(get_package_share_directory("grade")) / "config" / "indoor_uav.yaml"
-        if path.is_file():
-            return path
-    except Exception:  # not in a sourced ROS 2 environment: the source tree is next to src/
-        pass
-    return Path(__file__).resolve().parents[2] / "config" / "indoor_uav.yaml"
+    return shipped_file("config/indoor_uav.yaml")
 
 
 def main(argv: list[str]) -> int:

@@ -1,0 +1,1 @@
+"""Dataset exports of run directories: COCO instance segmentation and YOLO labels."""

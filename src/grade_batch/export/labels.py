@@ -1,0 +1,160 @@
+"""Per-frame instance labels of a run's camera folders, filtered like GRADE's post-processing.
+
+Read from the run directory (docs/conventions.md): `gt/instances.yaml` (instance id -> class),
+each camera folder's `rgb.txt` / `instance.txt` lists, `instance/<t>.png` masks and
+`boxes2d.jsonl` (tight box from the mask, loose box = projected 3D box). The instances of a frame
+are those of its boxes2d line (people and flying objects), mapped onto the categories of the
+export by their class; filters drop small, occluded or unlisted instances.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import cv2
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from grade_batch.errors import ExportError
+from grade_batch.spec import Category, ExportSettings
+from grade_common import tum
+from grade_common.rundir import RunLayout
+from grade_common.tum import ImageKind
+
+
+@dataclass(frozen=True)
+class InstanceLabel:
+    """One visible instance in one frame."""
+
+    instance_id: int
+    category: int  # index into the export's categories
+    mask: NDArray[np.bool_]  # (H, W)
+    box_xyxy: tuple[int, int, int, int]  # tight, inclusive pixel bounds
+    visible_px: int
+    occlusion: float  # 1 - tight box area / loose box area (0 when no loose box)
+
+
+@dataclass(frozen=True)
+class FrameLabels:
+    """The labels of one camera frame."""
+
+    robot: str
+    camera: str
+    stamp: str  # as the frame files are named
+    rgb: Path  # the RGB image, absolute
+    width: int
+    height: int
+    instances: tuple[InstanceLabel, ...]
+
+
+def category_of(label: str, categories: tuple[Category, ...]) -> int | None:
+    """Index of the first category whose patterns match an instance class, or None."""
+    for index, category in enumerate(categories):
+        if any(fnmatch.fnmatchcase(label, pattern) for pattern in category.match):
+            return index
+    return None
+
+
+def read_classes(run: RunLayout) -> dict[int, str]:
+    """instance id -> class of gt/instances.yaml.
+
+    Raises:
+        ExportError: the file is missing or malformed.
+    """
+    try:
+        data = yaml.safe_load(run.instances.read_text())
+        return {int(k): str(v["class"]) for k, v in data.items()}
+    except (OSError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as err:
+        raise ExportError(f"{run.instances}: cannot read the instance classes: {err!r}") from err
+
+
+def _box_area(box: tuple[int, int, int, int] | list[int]) -> int:
+    return (int(box[2]) - int(box[0]) + 1) * (int(box[3]) - int(box[1]) + 1)
+
+
+def occlusion_of(box: dict[str, Any]) -> float:
+    """The occlusion proxy of a boxes2d entry: 1 - tight area / loose area, in [0, 1]."""
+    loose = box.get("loose")
+    if loose is None:
+        return 0.0
+    tight = _box_area((box["x_min"], box["y_min"], box["x_max"], box["y_max"]))
+    return float(max(0.0, 1.0 - tight / max(_box_area(loose), 1)))
+
+
+def _read_boxes(path: Path) -> dict[float, list[dict[str, Any]]]:
+    out: dict[float, list[dict[str, Any]]] = {}
+    try:
+        for _number, line in enumerate(path.read_text().splitlines(), start=1):
+            if line.strip():
+                entry = json.loads(line)
+                out[float(entry["t"])] = list(entry["boxes"])
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise ExportError(f"{path}: cannot read 2D boxes: {err!r}") from err
+    return out
+
+
+def camera_frames(
+    run_dir: Path, robot: str, camera: str, settings: ExportSettings
+) -> Iterator[FrameLabels]:
+    """The labelled frames of one camera, every `frame_stride`-th, with the filters applied.
+
+    Raises:
+        ExportError: a list, mask or box file is missing or malformed.
+    """
+    run = RunLayout(run_dir)
+    classes = read_classes(run)
+    folder = run.camera_dir(robot, camera)
+    instance_list = folder / tum.list_file(ImageKind.INSTANCE)
+    if not instance_list.is_file():
+        raise ExportError(f"{folder}: no instance masks ({instance_list.name}); record them")
+    boxes = _read_boxes(folder / tum.BOXES_2D_JSONL)
+    rgb_names = dict(tum.read_list(folder / tum.list_file(ImageKind.RGB), error=ExportError))
+    frames = tum.read_list(instance_list, error=ExportError)
+    for stamp, mask_name in frames[:: settings.frame_stride]:
+        if stamp not in rgb_names:
+            raise ExportError(f"{folder}: frame {stamp} has an instance mask but no RGB image")
+        mask_ids = cv2.imread(str(folder / mask_name), cv2.IMREAD_UNCHANGED)
+        if mask_ids is None or mask_ids.ndim != 2:
+            raise ExportError(f"{folder / mask_name}: not a single-channel instance PNG")
+        labels = []
+        for box in boxes.get(float(stamp), []):
+            iid = int(box["id"])
+            category = category_of(classes.get(iid, ""), settings.categories)
+            if category is None:
+                continue
+            mask = mask_ids == iid
+            visible = int(np.count_nonzero(mask))
+            occlusion = occlusion_of(box)
+            if visible == 0 or visible < settings.min_visible_px:
+                continue
+            if occlusion > settings.max_occlusion:
+                continue
+            xyxy = (int(box["x_min"]), int(box["y_min"]), int(box["x_max"]), int(box["y_max"]))
+            labels.append(InstanceLabel(iid, category, mask, xyxy, visible, occlusion))
+        height, width = mask_ids.shape
+        yield FrameLabels(
+            robot,
+            camera,
+            stamp,
+            folder / rgb_names[stamp],
+            int(width),
+            int(height),
+            tuple(labels),
+        )
+
+
+def run_cameras(run_dir: Path) -> list[tuple[str, str]]:
+    """(robot, camera) of every camera folder of a run that has instance masks."""
+    run = RunLayout(run_dir)
+    return [
+        (robot, camera)
+        for robot in run.robots()
+        for camera in run.cameras(robot)
+        if (run.camera_dir(robot, camera) / tum.list_file(ImageKind.INSTANCE)).is_file()
+    ]
