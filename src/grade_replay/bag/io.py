@@ -28,6 +28,14 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from tqdm import tqdm
 
 from grade_common.atomic import StagedOutput
+from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
+from grade_common.bagfile.integrity import (
+    IntegrityReport,
+    corruption_description,
+    mcap_files,
+    recover_hint,
+    verify_bag,
+)
 from grade_replay.errors import (
     BagCorruptError,
     BagFormatError,
@@ -50,6 +58,7 @@ _CORRUPT_ERRORS = (
     KeyError,
     OSError,
     OverflowError,
+    *DECOMPRESSION_ERRORS,
 )
 
 
@@ -163,12 +172,23 @@ class BagSource:
                 bar.update(1)
                 yield item
         except _CORRUPT_ERRORS as err:
+            # Name the damaged chunk's topics and times (a second pass that checks every CRC).
+            found = corruption_description(self.path)
             raise BagCorruptError(
-                f"{self.path}: bag is truncated or corrupt while reading messages ({err}); "
-                "re-record it or recover it with `ros2 bag reindex`"
+                found
+                or f"{self.path}: bag is truncated or corrupt while reading messages ({err}); "
+                f"{recover_hint(self.path)}"
             ) from err
         finally:
             bar.close()
+
+    def verify(self) -> IntegrityReport:
+        """Check the CRC of every chunk of the bag's MCAP files (sqlite3 bags have none).
+
+        Raises:
+            BagCorruptError: a chunk is corrupt (its topics and times named) or a file unclosed.
+        """
+        return verify_bag(self.path, error=BagCorruptError)
 
     def deserialize(self, data: bytes, msgtype: str) -> Any:
         """Decode raw CDR bytes of `msgtype` with this bag's typestore."""
@@ -227,6 +247,11 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
     if not path.exists():
         raise BagNotFoundError(f"{path}: bag does not exist")
     if path.is_dir() and not (path / "metadata.yaml").is_file():
+        if mcap_files(path):
+            raise BagCorruptError(
+                f"{path}: has an .mcap file but no metadata.yaml (the recording was "
+                f"interrupted); {recover_hint(path)}"
+            )
         raise BagFormatError(f"{path}: not a rosbag2 directory (no metadata.yaml in it)")
     if path.is_file() and path.suffix not in (".mcap", ".db3"):
         raise BagFormatError(
@@ -242,9 +267,13 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
             raise BagFormatError(
                 f"{path}: unknown storage format: {text} (grade reads mcap and sqlite3)"
             ) from err
-        raise BagCorruptError(f"{path}: bag is truncated or corrupt: {text}") from err
+        raise BagCorruptError(
+            f"{path}: bag is truncated or corrupt: {text}; {recover_hint(path)}"
+        ) from err
     except _CORRUPT_ERRORS as err:
-        raise BagCorruptError(f"{path}: bag is truncated or corrupt: {err}") from err
+        raise BagCorruptError(
+            f"{path}: bag is truncated or corrupt: {err}; {recover_hint(path)}"
+        ) from err
     try:
         yield BagSource(path, reader)
     finally:

@@ -3,6 +3,11 @@
 Image files are encoded and written by one background thread (OpenCV releases the GIL), so PNG
 compression overlaps rendering on a 2-core machine. Only frames from the experiment start on are
 written; the bag keeps the bootstrap too.
+
+Crash safety: a frame's index lines (rgb.txt, depth.txt, instance.txt), its groundtruth.txt pose
+and its box lines are appended by the same thread right after the frame's PNGs are in place, and
+flushed, so after a kill -9 every listed PNG exists and at most the frame being written is
+missing from the lists. trajectory.txt is flushed line by line.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ import json
 import queue
 import threading
 from pathlib import Path
-from typing import Any
+from dataclasses import dataclass, field
+from typing import Any, TextIO
 
 import cv2
 import numpy as np
@@ -49,6 +55,14 @@ from grade_sim.sensors.schedule import RateSchedule
 QUEUE_FRAMES = 16
 
 
+@dataclass
+class _FrameJob:
+    """One camera frame: its PNGs, then the text lines that list it (written in this order)."""
+
+    images: list[tuple[Path, np.ndarray]] = field(default_factory=list)
+    lines: list[tuple[TextIO, str]] = field(default_factory=list)
+
+
 class _CameraFiles:
     def __init__(
         self,
@@ -73,6 +87,8 @@ class _CameraFiles:
         self.groundtruth.write(pose_header("optical frame in world"))
         self.boxes2d = open(root / BOXES_2D_JSONL, "w")
         self.boxes3d = open(root / BOXES_3D_JSONL, "w")
+        for f in (*self.lists.values(), self.groundtruth):
+            f.flush()  # the headers are on disk before the first frame
 
     def close(self) -> None:
         for f in (*self.lists.values(), self.groundtruth, self.boxes2d, self.boxes3d):
@@ -120,12 +136,11 @@ class GroundTruthWriter:
         }
         for f in self._traj.values():
             f.write(pose_header("base_link in world"))
+            f.flush()
         self._traj_sched = RateSchedule(
             scene.scenario.rates.odom_hz, scene.scenario.rates.physics_hz
         )
-        self._queue: queue.Queue[tuple[Path, np.ndarray] | None] = queue.Queue(
-            maxsize=QUEUE_FRAMES * 3
-        )
+        self._queue: queue.Queue[_FrameJob | None] = queue.Queue(maxsize=QUEUE_FRAMES)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_loop, name="gt-writer", daemon=True)
         self._thread.start()
@@ -133,14 +148,20 @@ class GroundTruthWriter:
 
     def _write_loop(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is None:
+            job = self._queue.get()
+            if job is None:
                 return
-            path, array = item
+            if self._error is not None:
+                continue
             try:
-                with StagedOutput(path, overwrite=True) as tmp:
-                    if not cv2.imwrite(str(tmp), array, self._png):
-                        raise OSError(f"cannot write {path}")
+                for path, array in job.images:
+                    with StagedOutput(path, overwrite=True) as tmp:
+                        if not cv2.imwrite(str(tmp), array, self._png):
+                            raise OSError(f"cannot write {path}")
+                for f, line in job.lines:
+                    f.write(line)
+                for f in {id(f): f for f, _ in job.lines}.values():
+                    f.flush()
             except BaseException as err:  # reported in close(); never lose it silently
                 self._error = err
 
@@ -154,6 +175,7 @@ class GroundTruthWriter:
             self._traj[name].write(
                 tum_pose_line(stamp_ns, st.position_world_base, st.quat_world_base)
             )
+            self._traj[name].flush()
 
     def on_camera(self, sample: CameraSample) -> None:
         if sample.step < self.start_step:
@@ -161,26 +183,33 @@ class GroundTruthWriter:
         files = self._cameras[(sample.robot, sample.camera)]
         t = tum_stamp(sample.stamp_ns)
         frame = sample.frame
+        job = _FrameJob()
         if frame.rgb is not None:
-            self._queue.put(
+            job.images.append(
                 (files.root / "rgb" / f"{t}.png", cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
             )
-            files.lists[ImageKind.RGB].write(list_line(t, ImageKind.RGB))
+            job.lines.append((files.lists[ImageKind.RGB], list_line(t, ImageKind.RGB)))
         if frame.depth_m is not None:
-            self._queue.put((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
-            files.lists[ImageKind.DEPTH].write(list_line(t, ImageKind.DEPTH))
+            job.images.append((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
+            job.lines.append((files.lists[ImageKind.DEPTH], list_line(t, ImageKind.DEPTH)))
         if frame.instance is not None:
-            self._queue.put((files.root / "instance" / f"{t}.png", frame.instance))
-            files.lists[ImageKind.INSTANCE].write(list_line(t, ImageKind.INSTANCE))
-            self._write_boxes(files, sample, t, frame.instance)
-        files.groundtruth.write(
-            tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)
+            job.images.append((files.root / "instance" / f"{t}.png", frame.instance))
+            job.lines.append((files.lists[ImageKind.INSTANCE], list_line(t, ImageKind.INSTANCE)))
+            job.lines += self._box_lines(files, sample, t, frame.instance)
+        job.lines.append(
+            (
+                files.groundtruth,
+                tum_pose_line(
+                    sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical
+                ),
+            )
         )
+        self._queue.put(job)
         self.frames_written += 1
 
-    def _write_boxes(
+    def _box_lines(
         self, files: _CameraFiles, sample: CameraSample, t: str, instance: np.ndarray
-    ) -> None:
+    ) -> list[tuple[TextIO, str]]:
         tight = tight_boxes_2d(instance, self._actor_ids)
         r_wo = quat_to_matrix(sample.quat_world_optical)
         h, w = instance.shape
@@ -205,8 +234,10 @@ class GroundTruthWriter:
                     }
                 )
             boxes2d.append(entry)
-        files.boxes2d.write(json.dumps({"t": float(t), "boxes": boxes2d}) + "\n")
-        files.boxes3d.write(json.dumps({"t": float(t), "boxes": boxes3d}) + "\n")
+        return [
+            (files.boxes2d, json.dumps({"t": float(t), "boxes": boxes2d}) + "\n"),
+            (files.boxes3d, json.dumps({"t": float(t), "boxes": boxes3d}) + "\n"),
+        ]
 
     def close(self, status: str) -> None:
         self._queue.put(None)
