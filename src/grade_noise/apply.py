@@ -151,6 +151,7 @@ def apply_to_bag(
     from rosbags.rosbag2.errors import ReaderError
     from rosbags.typesys import Stores, get_typestore
 
+    read_errors: tuple[type[Exception], ...] = (ReaderError, *DECOMPRESSION_ERRORS)
     check_output(input_bag, output_bag)
     if not (input_bag / "metadata.yaml").is_file():
         raise NoiseInputError(f"{input_bag} is not a rosbag2 folder (no metadata.yaml)")
@@ -228,7 +229,9 @@ def apply_to_bag(
                             if conn.topic == config.motion_topic:
                                 m: Any = typestore.deserialize_cdr(raw, conn.msgtype)
                                 if config.motion_type == "imu":
-                                    pipeline.update_motion(_stamp_ns(m), _vec(m.angular_velocity), None)
+                                    pipeline.update_motion(
+                                        _stamp_ns(m), _vec(m.angular_velocity), None
+                                    )
                                 else:
                                     pipeline.update_motion(
                                         _stamp_ns(m),
@@ -249,7 +252,7 @@ def apply_to_bag(
                                     typestore.serialize_cdr(noisy, conn.msgtype),
                                 )
                                 counts[conn.topic] += 1
-                except (ReaderError, *DECOMPRESSION_ERRORS) as err:
+                except read_errors as err:
                     # Name the damaged chunk's topics and times (a pass that checks every CRC).
                     raise NoiseInputError(
                         corruption_description(input_bag)

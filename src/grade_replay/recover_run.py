@@ -57,7 +57,9 @@ class RunRecovery:
         lines = [f"recovered run {self.source} into {self.output}"]
         for cam, n in sorted(self.frames.items()):
             drop = self.dropped.get(cam, 0)
-            lines.append(f"  {cam}: {n} frame(s)" + (f", {drop} unfinished dropped" if drop else ""))
+            lines.append(
+                f"  {cam}: {n} frame(s)" + (f", {drop} unfinished dropped" if drop else "")
+            )
         if self.bag is not None:
             lines.append("  bag: " + self.bag.describe().replace("\n", "\n  "))
         lines += [f"  lost: {item}" for item in self.lost]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import enum
 
-import lz4.frame
+import lz4.frame  # type: ignore[import-untyped]
 
 try:  # Python 3.14 has zstd in the standard library; older ones use its backport.
     from compression import zstd  # type: ignore[import-not-found,unused-ignore]

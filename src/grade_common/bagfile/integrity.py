@@ -63,13 +63,18 @@ def verify_bag(bag: Path, *, error: type[GradeError] = BagIntegrityError) -> Int
         try:
             report = scan_mcap(path)
         except (ValueError, UnicodeDecodeError) as err:
-            raise error(f"{path}: corrupt MCAP data ({err}); {recover_hint(bag)}") from err
+            raise error(
+                f"{bag}: bag is truncated or corrupt: {path.name} is not readable MCAP ({err}); "
+                f"{recover_hint(bag)}"
+            ) from err
         except OSError as err:
             raise error(f"{path}: cannot be read ({err})") from err
         found = problems(report)
         if found:
             raise error(
-                f"{path}: {len(found)} problem(s): " + "; ".join(found) + f"; {recover_hint(bag)}"
+                f"{bag}: bag is truncated or corrupt: {path.name}: "
+                + "; ".join(found)
+                + f"; {recover_hint(bag)}"
             )
         reports.append(report)
     return IntegrityReport(reports)

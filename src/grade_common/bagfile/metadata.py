@@ -77,7 +77,7 @@ def bagfile_information(
 
 
 def dump_yaml(data: object) -> str:
-    return yaml.safe_dump(data, sort_keys=False, default_flow_style=False)
+    return str(yaml.safe_dump(data, sort_keys=False, default_flow_style=False))
 
 
 def write_metadata_yaml(bag_dir: Path, info: dict[str, Any]) -> Path:

@@ -65,11 +65,11 @@ class ScanReport:
     schemas: dict[int, SchemaInfo] = field(default_factory=dict)
     channels: dict[int, ChannelInfo] = field(default_factory=dict)
     counts: dict[int, int] = field(default_factory=dict)  # channel id -> messages delivered
-    chunks: int = 0
+    chunk_records: list[tuple[int, int]] = field(default_factory=list)  # (byte offset, length)
     chunks_without_crc: int = 0
     bad_chunks: list[BadChunk] = field(default_factory=list)
     data_end: int = 0  # byte after the last whole record read
-    has_summary: bool = False  # a Data End record was reached (the file was closed)
+    has_summary: bool = False  # the data section ended and the file ends in a footer
     tail_problem: str | None = None  # why reading stopped before a Data End record
     start_ns: int | None = None
     end_ns: int | None = None
@@ -77,6 +77,10 @@ class ScanReport:
     @property
     def messages(self) -> int:
         return sum(self.counts.values())
+
+    @property
+    def chunks(self) -> int:
+        return len(self.chunk_records)
 
 
 # (channel, its schema if the file defined it, log time ns, message bytes)
@@ -112,11 +116,22 @@ class _Scanner:
             content = self.stream.read(length)
             pos += RECORD_PREFIX.size + length
             if op == Op.DATA_END or op == Op.FOOTER:
-                rep.has_summary = True
                 rep.data_end = pos
+                rep.has_summary = self._ends_in_footer()
+                if not rep.has_summary:
+                    rep.tail_problem = "the summary section or footer is cut off"
                 return rep
             self._record(op, content, pos - length - RECORD_PREFIX.size)
             rep.data_end = pos
+
+    def _ends_in_footer(self) -> bool:
+        size = self.report.file_size
+        footer = RECORD_PREFIX.size + 20
+        if size < len(MAGIC) + footer + len(MAGIC):
+            return False
+        self.stream.seek(size - len(MAGIC) - footer)
+        tail = self.stream.read(footer + len(MAGIC))
+        return tail[0] == Op.FOOTER and tail.endswith(MAGIC)
 
     def _fits(self, pos: int, prefix: bytes) -> bool:
         _, length = RECORD_PREFIX.unpack(prefix)
@@ -128,6 +143,7 @@ class _Scanner:
         if op == Op.SCHEMA or op == Op.CHANNEL or op == Op.MESSAGE:
             self._inner(op, Cursor(content))
         elif op == Op.CHUNK:
+            self.report.chunk_records.append((offset, RECORD_PREFIX.size + len(content)))
             self._chunk(content, offset)
         elif op == Op.MESSAGE_INDEX and self._last_bad is not None:
             channel = self.report.channels.get(Cursor(content).u16())
@@ -160,7 +176,6 @@ class _Scanner:
 
     def _chunk(self, content: bytes, offset: int) -> None:
         rep = self.report
-        rep.chunks += 1
         cur = Cursor(content)
         start_ns, end_ns, size, crc = cur.u64(), cur.u64(), cur.u64(), cur.u32()
         try:

@@ -71,10 +71,10 @@ class McapWriter:
         library: str = "grade",
     ) -> None:
         self.path = path
-        self.compression = compression
+        self.compression = Compression(compression)  # a plain 'zstd' from a config works too
         self.chunk_size_bytes = chunk_size_bytes
         self.chunk_span_ns = chunk_span_ns
-        self._file = open(path, "xb")
+        self._file = open(path, "xb")  # noqa: SIM115 (open until close() or abort())
         self._pos = 0
         self._schemas: list[bytes] = []  # schema record contents, in id order
         self._channels: list[bytes] = []

@@ -49,7 +49,7 @@ START_MARKER_TOPIC = "/starting_experiment"
 HEADER_TYPE = "std_msgs/msg/Header"
 TIME_TYPE = "builtin_interfaces/msg/Time"
 # Errors a truncated or corrupt storage file surfaces as while being parsed.
-_CORRUPT_ERRORS = (
+_CORRUPT_ERRORS: tuple[type[Exception], ...] = (
     ReaderError,
     struct.error,
     EOFError,

@@ -2,7 +2,7 @@
 
 Messages arrive as CDR bytes (the same bytes that are published), stamped in simulated time.
 Chunks are compressed (zstd by default), carry CRCs and are flushed to the file as they close:
-after 1 MiB, one simulated second, or one wall-clock second without messages, so a killed
+after 1 MiB, one simulated second or one wall-clock second, whichever comes first, so a killed
 simulator loses at most the one open chunk and `grade bag recover` rebuilds the rest. The bag is
 closed in `close()` whatever the run status.
 """
@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,8 @@ from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
 from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
 
-# The longest a message waits in an open chunk when no others follow (wall-clock seconds).
-IDLE_FLUSH_S = 1.0
+# The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
+MAX_CHUNK_AGE_S = 1.0
 
 
 def offered_qos(profile: QosProfile) -> list[Any]:
@@ -88,7 +89,9 @@ class BagWriter:
     ) -> None:
         self.path = path
         self._writer = Rosbag2Writer(path, compression=compression)
-        self._channels = {topic.name: self._writer.add_topic(rosbag2_topic(topic)) for topic in topics}
+        self._channels = {
+            topic.name: self._writer.add_topic(rosbag2_topic(topic)) for topic in topics
+        }
         self._queue: queue.Queue[tuple[int, int, bytes] | None] = queue.Queue(maxsize=queue_size)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
@@ -96,11 +99,13 @@ class BagWriter:
         self._closed = False
 
     def _write_loop(self) -> None:
+        flushed = time.monotonic()
         while True:
+            item: tuple[int, int, bytes] | tuple[()] | None
             try:
-                item = self._queue.get(timeout=IDLE_FLUSH_S)
+                item = self._queue.get(timeout=MAX_CHUNK_AGE_S)
             except queue.Empty:
-                item = ()  # nothing for a second: put the open chunk on disk
+                item = ()  # nothing for a second: the open chunk goes to disk below
             if item is None:
                 return
             if self._error is not None:
@@ -108,8 +113,9 @@ class BagWriter:
             try:
                 if item:
                     self._writer.write(*item)
-                else:
+                if time.monotonic() - flushed >= MAX_CHUNK_AGE_S:
                     self._writer.flush_chunk()
+                    flushed = time.monotonic()
             except BaseException as err:  # reported by close(); the run still ends cleanly
                 self._error = err
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import queue
 import threading
-from pathlib import Path
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any, TextIO
 
 import cv2
