@@ -50,6 +50,8 @@ def load(name: str) -> Command:
             from grade_control import bench as module
         case "bench bag":
             from grade_replay import bench as module
+        case "bench recording":
+            from grade_replay import bench_recording as module
         case "bench eval":
             from grade_eval import bench as module
         case "bench noise":
