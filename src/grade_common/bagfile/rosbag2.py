@@ -19,12 +19,7 @@ from grade_common.bagfile.metadata import (
     dump_yaml,
     write_metadata_yaml,
 )
-from grade_common.bagfile.writer import (
-    DEFAULT_CHUNK_SIZE_BYTES,
-    DEFAULT_CHUNK_SPAN_NS,
-    ChunkStats,
-    McapWriter,
-)
+from grade_common.bagfile.writer import ChunkStats, McapWriter
 
 IDL_MARK = "=" * 80 + "\nIDL: "
 
@@ -53,23 +48,13 @@ class Rosbag2Writer:
         FileExistsError: `bag_dir` exists.
     """
 
-    def __init__(
-        self,
-        bag_dir: Path,
-        *,
-        compression: Compression = Compression.ZSTD,
-        chunk_size_bytes: int = DEFAULT_CHUNK_SIZE_BYTES,
-        chunk_span_ns: int = DEFAULT_CHUNK_SPAN_NS,
-    ) -> None:
+    def __init__(self, bag_dir: Path, *, compression: Compression = Compression.ZSTD) -> None:
         bag_dir.mkdir()
         self.bag_dir = bag_dir
         self.storage_file = storage_file_name(bag_dir)
-        self._mcap = McapWriter(
-            bag_dir / self.storage_file,
-            compression=compression,
-            chunk_size_bytes=chunk_size_bytes,
-            chunk_span_ns=chunk_span_ns,
-        )
+        # The writer's default chunk bounds (1 MiB, 1 s) are the crash-loss bound documented
+        # in docs/recording.md.
+        self._mcap = McapWriter(bag_dir / self.storage_file, compression=compression)
         self._schema_ids: dict[str, int] = {}
         self._topics: dict[int, Rosbag2Topic] = {}
 
