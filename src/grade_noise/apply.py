@@ -24,6 +24,7 @@ from grade_common import tum
 from grade_common.atomic import StagedOutput
 from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import corruption_description, recover_hint
+from grade_common.bagfile.rosbag2 import BagOutput
 from grade_common.images import array_to_data, image_to_array
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, TopicNoise
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
@@ -147,7 +148,7 @@ def apply_to_bag(
         NoiseOutputExistsError: output exists or is the input.
         NoiseInputError: not a bag, a configured topic missing or of the wrong type, bad data.
     """
-    from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+    from rosbags.rosbag2 import Reader
     from rosbags.rosbag2.errors import ReaderError
     from rosbags.typesys import Stores, get_typestore
 
@@ -189,8 +190,7 @@ def apply_to_bag(
         counts = {t: 0 for t in specs}
         copied = 0
         with _staged(output_bag) as tmp:
-            writer = Writer(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
-            writer.open()
+            writer = BagOutput(tmp)
             try:
                 out_conn: dict[int, Any] = {}
                 noisy_conn: dict[int, Any] = {}

@@ -15,7 +15,8 @@ from rosbags.interfaces import Nodetype, Qos
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
-from grade_replay.bag.io import BagOutput, OutputConnection, atomic_output, open_writer
+from grade_common.bagfile.rosbag2 import BagOutput, OutputConnection
+from grade_replay.bag.io import atomic_output, open_writer
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 
 # Topics every ROS 2 graph has; recorded only when listed explicitly.

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import struct
 import sys
-from collections.abc import Collection, Iterator, Sequence
+from collections.abc import Collection, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -20,17 +20,14 @@ from rosbags.interfaces import (
     Connection,
     ConnectionExtRosbag2,
     MessageDefinitionFormat,
-    Qos,
     QosDurability,
 )
 from rosbags.rosbag2 import Reader, ReaderError
-from rosbags.rosbag2.metadata import dump_qos_v9
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
-from rosbags.typesys.store import Typestore
 from tqdm import tqdm
 
 from grade_common.atomic import StagedOutput
-from grade_common.bagfile.compression import DECOMPRESSION_ERRORS, Compression
+from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import (
     IntegrityReport,
     corruption_description,
@@ -38,7 +35,7 @@ from grade_common.bagfile.integrity import (
     recover_hint,
     verify_bag,
 )
-from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
+from grade_common.bagfile.rosbag2 import BagOutput, OutputConnection
 from grade_replay.errors import (
     BagCorruptError,
     BagFormatError,
@@ -291,53 +288,6 @@ def atomic_output(out: Path | str) -> StagedOutput:
         BagOutputExistsError: `out` exists already (it is never overwritten).
     """
     return StagedOutput(out, nested=True, exists_error=BagOutputExistsError)
-
-
-@dataclass(frozen=True)
-class OutputConnection:
-    """A topic of a `BagOutput` (what `write` takes)."""
-
-    id: int
-    topic: str
-    msgtype: str
-
-
-class BagOutput:
-    """A new rosbag2 bag written by grade_common.bagfile (CRC'd, compressed MCAP chunks), with
-    the calls of rosbags' Writer that the bag tools use."""
-
-    def __init__(self, path: Path, compression: Compression = Compression.ZSTD) -> None:
-        self.path = path
-        self._writer = Rosbag2Writer(path, compression=compression)
-
-    def add_connection(
-        self,
-        topic: str,
-        msgtype: str,
-        *,
-        typestore: Typestore | None = None,
-        msgdef: str | None = None,
-        rihs01: str | None = None,
-        serialization_format: str = "cdr",
-        offered_qos_profiles: Sequence[Qos] = (),
-    ) -> OutputConnection:
-        """Add a topic, its definition and hash given or taken from `typestore`."""
-        if msgdef is None or rihs01 is None:
-            if typestore is None:
-                raise BagFormatError(f"{self.path}: no definition for {msgtype} on {topic}")
-            msgdef, _ = typestore.generate_msgdef(msgtype, ros_version=2)
-            rihs01 = typestore.hash_rihs01(msgtype)
-        qos = [dict(q) for q in dump_qos_v9(list(offered_qos_profiles))]
-        channel = self._writer.add_topic(
-            Rosbag2Topic(topic, msgtype, msgdef, rihs01, qos, serialization_format)
-        )
-        return OutputConnection(channel, topic, msgtype)
-
-    def write(self, conn: OutputConnection, timestamp: int, data: bytes | memoryview) -> None:
-        self._writer.write(conn.id, timestamp, data)
-
-    def close(self) -> None:
-        self._writer.close()
 
 
 def open_writer(path: Path) -> BagOutput:

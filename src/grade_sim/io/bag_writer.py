@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from grade_common.bagfile.compression import Compression
-from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
+from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer, topic_of
 from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
 
 # The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
@@ -59,16 +59,11 @@ def offered_qos(profile: QosProfile) -> list[Any]:
 
 def rosbag2_topic(topic: TopicSpec) -> Rosbag2Topic:
     """The channel description of a simulator topic: definition, RIHS01 hash, offered QoS."""
-    from rosbags.rosbag2.metadata import dump_qos_v9
-
-    store = typestore()
-    msgdef, _ = store.generate_msgdef(topic.msgtype, ros_version=2)
-    return Rosbag2Topic(
+    return topic_of(
         topic.name,
         topic.msgtype,
-        msgdef,
-        store.hash_rihs01(topic.msgtype),
-        [dict(q) for q in dump_qos_v9(offered_qos(topic.qos))],
+        typestore=typestore(),
+        offered_qos_profiles=offered_qos(topic.qos),
     )
 
 
