@@ -18,6 +18,7 @@ from rosbags.rosbag2 import Reader
 
 from grade_cli.main import main
 from grade_common.bagfile.compression import Compression
+from grade_common.bagfile.integrity import verify_bag
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 
@@ -192,3 +193,17 @@ def test_recover_a_killed_recording(tmp_path: Path, capsys: pytest.CaptureFixtur
     assert sorted(p.name for p in killed.iterdir()) == ["killed.mcap"]
     assert main(["bag", "recover", str(killed), "--out", str(out)]) == 1  # never overwrites
     shutil.rmtree(out)
+
+
+@pytest.mark.parametrize("tool", ["clip", "noise"])
+def test_bags_that_tools_write_are_compressed_and_checked(tmp_path: Path, tool: str) -> None:
+    bag = write_grade_bag(tmp_path / "bag", _spec(30))
+    assert main(_commands(bag, tmp_path)[tool]) == 0
+    out = tmp_path / f"o_{tool}"
+    report = verify_bag(out)
+    assert report.chunks > 0
+    assert report.chunks_without_crc == 0
+    with open(next(out.glob("*.mcap")), "rb") as f:
+        summary = make_reader(f, validate_crcs=True).get_summary()
+    assert summary is not None
+    assert {c.compression for c in summary.chunk_indexes} == {"zstd"}
