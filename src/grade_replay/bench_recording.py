@@ -84,6 +84,12 @@ def main(argv: list[str]) -> int:
         default="none,zstd,lz4",
         help="comma-separated, run in this order (default none,zstd,lz4)",
     )
+    parser.add_argument(
+        "--repeat",
+        type=int,
+        default=1,
+        help="rounds over the compressions, interleaved, so a busy machine hits all alike",
+    )
     args, _ = parser.parse_known_args(argv)
     kinds = [Compression(c.strip()) for c in args.compressions.split(",") if c.strip()]
     path = args.scenario or default_scenario_path()
@@ -91,11 +97,11 @@ def main(argv: list[str]) -> int:
     results: list[RecordingResult] = []
     messages: list[tuple[ChannelInfo, SchemaInfo | None, int, bytes]] = []
     try:
-        for kind in kinds:
+        for kind in [k for _ in range(max(1, args.repeat)) for k in kinds]:
             loaded = load_scenario(path, {"duration_s": args.duration_s, "realtime": False})
             scenario = replace(loaded, record=replace(loaded.record, bag_compression=kind))
-            run = run_scenario(scenario, tmp / f"run-{kind.value}")
-            if not messages:
+            run = run_scenario(scenario, tmp / f"run-{kind.value}-{len(results)}")
+            if not messages:  # the same messages for every writer measurement
                 messages = _messages(RunLayout(run.path).bag)
             s = run.summary
             results.append(
@@ -122,5 +128,8 @@ def main(argv: list[str]) -> int:
             f"{r.compression.value:<12} {r.mb_per_sim_min:>11.0f} "
             f"{base.bag_bytes / max(r.bag_bytes, 1):>9.2f}x {r.rtf:>7.3f} {r.writer_mb_s:>12.0f}"
         )
-    print(f"(size ratio and RTF against '{base.compression.value}', measured in this run)")
+    print(f"(size ratio against '{base.compression.value}'; every row measured in this run)")
+    for kind in kinds:
+        rtfs = [r.rtf for r in results if r.compression is kind]
+        print(f"mean RTF {kind.value}: {sum(rtfs) / len(rtfs):.3f} over {len(rtfs)} run(s)")
     return 0
