@@ -21,6 +21,7 @@ from grade_common.bagfile.compression import Compression, compress
 from grade_common.bagfile.records import (
     MAGIC,
     PROFILE,
+    RECORD_PREFIX,
     Op,
     record,
     string,
@@ -131,11 +132,13 @@ class McapWriter:
             self.flush_chunk()
             chunk = self._chunk
         sequence = self._sequence[channel_id]
-        self._sequence[channel_id] = sequence + 1
+        self._sequence[channel_id] = (sequence + 1) & 0xFFFFFFFF
         self._counts[channel_id] += 1
         chunk.index[channel_id].append((log_time_ns, len(chunk.data)))
         head = u16(channel_id) + u32(sequence) + u64(log_time_ns) + u64(log_time_ns)
-        chunk.data += record(Op.MESSAGE, head + bytes(data))
+        chunk.data += RECORD_PREFIX.pack(Op.MESSAGE, len(head) + len(data))
+        chunk.data += head
+        chunk.data += data  # appended in place: an image is copied once, into the chunk
         chunk.start_ns = min(chunk.start_ns, log_time_ns)
         chunk.end_ns = max(chunk.end_ns, log_time_ns)
         if len(chunk.data) >= self.chunk_size_bytes:
