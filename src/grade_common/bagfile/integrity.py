@@ -26,6 +26,8 @@ class IntegrityReport:
         return sum(r.chunks_without_crc for r in self.files)
 
     def describe(self) -> str:
+        if not self.files:
+            return "not checked (no MCAP file: sqlite3 storage carries no CRCs)"
         text = f"{self.chunks} chunk(s) checked"
         if self.chunks_without_crc:
             text += f", {self.chunks_without_crc} without a CRC (written by another tool)"
