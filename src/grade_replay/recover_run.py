@@ -12,6 +12,7 @@ cannot replay it exactly, and the report says so.
 
 from __future__ import annotations
 
+import argparse
 import json
 import re
 import shutil
@@ -182,10 +183,8 @@ def recover_run(partial: Path | str, out: Path | str | None = None) -> RunRecove
     return result
 
 
-def main(argv: list[str]) -> int:
-    """Run `grade recover` with argv; return the exit code."""
-    import argparse
-
+def build_parser() -> argparse.ArgumentParser:
+    """The `grade recover` argument parser."""
     parser = argparse.ArgumentParser(
         prog="grade recover",
         description=__doc__,
@@ -193,6 +192,15 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("run", type=Path, help="the partial run directory (.NAME.partial-PID)")
     parser.add_argument("--out", type=Path, help="new run directory (default: NAME beside it)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def run(args: argparse.Namespace) -> int:
+    """Recover one run; errors are GradeErrors that the `grade` CLI prints."""
     print(recover_run(args.run, args.out).describe())
     return 0
+
+
+def main(argv: list[str]) -> int:
+    """Run `grade recover` with argv; return the exit code."""
+    return run(build_parser().parse_args(argv))
