@@ -10,7 +10,18 @@ import argparse
 from grade_cli.commands import load
 
 # Each name NAME is the command "bench NAME" of grade_cli.commands.
-BENCHMARKS = ("sim", "control", "bag", "eval", "noise", "replay", "delivery", "scenes", "batch")
+BENCHMARKS = (
+    "sim",
+    "control",
+    "bag",
+    "eval",
+    "noise",
+    "replay",
+    "delivery",
+    "scenes",
+    "batch",
+    "recording",
+)
 
 
 def build_parser() -> argparse.ArgumentParser:

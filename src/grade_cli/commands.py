@@ -36,6 +36,8 @@ def load(name: str) -> Command:
             from grade_replay import replay_cli as module
         case "run":
             from grade_sim.cli import run as module
+        case "recover":
+            from grade_replay import recover_run as module
         case "launch":
             from grade_launch import cli as module
         case "noise":
@@ -54,6 +56,8 @@ def load(name: str) -> Command:
             from grade_control import bench as module
         case "bench bag":
             from grade_replay import bench as module
+        case "bench recording":
+            from grade_replay import bench_recording as module
         case "bench eval":
             from grade_eval import bench as module
         case "bench noise":

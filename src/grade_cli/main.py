@@ -15,11 +15,12 @@ from grade_common.errors import GradeError
 
 # name -> one-line help; grade_cli.commands.load imports the module behind each name.
 SUBCOMMANDS: dict[str, str] = {
-    "bag": "bag tools: info, clip, reindex, export (new bags only)",
+    "bag": "bag tools: info, clip, reindex, export, recover (new bags only)",
     "bench": "run the benchmarks (speed, memory, accuracy)",
     "report": "summary, contact sheet and top view of a run",
     "replay": "exact replay of a run with changes + fidelity",
     "run": "simulate a scenario into a new run directory (no ROS)",
+    "recover": "rebuild a killed run's .NAME.partial-PID directory into a new run directory",
     "launch": "run a ROS 2 YAML launch file like `ros2 launch`",
     "noise": "sensor noise offline: grade noise apply BAG|TUM_FOLDER",
     "eval": "SLAM evaluation: ATE/RPE, tracking time, map error (AME)",

@@ -22,6 +22,9 @@ from tqdm import tqdm
 
 from grade_common import tum
 from grade_common.atomic import StagedOutput
+from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
+from grade_common.bagfile.integrity import corruption_description, recover_hint
+from grade_common.bagfile.rosbag2 import BagOutput
 from grade_common.images import array_to_data, image_to_array
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, TopicNoise
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
@@ -145,10 +148,11 @@ def apply_to_bag(
         NoiseOutputExistsError: output exists or is the input.
         NoiseInputError: not a bag, a configured topic missing or of the wrong type, bad data.
     """
-    from rosbags.rosbag2 import Reader, StoragePlugin, Writer
+    from rosbags.rosbag2 import Reader
     from rosbags.rosbag2.errors import ReaderError
     from rosbags.typesys import Stores, get_typestore
 
+    read_errors: tuple[type[Exception], ...] = (ReaderError, *DECOMPRESSION_ERRORS)
     check_output(input_bag, output_bag)
     if not (input_bag / "metadata.yaml").is_file():
         raise NoiseInputError(f"{input_bag} is not a rosbag2 folder (no metadata.yaml)")
@@ -158,7 +162,9 @@ def apply_to_bag(
         reader = Reader(input_bag)
         reader.open()
     except ReaderError as err:
-        raise NoiseInputError(f"cannot read bag {input_bag}: {err}") from err
+        raise NoiseInputError(
+            f"cannot read bag {input_bag}: {err}; {recover_hint(input_bag)}"
+        ) from err
     try:
         topics = {c.topic: c.msgtype for c in reader.connections}
         missing = sorted(set(specs) - set(topics))
@@ -184,8 +190,7 @@ def apply_to_bag(
         counts = {t: 0 for t in specs}
         copied = 0
         with _staged(output_bag) as tmp:
-            writer = Writer(tmp, version=9, storage_plugin=StoragePlugin.MCAP)
-            writer.open()
+            writer = BagOutput(tmp)
             try:
                 out_conn: dict[int, Any] = {}
                 noisy_conn: dict[int, Any] = {}
@@ -214,36 +219,45 @@ def apply_to_bag(
                     file=sys.stderr,
                     disable=not progress,
                 )
-                with bar:
-                    for conn, timestamp, raw in reader.messages():
-                        bar.update(1)
-                        if conn.id in out_conn:
-                            writer.write(out_conn[conn.id], timestamp, raw)
-                            copied += 1
-                        if conn.topic == config.motion_topic:
-                            m: Any = typestore.deserialize_cdr(raw, conn.msgtype)
-                            if config.motion_type == "imu":
-                                pipeline.update_motion(_stamp_ns(m), _vec(m.angular_velocity), None)
-                            else:
-                                pipeline.update_motion(
-                                    _stamp_ns(m),
-                                    _vec(m.twist.twist.angular),
-                                    _vec(m.twist.twist.linear),
+                try:
+                    with bar:
+                        for conn, timestamp, raw in reader.messages():
+                            bar.update(1)
+                            if conn.id in out_conn:
+                                writer.write(out_conn[conn.id], timestamp, raw)
+                                copied += 1
+                            if conn.topic == config.motion_topic:
+                                m: Any = typestore.deserialize_cdr(raw, conn.msgtype)
+                                if config.motion_type == "imu":
+                                    pipeline.update_motion(
+                                        _stamp_ns(m), _vec(m.angular_velocity), None
+                                    )
+                                else:
+                                    pipeline.update_motion(
+                                        _stamp_ns(m),
+                                        _vec(m.twist.twist.angular),
+                                        _vec(m.twist.twist.linear),
+                                    )
+                            if conn.id in noisy_conn:
+                                msg = typestore.deserialize_cdr(raw, conn.msgtype)
+                                try:
+                                    noisy = _noisy_message(pipeline, specs[conn.topic], msg)
+                                except NoiseInputError as err:
+                                    raise NoiseInputError(
+                                        f"{input_bag}: topic {conn.topic} at {timestamp} ns: {err}"
+                                    ) from err
+                                writer.write(
+                                    noisy_conn[conn.id],
+                                    timestamp,
+                                    typestore.serialize_cdr(noisy, conn.msgtype),
                                 )
-                        if conn.id in noisy_conn:
-                            msg = typestore.deserialize_cdr(raw, conn.msgtype)
-                            try:
-                                noisy = _noisy_message(pipeline, specs[conn.topic], msg)
-                            except NoiseInputError as err:
-                                raise NoiseInputError(
-                                    f"{input_bag}: topic {conn.topic} at {timestamp} ns: {err}"
-                                ) from err
-                            writer.write(
-                                noisy_conn[conn.id],
-                                timestamp,
-                                typestore.serialize_cdr(noisy, conn.msgtype),
-                            )
-                            counts[conn.topic] += 1
+                                counts[conn.topic] += 1
+                except read_errors as err:
+                    # Name the damaged chunk's topics and times (a pass that checks every CRC).
+                    raise NoiseInputError(
+                        corruption_description(input_bag)
+                        or f"{input_bag}: bag is corrupt ({err}); {recover_hint(input_bag)}"
+                    ) from err
             finally:
                 writer.close()
     finally:

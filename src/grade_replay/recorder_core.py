@@ -11,11 +11,11 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from rosbags.interfaces import Connection, Nodetype, Qos
-from rosbags.rosbag2 import Writer
+from rosbags.interfaces import Nodetype, Qos
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from grade_common.bagfile.rosbag2 import BagOutput, OutputConnection
 from grade_replay.bag.io import atomic_output, open_writer
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 
@@ -125,8 +125,8 @@ class BagRecorder:
         self.output = Path(output)
         self._staged = atomic_output(self.output)
         self.typestore = typestore or get_typestore(Stores.ROS2_KILTED)
-        self._writer: Writer | None = open_writer(self._staged.path)
-        self._connections: dict[str, Connection] = {}
+        self._writer: BagOutput | None = open_writer(self._staged.path)
+        self._connections: dict[str, OutputConnection] = {}
         self.counts: dict[str, int] = {}
 
     @property

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from grade_common.bagfile.integrity import corruption_description
 from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import FormatError
 
@@ -88,7 +89,9 @@ def read_bag_trajectory(
     except FormatError:
         raise
     except Exception as err:  # rosbags raises several unrelated types for a broken bag
-        raise FormatError(f"{path}: cannot read bag: {err}") from err
+        # A CRC failure or a killed recording: name the chunk's topics and times, and the fix.
+        found = corruption_description(path) if path.exists() else None
+        raise FormatError(found or f"{path}: cannot read bag: {err}") from err
     if not rows:
         what = f"transform to {child_frame!r}" if msgtype == TF_TYPE else "message"
         raise FormatError(f"{path}: topic {topic} has no {what}")

@@ -1,4 +1,4 @@
-"""`grade bag info|clip|reindex|export`: bag tools that always write new bags.
+"""`grade bag info|clip|reindex|export|recover`: bag tools that always write new bags.
 
 The input is only read; every output goes to a temporary name and is renamed into place when
 complete; an existing output is refused.
@@ -9,10 +9,12 @@ from __future__ import annotations
 import argparse
 import sys
 
+from grade_common.bagfile.compression import Compression
 from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
 from grade_replay.bag.export import ExportConfig, export_bag
 from grade_replay.bag.info import bag_info
+from grade_replay.bag.recover import recover
 from grade_replay.bag.reindex import Alignment, ReindexConfig, reindex_bag
 from grade_replay.errors import ReplayConfigError
 
@@ -91,6 +93,18 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="TOPIC",
             help=f"image topic -> {kind.value}/<t>.png and {kind.value}.txt",
         )
+
+    rec = sub.add_parser(
+        "recover", help="rebuild a killed recording (no metadata.yaml or MCAP summary)"
+    )
+    rec.add_argument("bag", help="bag directory, .partial run's bag/ or .mcap file (only read)")
+    rec.add_argument("--out", required=True, help="new bag (must not exist)")
+    rec.add_argument(
+        "--compression",
+        choices=[c.value for c in Compression],
+        default=Compression.ZSTD.value,
+        help="chunk compression of the new bag",
+    )
     return parser
 
 
@@ -114,6 +128,8 @@ def run(args: argparse.Namespace) -> int:
         )
         print(reindex_bag(args.bag, args.out, reindex_config, progress=progress).format())
         print(f"wrote {args.out}")
+    elif args.tool == "recover":
+        print(recover(args.bag, args.out, Compression(args.compression)).describe())
     else:
         images = tuple(
             (kind, getattr(args, kind.value)) for kind in ImageKind if getattr(args, kind.value)

@@ -31,6 +31,7 @@ class BagInfo:
     end_ns: int
     topics: tuple[TopicInfo, ...]
     start_marker_ns: int | None  # receive time of the first /starting_experiment message
+    integrity: str  # what the CRC check of every chunk found
 
     @property
     def duration_s(self) -> float:
@@ -53,6 +54,7 @@ class BagInfo:
             f"end:          {self.end_ns / NS_PER_S:.6f} s",
             f"duration:     {self.duration_s:.6f} s",
             f"start marker: {marker}",
+            f"integrity:    {self.integrity}",
             "topics:",
         ]
         width = max((len(t.name) for t in self.topics), default=5)
@@ -72,6 +74,7 @@ def bag_info(path: Path | str, progress: bool = False) -> BagInfo:
         BagError: the bag is missing, of an unknown format, truncated or corrupt.
     """
     with open_bag(path) as bag:
+        integrity = bag.verify().describe()
         summaries = bag.topics()
         stamps: dict[str, list[int]] = {name: [] for name in summaries}
         marker: int | None = None
@@ -96,4 +99,5 @@ def bag_info(path: Path | str, progress: bool = False) -> BagInfo:
             bag.end_ns,
             topics,
             marker,
+            integrity,
         )

@@ -22,12 +22,20 @@ from rosbags.interfaces import (
     MessageDefinitionFormat,
     QosDurability,
 )
-from rosbags.rosbag2 import Reader, ReaderError, Writer
-from rosbags.rosbag2.enums import StoragePlugin
+from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from tqdm import tqdm
 
 from grade_common.atomic import StagedOutput
+from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
+from grade_common.bagfile.integrity import (
+    IntegrityReport,
+    corruption_description,
+    mcap_files,
+    recover_hint,
+    verify_bag,
+)
+from grade_common.bagfile.rosbag2 import BagOutput, OutputConnection
 from grade_replay.errors import (
     BagCorruptError,
     BagFormatError,
@@ -41,7 +49,7 @@ START_MARKER_TOPIC = "/starting_experiment"
 HEADER_TYPE = "std_msgs/msg/Header"
 TIME_TYPE = "builtin_interfaces/msg/Time"
 # Errors a truncated or corrupt storage file surfaces as while being parsed.
-_CORRUPT_ERRORS = (
+_CORRUPT_ERRORS: tuple[type[Exception], ...] = (
     ReaderError,
     struct.error,
     EOFError,
@@ -50,6 +58,7 @@ _CORRUPT_ERRORS = (
     KeyError,
     OSError,
     OverflowError,
+    *DECOMPRESSION_ERRORS,
 )
 
 
@@ -163,12 +172,23 @@ class BagSource:
                 bar.update(1)
                 yield item
         except _CORRUPT_ERRORS as err:
+            # Name the damaged chunk's topics and times (a second pass that checks every CRC).
+            found = corruption_description(self.path)
             raise BagCorruptError(
-                f"{self.path}: bag is truncated or corrupt while reading messages ({err}); "
-                "re-record it or recover it with `ros2 bag reindex`"
+                found
+                or f"{self.path}: bag is truncated or corrupt while reading messages ({err}); "
+                f"{recover_hint(self.path)}"
             ) from err
         finally:
             bar.close()
+
+    def verify(self) -> IntegrityReport:
+        """Check the CRC of every chunk of the bag's MCAP files (sqlite3 bags have none).
+
+        Raises:
+            BagCorruptError: a chunk is corrupt (its topics and times named) or a file unclosed.
+        """
+        return verify_bag(self.path, error=BagCorruptError)
 
     def deserialize(self, data: bytes, msgtype: str) -> Any:
         """Decode raw CDR bytes of `msgtype` with this bag's typestore."""
@@ -227,6 +247,11 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
     if not path.exists():
         raise BagNotFoundError(f"{path}: bag does not exist")
     if path.is_dir() and not (path / "metadata.yaml").is_file():
+        if mcap_files(path):
+            raise BagCorruptError(
+                f"{path}: has an .mcap file but no metadata.yaml (the recording was "
+                f"interrupted); {recover_hint(path)}"
+            )
         raise BagFormatError(f"{path}: not a rosbag2 directory (no metadata.yaml in it)")
     if path.is_file() and path.suffix not in (".mcap", ".db3"):
         raise BagFormatError(
@@ -242,9 +267,13 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
             raise BagFormatError(
                 f"{path}: unknown storage format: {text} (grade reads mcap and sqlite3)"
             ) from err
-        raise BagCorruptError(f"{path}: bag is truncated or corrupt: {text}") from err
+        raise BagCorruptError(
+            f"{path}: bag is truncated or corrupt: {text}; {recover_hint(path)}"
+        ) from err
     except _CORRUPT_ERRORS as err:
-        raise BagCorruptError(f"{path}: bag is truncated or corrupt: {err}") from err
+        raise BagCorruptError(
+            f"{path}: bag is truncated or corrupt: {err}; {recover_hint(path)}"
+        ) from err
     try:
         yield BagSource(path, reader)
     finally:
@@ -261,14 +290,12 @@ def atomic_output(out: Path | str) -> StagedOutput:
     return StagedOutput(out, nested=True, exists_error=BagOutputExistsError)
 
 
-def open_writer(path: Path) -> Writer:
-    """A rosbag2 v9 MCAP writer at a path that must not exist."""
-    writer = Writer(path, version=9, storage_plugin=StoragePlugin.MCAP)
-    writer.open()
-    return writer
+def open_writer(path: Path) -> BagOutput:
+    """A rosbag2 v9 MCAP writer (zstd chunks with CRCs) at a path that must not exist."""
+    return BagOutput(path)
 
 
-def copy_connection(writer: Writer, conn: Connection, bag: BagSource) -> Connection:
+def copy_connection(writer: BagOutput, conn: Connection, bag: BagSource) -> OutputConnection:
     """Add a connection with the same topic, type, definition and offered QoS as `conn`."""
     ext = conn.ext
     fmt = ext.serialization_format if isinstance(ext, ConnectionExtRosbag2) else "cdr"

@@ -1,18 +1,26 @@
-"""rosbag2 recording of every simulator topic (MCAP storage via rosbags).
+"""rosbag2 recording of every simulator topic (MCAP storage written by grade_common.bagfile).
 
-Messages arrive as CDR bytes (the same bytes that are published), stamped in simulated time. The
-bag is closed in `close()` whatever the run status, so an interrupted run leaves a readable bag
-with every message written so far.
+Messages arrive as CDR bytes (the same bytes that are published), stamped in simulated time.
+Chunks are compressed (zstd by default), carry CRCs and are flushed to the file as they close:
+after 1 MiB, one simulated second or one wall-clock second, whichever comes first, so a killed
+simulator loses at most the one open chunk and `grade bag recover` rebuilds the rest. The bag is
+closed in `close()` whatever the run status.
 """
 
 from __future__ import annotations
 
 import queue
 import threading
+import time
 from pathlib import Path
 from typing import Any
 
+from grade_common.bagfile.compression import Compression
+from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer, topic_of
 from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
+
+# The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
+MAX_CHUNK_AGE_S = 1.0
 
 
 def offered_qos(profile: QosProfile) -> list[Any]:
@@ -49,45 +57,65 @@ def offered_qos(profile: QosProfile) -> list[Any]:
     ]
 
 
+def rosbag2_topic(topic: TopicSpec) -> Rosbag2Topic:
+    """The channel description of a simulator topic: definition, RIHS01 hash, offered QoS."""
+    return topic_of(
+        topic.name,
+        topic.msgtype,
+        typestore=typestore(),
+        offered_qos_profiles=offered_qos(topic.qos),
+    )
+
+
 class BagWriter:
     """SimObserver writing a rosbag2 directory; topics are registered up front.
 
-    Writes happen on a background thread (file I/O releases the GIL), in the order messages were
-    produced; the bounded queue keeps memory flat if the disk is slower than the simulation.
+    Writes (and compression) happen on a background thread (zstd, lz4 and file I/O release the
+    GIL), in the order messages were produced; the bounded queue keeps memory flat if the disk
+    is slower than the simulation.
     """
 
-    def __init__(self, path: Path, topics: list[TopicSpec], queue_size: int = 256) -> None:
-        from rosbags.rosbag2 import StoragePlugin, Writer
-
+    def __init__(
+        self,
+        path: Path,
+        topics: list[TopicSpec],
+        queue_size: int = 256,
+        compression: Compression = Compression.ZSTD,
+    ) -> None:
         self.path = path
-        self._writer = Writer(path, version=9, storage_plugin=StoragePlugin.MCAP)
-        self._writer.open()
-        self._connections: dict[str, Any] = {}
-        store = typestore()
-        for topic in topics:
-            self._connections[topic.name] = self._writer.add_connection(
-                topic.name,
-                topic.msgtype,
-                typestore=store,
-                serialization_format="cdr",
-                offered_qos_profiles=offered_qos(topic.qos),
-            )
-        self._queue: queue.Queue[tuple[Any, int, bytes] | None] = queue.Queue(maxsize=queue_size)
+        self._writer = Rosbag2Writer(path, compression=compression)
+        self._channels = {
+            topic.name: self._writer.add_topic(rosbag2_topic(topic)) for topic in topics
+        }
+        self._queue: queue.Queue[tuple[int, int, bytes] | None] = queue.Queue(maxsize=queue_size)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_loop, name="bag-writer", daemon=True)
         self._thread.start()
         self._closed = False
 
     def _write_loop(self) -> None:
-        while (item := self._queue.get()) is not None:
-            if self._error is None:
-                try:
+        flushed = time.monotonic()
+        while True:
+            item: tuple[int, int, bytes] | tuple[()] | None
+            try:
+                item = self._queue.get(timeout=MAX_CHUNK_AGE_S)
+            except queue.Empty:
+                item = ()  # nothing for a second: the open chunk goes to disk below
+            if item is None:
+                return
+            if self._error is not None:
+                continue
+            try:
+                if item:
                     self._writer.write(*item)
-                except BaseException as err:  # reported by close(); the run still ends cleanly
-                    self._error = err
+                if time.monotonic() - flushed >= MAX_CHUNK_AGE_S:
+                    self._writer.flush_chunk()
+                    flushed = time.monotonic()
+            except BaseException as err:  # reported by close(); the run still ends cleanly
+                self._error = err
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
-        self._queue.put((self._connections[topic.name], stamp_ns, cdr))
+        self._queue.put((self._channels[topic.name], stamp_ns, cdr))
 
     def on_camera(self, sample: object) -> None:
         return None
@@ -101,6 +129,7 @@ class BagWriter:
         self._closed = True
         self._queue.put(None)
         self._thread.join()
-        self._writer.close()
         if self._error is not None:
+            self._writer.abort()
             raise OSError(f"writing bag {self.path} failed: {self._error}") from self._error
+        self._writer.close()

@@ -3,6 +3,11 @@
 Image files are encoded and written by one background thread (OpenCV releases the GIL), so PNG
 compression overlaps rendering on a 2-core machine. Only frames from the experiment start on are
 written; the bag keeps the bootstrap too.
+
+Crash safety: a frame's index lines (rgb.txt, depth.txt, instance.txt), its groundtruth.txt pose
+and its box lines are appended by the same thread right after the frame's PNGs are in place, and
+flushed, so after a kill -9 every listed PNG exists and at most the frame being written is
+missing from the lists. trajectory.txt is flushed line by line.
 """
 
 from __future__ import annotations
@@ -10,8 +15,9 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TextIO
 
 import cv2
 import numpy as np
@@ -50,6 +56,14 @@ from grade_sim.sensors.schedule import RateSchedule
 QUEUE_FRAMES = 16
 
 
+@dataclass
+class _FrameJob:
+    """One camera frame: its PNGs, then the text lines that list it (written in this order)."""
+
+    images: list[tuple[Path, np.ndarray]] = field(default_factory=list)
+    lines: list[tuple[TextIO, str]] = field(default_factory=list)
+
+
 class _CameraFiles:
     def __init__(
         self,
@@ -75,6 +89,8 @@ class _CameraFiles:
         self.boxes2d = open(root / BOXES_2D_JSONL, "w")
         self.boxes3d = open(root / BOXES_3D_JSONL, "w")
         self.object_poses: Any = None  # opened at the first frame with loose objects
+        for f in (*self.lists.values(), self.groundtruth):
+            f.flush()  # the headers are on disk before the first frame
 
     def close(self) -> None:
         for f in (*self.lists.values(), self.groundtruth, self.boxes2d, self.boxes3d):
@@ -124,12 +140,11 @@ class GroundTruthWriter:
         }
         for f in self._traj.values():
             f.write(pose_header("base_link in world"))
+            f.flush()
         self._traj_sched = RateSchedule(
             scene.scenario.rates.odom_hz, scene.scenario.rates.physics_hz
         )
-        self._queue: queue.Queue[tuple[Path, np.ndarray] | None] = queue.Queue(
-            maxsize=QUEUE_FRAMES * 3
-        )
+        self._queue: queue.Queue[_FrameJob | None] = queue.Queue(maxsize=QUEUE_FRAMES)
         self._error: BaseException | None = None
         self._thread = threading.Thread(target=self._write_loop, name="gt-writer", daemon=True)
         self._thread.start()
@@ -137,14 +152,20 @@ class GroundTruthWriter:
 
     def _write_loop(self) -> None:
         while True:
-            item = self._queue.get()
-            if item is None:
+            job = self._queue.get()
+            if job is None:
                 return
-            path, array = item
+            if self._error is not None:
+                continue
             try:
-                with StagedOutput(path, overwrite=True) as tmp:
-                    if not cv2.imwrite(str(tmp), array, self._png):
-                        raise OSError(f"cannot write {path}")
+                for path, array in job.images:
+                    with StagedOutput(path, overwrite=True) as tmp:
+                        if not cv2.imwrite(str(tmp), array, self._png):
+                            raise OSError(f"cannot write {path}")
+                for f, line in job.lines:
+                    f.write(line)
+                for f in {id(f): f for f, _ in job.lines}.values():
+                    f.flush()
             except BaseException as err:  # reported in close(); never lose it silently
                 self._error = err
 
@@ -158,6 +179,7 @@ class GroundTruthWriter:
             self._traj[name].write(
                 tum_pose_line(stamp_ns, st.position_world_base, st.quat_world_base)
             )
+            self._traj[name].flush()
 
     def on_camera(self, sample: CameraSample) -> None:
         if sample.step < self.start_step:
@@ -165,29 +187,36 @@ class GroundTruthWriter:
         files = self._cameras[(sample.robot, sample.camera)]
         t = tum_stamp(sample.stamp_ns)
         frame = sample.frame
+        job = _FrameJob()
         if frame.rgb is not None:
-            self._queue.put(
+            job.images.append(
                 (files.root / "rgb" / f"{t}.png", cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR))
             )
-            files.lists[ImageKind.RGB].write(list_line(t, ImageKind.RGB))
+            job.lines.append((files.lists[ImageKind.RGB], list_line(t, ImageKind.RGB)))
         if frame.depth_m is not None:
-            self._queue.put((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
-            files.lists[ImageKind.DEPTH].write(list_line(t, ImageKind.DEPTH))
+            job.images.append((files.root / "depth" / f"{t}.png", depth_to_png_u16(frame.depth_m)))
+            job.lines.append((files.lists[ImageKind.DEPTH], list_line(t, ImageKind.DEPTH)))
         if frame.instance is not None:
-            self._queue.put((files.root / "instance" / f"{t}.png", frame.instance))
-            files.lists[ImageKind.INSTANCE].write(list_line(t, ImageKind.INSTANCE))
-            self._write_boxes(files, sample, t, frame.instance)
-        files.groundtruth.write(
-            tum_pose_line(sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical)
+            job.images.append((files.root / "instance" / f"{t}.png", frame.instance))
+            job.lines.append((files.lists[ImageKind.INSTANCE], list_line(t, ImageKind.INSTANCE)))
+            job.lines += self._box_lines(files, sample, t, frame.instance)
+        job.lines.append(
+            (
+                files.groundtruth,
+                tum_pose_line(
+                    sample.stamp_ns, sample.position_world_optical, sample.quat_world_optical
+                ),
+            )
         )
         if sample.object_poses:
-            self._write_object_poses(files, sample, t)
+            job.lines.append(self._object_pose_line(files, sample, t))
+        self._queue.put(job)
         self.frames_written += 1
 
     @staticmethod
-    def _write_object_poses(files: _CameraFiles, sample: CameraSample, t: str) -> None:
+    def _object_pose_line(files: _CameraFiles, sample: CameraSample, t: str) -> tuple[TextIO, str]:
         """Each loose object's pose in the world and in the camera's optical frame (the pose a
-        6D pose estimator is scored against, e.g. with ADD/ADD-S)."""
+        6D pose estimator is scored against, e.g. with ADD/ADD-S), as one JSON line."""
         if files.object_poses is None:
             files.object_poses = open(files.root / OBJECT_POSES_JSONL, "w")
         r_wo = quat_to_matrix(sample.quat_world_optical)
@@ -201,11 +230,11 @@ class GroundTruthWriter:
                 "quat_world_wxyz": [round(float(v), 9) for v in quat],
                 "transform_optical_object": [[round(float(v), 9) for v in row] for row in t_ob],
             }
-        files.object_poses.write(json.dumps({"t": float(t), "objects": objects}) + "\n")
+        return files.object_poses, json.dumps({"t": float(t), "objects": objects}) + "\n"
 
-    def _write_boxes(
+    def _box_lines(
         self, files: _CameraFiles, sample: CameraSample, t: str, instance: np.ndarray
-    ) -> None:
+    ) -> list[tuple[TextIO, str]]:
         tight = tight_boxes_2d(instance, self._actor_ids)
         r_wo = quat_to_matrix(sample.quat_world_optical)
         h, w = instance.shape
@@ -230,8 +259,10 @@ class GroundTruthWriter:
                     }
                 )
             boxes2d.append(entry)
-        files.boxes2d.write(json.dumps({"t": float(t), "boxes": boxes2d}) + "\n")
-        files.boxes3d.write(json.dumps({"t": float(t), "boxes": boxes3d}) + "\n")
+        return [
+            (files.boxes2d, json.dumps({"t": float(t), "boxes": boxes2d}) + "\n"),
+            (files.boxes3d, json.dumps({"t": float(t), "boxes": boxes3d}) + "\n"),
+        ]
 
     def close(self, status: str) -> None:
         self._queue.put(None)

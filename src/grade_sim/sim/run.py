@@ -136,7 +136,9 @@ def run_scenario(
         rec = scenario.record
         gt = None
         if rec.bag:
-            recorders.append(BagWriter(root / BAG_DIR, streams.topics()))
+            recorders.append(
+                BagWriter(root / BAG_DIR, streams.topics(), compression=rec.bag_compression)
+            )
         if rec.ground_truth:
             gt = GroundTruthWriter(
                 root / GT_DIR, spec.scene, streams.start_step, rec.png_compression
