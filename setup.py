@@ -14,6 +14,7 @@ NODE_EXECUTABLES: dict[str, str] = {
     "explorer": "grade_control.node.explorer:main",
     "noise_node": "grade_noise.node.noise_node:main",
     "recorder": "grade_replay.node.recorder:main",
+    "slam_node": "grade_slam.node.slam_node:main",
 }
 
 setup(

@@ -23,6 +23,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_noise": frozenset({"grade_common"}),
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
+    # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common
+    "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -32,6 +34,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_noise",
             "grade_eval",
             "grade_replay",
+            "grade_slam",
         }
     ),
 }

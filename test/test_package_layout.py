@@ -53,6 +53,7 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
         "grade_noise",
         "grade_replay",
         "grade_eval",
+        "grade_slam",
         "grade_cli",
     ):
         assert (site / package / "__init__.py").is_file(), package

@@ -42,6 +42,12 @@ def load(name: str) -> Command:
             from grade_noise import cli as module
         case "eval":
             from grade_eval import cli as module
+        case "explore":
+            from grade_cli import explore as module
+        case "slam":
+            from grade_slam import cli as module
+        case "bench slam":
+            from grade_slam import bench as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":

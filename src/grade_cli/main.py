@@ -23,6 +23,8 @@ SUBCOMMANDS: dict[str, str] = {
     "launch": "run a ROS 2 YAML launch file like `ros2 launch`",
     "noise": "sensor noise offline: grade noise apply BAG|TUM_FOLDER",
     "eval": "SLAM evaluation: ATE/RPE, tracking time, map error (AME)",
+    "explore": "exploration coverage: free floor seen over time (+ plot)",
+    "slam": "third-party SLAM/odometry on RGB-D frames: backends, offline run",
 }
 
 

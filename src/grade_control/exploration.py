@@ -7,7 +7,7 @@ and yaw and returns a `Plan` when the robot needs a new path (None: keep the cur
 - Start, and whenever no frontier is reachable: turn on the spot in quarter turns (the camera
   sees ahead only), then ask again; finish only when a full look-around found nothing new.
 - Going: replan when the goal is reached, when its frontier has been seen (it is no longer a
-  frontier), when the rest of the path crosses cells now known to be blocked, or when the robot
+  frontier), when an obstacle now lies on the next metres of the path, or when the robot
   made no progress for `stuck_timeout_s` (that goal is then given up, and frontiers near it are
   skipped from then on).
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_control.explorer import ExplorationGoal, FrontierExplorer
+from grade_control.explorer import OCCUPIED, ExplorationGoal, FrontierExplorer
 from grade_control.geometry import wrap_angle
 
 
@@ -51,6 +51,7 @@ class MissionSettings:
     min_goal_distance_m: float = 1.0
     stuck_timeout_s: float = 8.0
     progress_m: float = 0.2
+    lookahead_m: float = 2.0
 
 
 @dataclass
@@ -73,6 +74,11 @@ class ExplorationMission:
     _look: _Look | None = None
     _best_distance_m: float = math.inf
     _progress_since_s: float = 0.0
+
+    @property
+    def finished(self) -> bool:
+        """Nothing reachable is left to explore (checked after a full look-around)."""
+        return self.phase is Phase.FINISHED
 
     def update(self, now_s: float, position_xy_m: FloatArray, yaw_rad: float) -> Plan | None:
         """The new path for the robot, or None to keep following the current one."""
@@ -151,14 +157,19 @@ class ExplorationMission:
         return bool(labels[row, col] > 0)
 
     def _path_blocked(self, position: FloatArray) -> bool:
+        """An obstacle (not just its safety margin) now lies on the next `lookahead_m` of the
+        path: people walking past the margin should not throw the plan away."""
         assert self.goal is not None
-        passable = self.explorer.traversable()
-        rows, cols = passable.shape
+        grid = self.explorer.grid()
+        rows, cols = grid.shape
         for xy in self.goal.path_xy_m:
-            if float(np.linalg.norm(xy - position)) <= self.explorer.config.robot_radius_m:
+            distance = float(np.linalg.norm(xy - position))
+            if distance <= self.explorer.config.robot_radius_m:
                 continue  # where the robot is now: it got there
+            if distance > self.settings.lookahead_m:
+                break
             row, col = self.explorer.cell_of(xy)
-            if 0 <= row < rows and 0 <= col < cols and not passable[row, col]:
+            if 0 <= row < rows and 0 <= col < cols and grid[row, col] == OCCUPIED:
                 return True
         return False
 

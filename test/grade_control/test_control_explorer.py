@@ -199,11 +199,13 @@ def test_mission_gives_up_a_goal_it_makes_no_progress_towards() -> None:
         for k, yaw in enumerate((math.pi / 2, math.pi, -math.pi / 2, 0.0))
     ]
     assert mission.phase is Phase.GOING
-    assert plans[-1] is not None and "frontier at" in plans[-1].reason
+    assert plans[-1] is not None
+    assert "frontier at" in plans[-1].reason
     goal = mission.goal
     assert goal is not None
     # the robot does not move (blocked by something the map does not show)
     stuck = [mission.update(t, position, 0.0) for t in np.arange(5.0, 12.0, 1.0)]
     replans = [p for p in stuck if p is not None]
-    assert replans and replans[0].reason.startswith("no progress")
+    assert replans
+    assert replans[0].reason.startswith("no progress")
     assert any(np.allclose(g, goal.goal_xy_m) for g in mission.given_up)

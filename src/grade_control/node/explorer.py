@@ -29,7 +29,7 @@ from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
 from grade_control.coverage import SeenMap, save_seen_map
 from grade_control.errors import ControlConfigError, ControlError
-from grade_control.exploration import ExplorationMission, MissionSettings, Phase, Plan
+from grade_control.exploration import ExplorationMission, MissionSettings, Plan
 from grade_control.explorer import ExplorerConfig, FrontierExplorer
 from grade_control.geometry import quaternion_to_rpy, rpy_to_quaternion
 
@@ -200,13 +200,13 @@ class ExplorerNode(Node):
     def _replan(self) -> None:
         self._publish_map()
         # Nothing to decide before the first depth image is in the map.
-        if self._position is None or self.mission.phase is Phase.FINISHED:
+        if self._position is None or self.mission.finished:
             return
         if not self.explorer.observed.any():
             return
         now_s = self.get_clock().now().nanoseconds / 1e9
         plan = self.mission.update(now_s, self._position, self._yaw_rad)
-        if self.mission.phase is Phase.FINISHED:
+        if self.mission.finished:
             self.get_logger().info(
                 f"no reachable frontier left after a full look-around: exploration finished "
                 f"({self.mission.goals_reached} goals reached)"
@@ -248,7 +248,6 @@ class ExplorerNode(Node):
         msg.data = self.explorer.grid().ravel().tolist()
         if self.context.ok():
             self._map_pub.publish(msg)
-
 
     def destroy_node(self) -> None:
         if self._map_output is not None and not self._map_output.committed:

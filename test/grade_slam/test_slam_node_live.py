@@ -1,0 +1,145 @@
+"""slam_node as its own process, subscribed live to sim_node's RGB-D topics over ROS 2.
+
+The simulator runs at real-time pace with a small 30 Hz camera (frames small enough for the
+live transport), the node writes its TUM trajectory when stopped, and `grade eval traj` scores
+it against the camera's ground truth of the same run.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+pytest.importorskip("rclpy")
+pytest.importorskip("open3d")
+
+from grade_eval.core.evaluate import evaluate_trajectory
+from grade_eval.io.run import CameraStream
+from grade_eval.io.tum import read_tum
+from process_support import CollectedProcess
+
+SCENARIO = {
+    "seed": 11,
+    "duration_s": 4.0,
+    "bootstrap_s": 0.2,
+    "realtime": True,
+    "environment": {
+        "procedural": {
+            "rooms_x": 2,
+            "rooms_y": 1,
+            "room_size_m": [5.0, 5.0],
+            "furniture_per_room": [2, 2],
+        }
+    },
+    "people": {"count": 0},
+    "flying_objects": {"count": 0},
+    "robots": [
+        {
+            "name": "uav1",
+            "type": "uav",
+            # an L through the first room (not a straight line: SE(3) alignment needs a turn)
+            "start_xyz": [2.5, 2.5, 1.4],
+            "motion": {
+                "mode": "path",
+                "speed_mps": 0.6,
+                "altitude_m": 1.4,
+                "waypoints": [[3.7, 2.5, 1.4], [3.7, 3.4, 1.4]],
+            },
+            "cameras": [
+                {
+                    "name": "camera",
+                    "width": 160,
+                    "height": 120,
+                    "hfov_deg": 88.95,
+                    "rate_hz": 30.0,
+                    "streams": ["rgb", "depth"],
+                }
+            ],
+        }
+    ],
+    "record": {"bag": False, "ground_truth": True, "experiment_record": False},
+}
+
+
+def _executable(name: str) -> str:
+    from ament_index_python.packages import get_package_prefix
+
+    return str(Path(get_package_prefix("grade")) / "lib" / "grade" / name)
+
+
+@pytest.mark.slow
+@pytest.mark.ros
+def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> None:
+    scenario = tmp_path / "scenario.yaml"
+    scenario.write_text(yaml.safe_dump(SCENARIO))
+    run_dir, estimate = tmp_path / "run", tmp_path / "slam.txt"
+    slam = CollectedProcess(
+        [
+            _executable("slam_node"),
+            "--ros-args",
+            "-p",
+            "robot:=uav1",
+            "-p",
+            f"trajectory_output:={estimate}",
+        ],
+        cwd=tmp_path,
+    )
+    try:
+        slam.wait_for("tracking /uav1/camera", timeout_s=60)
+        sim = subprocess.run(
+            [
+                _executable("sim_node"),
+                "--ros-args",
+                "-p",
+                f"scenario:={scenario}",
+                "-p",
+                f"output_dir:={run_dir}",
+                "-p",
+                "start_delay_s:=2.0",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=180,
+            check=False,
+        )
+        assert sim.returncode == 0, sim.stdout + sim.stderr
+        assert slam.interrupt() == 0, slam.text
+    finally:
+        slam.cleanup()
+    assert "trajectory written" in slam.text
+    est = read_tum(estimate)
+    frames = len((run_dir / "gt/uav1/camera/rgb.txt").read_text().splitlines()) - 1
+    # live: every frame the transport delivered and the tracker kept up with (not all of them)
+    assert 10 <= est.num_poses <= frames
+    ref = CameraStream.open(run_dir, "uav1", "camera").trajectory
+    result = evaluate_trajectory(ref, est)
+    # estimates during the bootstrap have no ground truth (it starts with the experiment)
+    assert result.ate.stats.count >= 0.8 * est.num_poses
+    # 4 s of flight at 0.6 m/s: a working odometry stays well inside 0.25 m
+    assert result.ate.stats.rmse < 0.25, result.summary()
+    # the same numbers from the command a user runs
+    cli = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "grade_cli.main",
+            "eval",
+            "traj",
+            "--ref",
+            str(run_dir),
+            "--camera",
+            "camera",
+            "--est",
+            str(estimate),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert cli.returncode == 0, cli.stderr
+    assert "ate_rmse_m" in cli.stdout
