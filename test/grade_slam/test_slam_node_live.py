@@ -143,3 +143,21 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
     )
     assert cli.returncode == 0, cli.stderr
     assert "ate_rmse_m" in cli.stdout
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(
+    ("parameter", "match"),
+    [
+        ("backend:=orb_slam3", "backend = 'orb_slam3' is invalid: allowed values ['open3d_rgbd']"),
+        ("method:=icp", "method = 'icp' is invalid: allowed values ['hybrid', "),
+        ("robot:=uav-1", "robot = 'uav-1' is invalid: must match"),
+    ],
+)
+def test_slam_node_refuses_bad_parameters(tmp_path: Path, parameter: str, match: str) -> None:
+    node = CollectedProcess([_executable("slam_node"), "--ros-args", "-p", parameter], cwd=tmp_path)
+    try:
+        assert node.wait(timeout_s=60) == 2, node.text
+    finally:
+        node.cleanup()
+    assert f"slam_node: invalid parameters: {match}" in node.text
