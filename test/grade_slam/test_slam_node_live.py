@@ -149,6 +149,7 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
     assert "ate_rmse_m" in cli.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.ros
 @pytest.mark.parametrize(
     ("parameter", "match"),
