@@ -43,11 +43,13 @@ class ScriptedBackend:
     def __init__(self, answers: list[MotionEstimate | None]) -> None:
         self.answers = answers
         self.pairs: list[tuple[int, int]] = []
+        self.guesses: list[np.ndarray] = []
 
     def estimate(
         self, reference: RgbdFrame, current: RgbdFrame, initial: np.ndarray
     ) -> MotionEstimate | None:
         self.pairs.append((reference.stamp_ns, current.stamp_ns))
+        self.guesses.append(initial)
         return self.answers.pop(0)
 
 
@@ -64,6 +66,8 @@ def test_motions_chain_into_poses_and_failures_keep_the_reference() -> None:
     # after failures the next frame is matched against the last tracked one (frame 1)
     assert backend.pairs == [(0, 1), (1, 2), (1, 3), (1, 4)]
     assert tracker.trajectory.stamps_ns == [0, 1, 4]
+    # the initial guess is the last motion at constant velocity over the gap to the reference
+    assert [g[0, 3] for g in backend.guesses] == pytest.approx([0.0, 0.1, 0.2, 0.3])
     assert (tracker.stats.frames, tracker.stats.tracked, tracker.stats.failures) == (5, 3, 2)
 
 
