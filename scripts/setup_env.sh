@@ -55,6 +55,17 @@ if ! stamp_is "$deps_stamp" "$deps_want"; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
   reqs=(-r requirements/base.txt -r requirements/dev.txt)
   [ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
+  # open3d-cpu (grade_slam) loads libusb-1.0 at import; Debian/Ubuntu ship it as libusb-1.0-0.
+  if ! ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0'; then
+    log "installing the Debian package libusb-1.0-0 (needed by open3d-cpu)"
+    if command -v apt-get >/dev/null 2>&1; then
+      { apt-get install -y -q libusb-1.0-0 >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libusb-1.0-0 >/dev/null; }; } \
+        || echo "[setup] warning: apt-get install libusb-1.0-0 failed; grade slam will say how to fix it" >&2
+    else
+      echo "[setup] warning: no apt-get; install libusb-1.0 yourself for grade slam (open3d-cpu)" >&2
+    fi
+  fi
   log "installing pinned dependencies"
   "${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
   "${pip[@]}" --no-deps -r requirements/assets.txt 2>&1 | grep -v "^WARNING: Location" || true

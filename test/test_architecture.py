@@ -26,6 +26,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_scenes": frozenset({"grade_common", "grade_sim"}),
     # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
     "grade_batch": frozenset({"grade_common"}),
+    # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common
+    "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -37,6 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_replay",
             "grade_scenes",
             "grade_batch",
+            "grade_slam",
         }
     ),
 }

@@ -55,6 +55,7 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
         "grade_eval",
         "grade_scenes",
         "grade_batch",
+        "grade_slam",
         "grade_cli",
     ):
         assert (site / package / "__init__.py").is_file(), package

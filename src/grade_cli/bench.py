@@ -18,9 +18,10 @@ BENCHMARKS = (
     "noise",
     "replay",
     "delivery",
+    "recording",
+    "slam",
     "scenes",
     "batch",
-    "recording",
 )
 
 

@@ -50,6 +50,12 @@ def load(name: str) -> Command:
             from grade_scenes import bench as module
         case "batch":
             from grade_batch import cli as module
+        case "explore":
+            from grade_cli import explore as module
+        case "slam":
+            from grade_slam import cli as module
+        case "bench slam":
+            from grade_slam import bench as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":

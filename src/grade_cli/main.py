@@ -26,6 +26,8 @@ SUBCOMMANDS: dict[str, str] = {
     "eval": "SLAM evaluation: ATE/RPE, tracking time, map error (AME)",
     "scenes": "SceneReplica tabletop scenes: reach, generate, select",
     "batch": "datasets at scale: sweep -> jobs on a local pool or Ray, COCO/YOLO, card",
+    "explore": "exploration coverage: free floor seen over time (+ plot)",
+    "slam": "third-party SLAM/odometry on RGB-D frames: backends, offline run",
 }
 
 

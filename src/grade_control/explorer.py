@@ -88,6 +88,8 @@ class FrontierExplorer:
         self.config = config
         self.log_odds = np.zeros(config.shape)
         self.observed = np.zeros(config.shape, dtype=bool)
+        # stamp (s) of the depth image that first observed each cell; inf: never (coverage)
+        self.first_seen_s = np.full(config.shape, np.inf)
 
     def cell_of(self, xy_m: FloatArray) -> NDArray[np.int64]:
         """(…, 2) world x, y -> (…, 2) grid (row, col); may be outside the grid."""
@@ -112,13 +114,18 @@ class FrontierExplorer:
         return out
 
     def integrate_depth(
-        self, depth_m: FloatArray, camera_matrix: FloatArray, pose_world_optical: FloatArray
+        self,
+        depth_m: FloatArray,
+        camera_matrix: FloatArray,
+        pose_world_optical: FloatArray,
+        stamp_s: float = 0.0,
     ) -> int:
         """Add one depth image (metres to the image plane, 0 or NaN = no return).
 
         Args:
             camera_matrix: 3x3 intrinsics K.
             pose_world_optical: 4x4 transform of the optical frame (z forward) in the world.
+            stamp_s: the image's stamp, kept for cells seen for the first time (coverage).
 
         Returns:
             The number of rays used.
@@ -167,6 +174,9 @@ class FrontierExplorer:
         np.clip(flat_odds, _LOG_MIN, _LOG_MAX, out=flat_odds)
         flat_seen[free_flat] = True
         flat_seen[hit_flat] = True
+        flat_first = self.first_seen_s.reshape(-1)
+        for cells in (free_flat, hit_flat):
+            flat_first[cells] = np.minimum(flat_first[cells], stamp_s)
         return len(rays)
 
     def _inside(self, cells: NDArray[np.int64]) -> NDArray[np.int64]:
@@ -204,17 +214,45 @@ class FrontierExplorer:
         )
         return np.asarray((grid == FREE) & ~inflated, dtype=bool)
 
-    def next_goal(self, position_xy_m: FloatArray) -> ExplorationGoal | None:
+    def next_goal(
+        self,
+        position_xy_m: FloatArray,
+        min_distance_m: float = 0.0,
+        excluded_xy_m: FloatArray | None = None,
+        excluded_radius_m: float = 0.5,
+    ) -> ExplorationGoal | None:
         """The nearest reachable frontier and a path to it; None when nothing is left to explore
-        (or nothing reachable: the caller should then stop or turn to look around)."""
+        (or nothing reachable: the caller should then stop or turn to look around).
+
+        Args:
+            min_distance_m: ignore frontier cells closer than this (straight line) to the robot;
+                the camera's blind sides always leave some right next to it.
+            excluded_xy_m: (N, 2) goals given up on (unreachable in practice); frontier cells
+                within excluded_radius_m of one are ignored.
+        """
         labels, kept = self.frontiers()
         if kept == 0:
             return None
+        position = np.asarray(position_xy_m, dtype=np.float64)[:2]
+        centres = self.center_of(np.indices(self.config.shape).transpose(1, 2, 0))
+        too_close = np.linalg.norm(centres - position, axis=-1) < min_distance_m
+        if excluded_xy_m is not None:
+            for xy in np.asarray(excluded_xy_m, dtype=np.float64).reshape(-1, 2):
+                too_close |= np.linalg.norm(centres - xy, axis=-1) < excluded_radius_m
+        labels = np.where(too_close, 0, labels)
         passable = self.traversable()
-        start = self.cell_of(np.asarray(position_xy_m, dtype=np.float64)[:2])
+        start = self.cell_of(position)
         rows, cols = self.config.shape
         if not (0 <= start[0] < rows and 0 <= start[1] < cols):
             return None
+        # The robot stands where it is, so that spot is free, whatever the map says: with the
+        # camera ahead of the body (0.2 m on the UAV) the first image never sees the robot's own
+        # cell, and an unknown start cell with unknown neighbours stopped the wavefront at once
+        # ("no reachable frontier left" after the first frame, the robot never moved).
+        footprint = np.linalg.norm(centres - position, axis=-1) <= max(
+            self.config.robot_radius_m, 1.5 * self.config.resolution_m
+        )
+        passable |= footprint & (self.grid() != OCCUPIED)
         passable[start[0], start[1]] = True
         distance = np.full(self.config.shape, -1, dtype=np.int64)
         distance[start[0], start[1]] = 0

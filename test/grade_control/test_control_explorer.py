@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from grade_control.errors import ControlConfigError
+from grade_control.exploration import ExplorationMission, MissionSettings, Phase
 from grade_control.explorer import FREE, OCCUPIED, UNKNOWN, ExplorerConfig, FrontierExplorer
 
 K = np.array([[160.0, 0.0, 160.0], [0.0, 160.0, 120.0], [0.0, 0.0, 1.0]])
@@ -117,3 +118,94 @@ def test_explore_loop_terminates_with_the_room_mapped() -> None:
 def test_bad_explorer_config(field: str, value: object, match: str) -> None:
     with pytest.raises(ControlConfigError, match=match):
         ExplorerConfig(**{field: value})  # type: ignore[arg-type]
+
+
+def _camera_ahead(position: np.ndarray, yaw: float, ahead_m: float = 0.2) -> np.ndarray:
+    """The UAV's camera: `ahead_m` in front of the body, at 1.2 m."""
+    x = position[0] + ahead_m * math.cos(yaw)
+    y = position[1] + ahead_m * math.sin(yaw)
+    return camera_pose(x, y, 1.2, yaw)
+
+
+def test_first_image_from_a_camera_ahead_of_the_body_gives_a_goal() -> None:
+    # The cause of "no reachable frontier left" after the first frame: the camera sits ahead of
+    # the body, so the body's own cell was never seen and the wavefront could not leave it.
+    explorer = FrontierExplorer(replace(CONFIG, max_range_m=2.0))
+    position = np.array([0.0, 0.0])
+    pose = _camera_ahead(position, 0.0)
+    explorer.integrate_depth(render_box_depth(pose), K, pose)
+    assert explorer.grid()[tuple(explorer.cell_of(position))] == UNKNOWN
+    goal = explorer.next_goal(position, min_distance_m=1.0)
+    assert goal is not None
+    assert np.linalg.norm(goal.goal_xy_m - position) >= 1.0
+
+
+def test_given_up_goals_are_skipped() -> None:
+    explorer = FrontierExplorer(replace(CONFIG, max_range_m=2.0))
+    pose = camera_pose(0.0, 0.0, 1.2, 0.0)
+    explorer.integrate_depth(render_box_depth(pose), K, pose)
+    first = explorer.next_goal(np.array([0.0, 0.0]))
+    assert first is not None
+    second = explorer.next_goal(np.array([0.0, 0.0]), excluded_xy_m=first.goal_xy_m[None, :])
+    assert second is not None
+    assert np.linalg.norm(second.goal_xy_m - first.goal_xy_m) >= 0.5
+
+
+def _fly(plan_poses: np.ndarray) -> list[tuple[np.ndarray, float]]:
+    """Where an ideal controller passes: every pose of the plan in turn."""
+    return [(np.array(p[:2]), float(p[2])) for p in plan_poses]
+
+
+def _explore(mission: ExplorationMission, position: np.ndarray, yaw: float) -> list[str]:
+    """Run the mission with an ideal controller (one plan pose per update); the plan reasons."""
+    explorer, now, reasons = mission.explorer, 0.0, []
+    poses: list[tuple[np.ndarray, float]] = []
+    for _ in range(400):
+        if poses:
+            position, yaw = poses.pop(0)
+        pose = _camera_ahead(position, yaw)
+        explorer.integrate_depth(render_box_depth(pose), K, pose, stamp_s=now)
+        plan = mission.update(now, position, yaw)
+        now += 1.0
+        if mission.phase is Phase.FINISHED:
+            return reasons
+        if plan is not None:
+            reasons.append(plan.reason)
+            poses = _fly(plan.poses_xy_yaw)
+    pytest.fail(f"exploration did not finish; plans: {reasons}")
+
+
+def test_mission_looks_around_explores_and_finishes_with_the_room_mapped() -> None:
+    explorer = FrontierExplorer(replace(CONFIG, max_range_m=2.0))
+    mission = ExplorationMission(explorer)
+    reasons = _explore(mission, np.array([-1.5, -1.0]), 0.0)
+    assert reasons[0] == "look around"
+    assert mission.goals_reached >= 2
+    assert reasons[-1] == "look around"  # it finishes only after a last full turn
+    inside = explorer.grid()[22:78, 22:78]
+    assert np.count_nonzero(inside != UNKNOWN) / inside.size > 0.95
+
+
+def test_mission_gives_up_a_goal_it_makes_no_progress_towards() -> None:
+    explorer = FrontierExplorer(replace(CONFIG, max_range_m=2.0))
+    mission = ExplorationMission(explorer, MissionSettings(stuck_timeout_s=5.0))
+    position = np.array([0.0, 0.0])
+    for k in range(4):  # the look-around, done
+        pose = _camera_ahead(position, k * math.pi / 2)
+        explorer.integrate_depth(render_box_depth(pose), K, pose)
+    mission.update(0.0, position, 0.0)
+    plans = [
+        mission.update(1.0 + k, position, yaw)
+        for k, yaw in enumerate((math.pi / 2, math.pi, -math.pi / 2, 0.0))
+    ]
+    assert mission.phase is Phase.GOING
+    assert plans[-1] is not None
+    assert "frontier at" in plans[-1].reason
+    goal = mission.goal
+    assert goal is not None
+    # the robot does not move (blocked by something the map does not show)
+    stuck = [mission.update(t, position, 0.0) for t in np.arange(5.0, 12.0, 1.0)]
+    replans = [p for p in stuck if p is not None]
+    assert replans
+    assert replans[0].reason.startswith("no progress")
+    assert any(np.allclose(g, goal.goal_xy_m) for g in mission.given_up)

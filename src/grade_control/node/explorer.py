@@ -5,7 +5,9 @@ pose (the optical frame in the world), and /<robot>/odom; keeps the 2D occupancy
 `grade_control.explorer` (see its docstring for what this simple explorer can and cannot do);
 publishes the path to the next frontier as nav_msgs/Path on /<robot>/setpoint/path (for
 joint_controller's path mode, at `altitude_m`, facing the direction of travel) and the map as
-nav_msgs/OccupancyGrid on /<robot>/explorer/map.
+nav_msgs/OccupancyGrid on /<robot>/explorer/map. When to look around, replan or finish is
+`grade_control.exploration`. With `map_output` set, the seen map (first-seen stamp per cell) and
+the robot's track are written there on shutdown, for `grade explore coverage`.
 """
 
 from __future__ import annotations
@@ -22,11 +24,14 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 
+from grade_common.atomic import StagedOutput
 from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
+from grade_control.coverage import SeenMap, save_seen_map
 from grade_control.errors import ControlConfigError, ControlError
-from grade_control.explorer import ExplorationGoal, ExplorerConfig, FrontierExplorer
-from grade_control.geometry import rpy_to_quaternion
+from grade_control.exploration import ExplorationMission, MissionSettings, Plan
+from grade_control.explorer import ExplorerConfig, FrontierExplorer
+from grade_control.geometry import quaternion_to_rpy, rpy_to_quaternion
 
 _NODE_DEFAULTS: dict[str, Any] = {
     "robot": "uav",
@@ -47,6 +52,9 @@ _NODE_DEFAULTS: dict[str, Any] = {
     "robot_radius_m": 0.3,
     "min_frontier_cells": 5,
     "path_step_m": 0.5,
+    "min_goal_distance_m": 1.0,
+    "stuck_timeout_s": 8.0,
+    "map_output": "",
 }
 
 
@@ -82,7 +90,13 @@ class ExplorerNode(Node):
                 name, value, ParameterDescriptor(dynamic_typing=True, read_only=True)
             )
         p = {name: self.get_parameter(name).value for name in _NODE_DEFAULTS}
-        for name in ("altitude_m", "map_rate_hz", "replan_period_s", "goal_tolerance_m"):
+        for name in (
+            "altitude_m",
+            "map_rate_hz",
+            "replan_period_s",
+            "goal_tolerance_m",
+            "stuck_timeout_s",
+        ):
             if not (isinstance(p[name], int | float) and math.isfinite(p[name]) and p[name] > 0):
                 raise ControlConfigError(f"{name} = {p[name]!r} is invalid: must be > 0")
         self.explorer = FrontierExplorer(
@@ -99,14 +113,28 @@ class ExplorerNode(Node):
                 path_step_m=float(p["path_step_m"]),
             )
         )
+        self.mission = ExplorationMission(
+            self.explorer,
+            MissionSettings(
+                goal_tolerance_m=float(p["goal_tolerance_m"]),
+                min_goal_distance_m=float(p["min_goal_distance_m"]),
+                stuck_timeout_s=float(p["stuck_timeout_s"]),
+            ),
+        )
         self.params = p
         robot, camera = p["robot"], p["camera"]
+        # Refuse an existing output now, not after the whole exploration.
+        self._map_output = (
+            StagedOutput(str(p["map_output"]), exists_error=ControlConfigError)
+            if p["map_output"]
+            else None
+        )
         self._depth: Image | None = None
         self._camera_matrix: np.ndarray | None = None
         self._poses: dict[int, np.ndarray] = {}
         self._position: np.ndarray | None = None
-        self._goal: ExplorationGoal | None = None
-        self._finished = False
+        self._yaw_rad = 0.0
+        self._track: list[tuple[float, float, float]] = []
         self.create_subscription(
             Image, f"/{robot}/{camera}/depth/image_raw", self._on_depth, qos_profile_sensor_data
         )
@@ -143,6 +171,11 @@ class ExplorerNode(Node):
 
     def _on_odom(self, msg: Odometry) -> None:
         self._position = np.array([msg.pose.pose.position.x, msg.pose.pose.position.y])
+        q = msg.pose.pose.orientation
+        self._yaw_rad = float(quaternion_to_rpy(np.array([q.x, q.y, q.z, q.w]))[2])
+        stamp_s = self._stamp_ns(msg.header.stamp) / 1e9
+        if not self._track or stamp_s - self._track[-1][0] >= 0.5:
+            self._track.append((stamp_s, float(self._position[0]), float(self._position[1])))
 
     def _integrate(self) -> None:
         if self._depth is None or self._camera_matrix is None or not self._poses:
@@ -160,49 +193,40 @@ class ExplorerNode(Node):
         except ControlError as err:
             self.get_logger().warning(str(err), throttle_duration_sec=5.0)
             return
-        self.explorer.integrate_depth(depth, self._camera_matrix, self._poses[nearest])
+        self.explorer.integrate_depth(
+            depth, self._camera_matrix, self._poses[nearest], stamp_s=stamp / 1e9
+        )
 
     def _replan(self) -> None:
         self._publish_map()
-        if self._position is None or self._finished:
+        # Nothing to decide before the first depth image is in the map.
+        if self._position is None or self.mission.finished:
             return
-        if self._goal is not None:
-            labels, _ = self.explorer.frontiers()
-            row, col = self.explorer.cell_of(self._goal.goal_xy_m)
-            still_frontier = labels[row, col] > 0
-            near = np.linalg.norm(self._position - self._goal.goal_xy_m) <= float(
-                self.params["goal_tolerance_m"]
+        if not self.explorer.observed.any():
+            return
+        now_s = self.get_clock().now().nanoseconds / 1e9
+        plan = self.mission.update(now_s, self._position, self._yaw_rad)
+        if self.mission.finished:
+            self.get_logger().info(
+                f"no reachable frontier left after a full look-around: exploration finished "
+                f"({self.mission.goals_reached} goals reached)"
             )
-            if still_frontier and not near:
-                return
-        self._goal = self.explorer.next_goal(self._position)
-        if self._goal is None:
-            if self.explorer.observed.any():
-                self.get_logger().info("no reachable frontier left: exploration finished")
-                self._finished = True
             return
-        self.get_logger().info(
-            f"next frontier at {self._goal.goal_xy_m.round(2).tolist()} "
-            f"({self._goal.frontier_cells} cells)"
-        )
-        self._path_pub.publish(self._path_message(self._goal))
+        if plan is None:
+            return
+        self.get_logger().info(plan.reason)
+        self._path_pub.publish(self._path_message(plan))
 
-    def _path_message(self, goal: ExplorationGoal) -> Path:
+    def _path_message(self, plan: Plan) -> Path:
         msg = Path()
         msg.header.stamp = self.get_clock().now().to_msg()
         msg.header.frame_id = "world"
-        previous = self._position if self._position is not None else goal.path_xy_m[0]
-        yaw = 0.0
-        for xy in goal.path_xy_m:
-            leg = xy - previous
-            if np.hypot(*leg) > 1e-6:
-                yaw = math.atan2(leg[1], leg[0])
-            previous = xy
+        for x, y, yaw in plan.poses_xy_yaw:
             pose = PoseStamped()
             pose.header = msg.header
-            pose.pose.position.x, pose.pose.position.y = float(xy[0]), float(xy[1])
+            pose.pose.position.x, pose.pose.position.y = float(x), float(y)
             pose.pose.position.z = float(self.params["altitude_m"])
-            q = rpy_to_quaternion(0.0, 0.0, yaw)
+            q = rpy_to_quaternion(0.0, 0.0, float(yaw))
             (
                 pose.pose.orientation.x,
                 pose.pose.orientation.y,
@@ -224,6 +248,15 @@ class ExplorerNode(Node):
         msg.data = self.explorer.grid().ravel().tolist()
         if self.context.ok():
             self._map_pub.publish(msg)
+
+    def destroy_node(self) -> None:
+        if self._map_output is not None and not self._map_output.committed:
+            config = self.explorer.config
+            seen = SeenMap(config.origin_xy_m, config.resolution_m, self.explorer.first_seen_s)
+            with self._map_output.path.open("wb") as file:
+                save_seen_map(file, seen, np.array(self._track).reshape(-1, 3))
+            self._map_output.commit()
+        super().destroy_node()
 
 
 main = grade_spin.node_main("explorer", ExplorerNode, config_errors=(ControlConfigError,))

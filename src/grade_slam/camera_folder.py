@@ -1,0 +1,48 @@
+"""RGB-D frames of a recorded camera folder (TUM RGB-D layout, docs/conventions.md).
+
+For running a backend offline on exactly the frames the simulator rendered (a cross-check of the
+live node, which may miss frames the transport dropped).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import cv2
+import numpy as np
+
+from grade_common.tum import ImageKind, list_file, read_camera_info, read_list
+from grade_slam.errors import SlamInputError
+from grade_slam.frames import RgbdFrame
+
+
+def _stamp_ns(stamp: str) -> int:
+    seconds, _, fraction = stamp.partition(".")
+    return int(seconds) * 10**9 + int((fraction + "000000000")[:9])
+
+
+def read_camera_folder(folder: str | Path) -> Iterator[RgbdFrame]:
+    """Frames with both an RGB and a depth image of the same stamp, in stamp order.
+
+    Raises:
+        SlamInputError: a missing list file, camera_info.yaml or image.
+    """
+    root = Path(folder)
+    info = read_camera_info(root / "camera_info.yaml", error=SlamInputError)
+    rgb = dict(read_list(root / list_file(ImageKind.RGB), error=SlamInputError))
+    depth = dict(read_list(root / list_file(ImageKind.DEPTH), error=SlamInputError))
+    common = sorted(set(rgb) & set(depth), key=_stamp_ns)
+    if not common:
+        raise SlamInputError(f"{root}: no stamp has both an RGB and a depth image")
+    for stamp in common:
+        bgr = cv2.imread(str(root / rgb[stamp]), cv2.IMREAD_COLOR)
+        raw = cv2.imread(str(root / depth[stamp]), cv2.IMREAD_UNCHANGED)
+        if bgr is None or raw is None:
+            raise SlamInputError(f"{root}: cannot read the images of stamp {stamp}")
+        yield RgbdFrame(
+            _stamp_ns(stamp),
+            np.ascontiguousarray(bgr[:, :, ::-1]),
+            (raw.astype(np.float32) / np.float32(info.depth_scale)),
+            info.camera_matrix,
+        )
