@@ -23,6 +23,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_noise": frozenset({"grade_common"}),
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
+    "grade_render": frozenset({"grade_common", "grade_sim"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -32,6 +33,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_noise",
             "grade_eval",
             "grade_replay",
+            "grade_render",
         }
     ),
 }

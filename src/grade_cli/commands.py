@@ -42,6 +42,8 @@ def load(name: str) -> Command:
             from grade_noise import cli as module
         case "eval":
             from grade_eval import cli as module
+        case "render":
+            from grade_render import cli as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":
@@ -50,6 +52,8 @@ def load(name: str) -> Command:
             from grade_replay import bench as module
         case "bench eval":
             from grade_eval import bench as module
+        case "bench render":
+            from grade_render import bench as module
         case "bench noise":
             from grade_noise import bench as module
         case "bench replay":
