@@ -27,7 +27,7 @@ test-fast: setup setup-render
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy
 
-bench: setup
+bench: setup setup-render
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
 
 clean:

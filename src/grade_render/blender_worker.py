@@ -119,8 +119,9 @@ class Worker:
             img.pack()
             tex = nodes.new("ShaderNodeTexImage")
             tex.image = img
-            tex.projection = "BOX"
-            tex.projection_blend = 0.1
+            # MuJoCo maps a 2D texture on a non-plane geom linearly in the geom's x and y
+            # (OpenGL object-linear texgen), so walls show it stretched along z: the same here.
+            tex.projection = "FLAT"
             tex.interpolation = "Linear"
             coords = nodes.new("ShaderNodeTexCoord")
             scale = nodes.new("ShaderNodeVectorMath")

@@ -164,3 +164,25 @@ def test_missing_bpy_names_the_set_up_command(recorded: Path, tmp_path: Path) ->
     # This test's interpreter is grade's own environment, which never has bpy.
     with pytest.raises(RenderSetupError, match="make setup-render"):
         render_run(recorded, tmp_path / "out", SETTINGS, python=sys.executable)
+
+
+@needs_bpy
+def test_motion_blur_blurs_colour_but_not_the_ground_truth(
+    recorded: Path, rendered: RenderResult, tmp_path: Path
+) -> None:
+    blurred = render_run(
+        recorded,
+        tmp_path / "blur",
+        RenderSettings(samples=4, device=Device.CPU, frames="1", seed=3, motion_blur_s=0.03),
+    )
+    assert blurred.rendered == 1
+    stamp = read_list(_cam(blurred.path) / "rgb.txt")[0][0]
+    # The ground-truth pass is the sharp one at the frame's stamp (the shutter closes there).
+    assert np.array_equal(
+        _image(blurred.path, "instance", stamp), _image(rendered.path, "instance", stamp)
+    )
+    depth = _image(blurred.path, "depth", stamp).astype(int)
+    assert np.abs(depth - _image(rendered.path, "depth", stamp).astype(int)).max() <= 5  # 1 mm
+    # The camera moved during the shutter: the colour image differs from the sharp one.
+    sharp = _image(rendered.path, "rgb", stamp).astype(int)
+    assert np.abs(_image(blurred.path, "rgb", stamp).astype(int) - sharp).mean() > 0.5
