@@ -40,3 +40,34 @@ def test_posing_a_step_reproduces_the_recorded_camera_and_masks(recorded: Path) 
     assert recorded_ids <= ids
     assert all(len(s.faces) > 0 and s.vertices_xyz.shape[1] == 3 for s in shapes)
     assert any(s.texture_rgb is not None for s in shapes)  # the simulator's textures come along
+
+
+def test_motion_blur_plans_the_shutter_opening_from_earlier_recorded_steps(recorded: Path) -> None:
+    from grade_render.render import plan_frames, select_frames
+    from grade_render.settings import RenderSettings
+
+    layout = RunLayout(recorded)
+    settings = RenderSettings(frames="2", motion_blur_s=0.05)
+    cams = select_frames(layout, settings)
+    world = WorldState(load_record(layout.record))
+    try:
+        shapes = world.shapes()
+        drawn = [s.geom_id for s in shapes]
+        (plan,) = plan_frames(world, layout, settings, [(cams[0], cams[0].stamps[0])], drawn)
+        world.pose(plan.step - 12)  # 0.05 s at 240 Hz
+        open_pos, _ = world.geom_poses()
+    finally:
+        world.close()
+    assert np.allclose(plan.open_geom_pos, open_pos[drawn])
+    moving = np.linalg.norm(plan.geom_pos - plan.open_geom_pos, axis=1) > 1e-4
+    people = np.array(["person" in s.name for s in shapes])
+    assert moving[people].all()  # walking people moved during the shutter
+    static = np.array(
+        [
+            s.instance_id in world.scene.instances
+            and not any(k in s.name for k in ("person", "object", "uav1"))
+            for s in shapes
+        ]
+    )
+    assert static.sum() > 5
+    assert not moving[static].any()  # walls, floor and furniture stay
