@@ -186,3 +186,26 @@ def test_motion_blur_blurs_colour_but_not_the_ground_truth(
     # Things moved during the shutter: the colour image is not the sharp one (same seed).
     sharp = _image(rendered.path, "rgb", stamp)
     assert not np.array_equal(_image(blurred.path, "rgb", stamp), sharp)
+
+
+@needs_bpy
+def test_cli_resumes_a_complete_render_without_rendering(
+    recorded: Path, rendered: RenderResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_cli.main import main as grade_main
+
+    argv = ["render", str(recorded), "--out", str(rendered.path), "--samples", "4"]
+    argv += ["--device", "cpu", "--frames", "0:2", "--seed", "3"]
+    assert grade_main(argv) == 0
+    assert "rendered 0 frame(s)" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_settings_naming_them(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_cli.main import main as grade_main
+
+    out = tmp_path / "out"
+    assert grade_main(["render", str(recorded), "--out", str(out), "--samples", "0"]) == 1
+    assert "samples" in capsys.readouterr().err
+    assert not out.exists()
