@@ -243,6 +243,28 @@ class Worker:
         cam.clip_start = float(frame["near_m"])
         cam.clip_end = float(frame["far_m"]) * 1.5
 
+    def _render_pass(
+        self,
+        path: Path,
+        samples: int,
+        denoise: bool,
+        pixel_filter: tuple[str, float],
+        blur: bool,
+        compositor: Any,
+        image_format: tuple[str, str, str],
+    ) -> None:
+        s = self.scene
+        s.render.use_motion_blur = blur
+        s.cycles.samples = samples
+        s.cycles.use_denoising = denoise
+        s.cycles.pixel_filter_type, s.cycles.filter_width = pixel_filter
+        s.compositing_node_group = compositor
+        s.render.use_compositing = compositor is not None
+        settings = s.render.image_settings
+        settings.file_format, settings.color_mode, settings.color_depth = image_format
+        s.render.filepath = str(path)
+        self.bpy.ops.render.render(write_still=True)
+
     def render_frame(self, f: int) -> None:
         s, job, frame = self.scene, self.job, self.job["frames"][f]
         out = self.dir / "frames" / str(frame["index"])
@@ -258,38 +280,21 @@ class Worker:
         if blur:
             self._key(2)
         s.frame_set(2)
-        # Colour: path traced, denoised, pixel filter on, optional motion blur.
-        s.render.use_motion_blur = blur
         s.render.motion_blur_position = "END"
         s.render.motion_blur_shutter = 1.0
-        s.cycles.samples = int(job["samples"])
-        s.cycles.use_denoising = bool(job["denoise"])
         s.cycles.denoiser = "OPENIMAGEDENOISE"
-        s.cycles.pixel_filter_type = "BLACKMAN_HARRIS"
-        s.cycles.filter_width = 1.5
-        s.compositing_node_group = None
-        s.render.use_compositing = False
-        s.render.image_settings.file_format = "PNG"
-        s.render.image_settings.color_mode = "RGB"
-        s.render.image_settings.color_depth = "8"
+        # Colour: path traced, denoised, pixel filter on, optional motion blur.
         tmp = out / ".rgb.partial.png"
-        s.render.filepath = str(tmp)
-        self.bpy.ops.render.render(write_still=True)
+        self._render_pass(
+            tmp, int(job["samples"]), bool(job["denoise"]), ("BLACKMAN_HARRIS", 1.5), blur,
+            None, ("PNG", "RGB", "8"),
+        )  # fmt: skip
         # Ground truth: one sample through each pixel centre, no blur, so depth and instances are
         # those of the geometry at the frame's stamp, pixel for pixel like a rasteriser's.
-        s.render.use_motion_blur = False
-        s.cycles.samples = 1
-        s.cycles.use_denoising = False
-        s.cycles.pixel_filter_type = "BOX"
-        s.cycles.filter_width = 0.01
-        s.compositing_node_group = self._gt_tree
-        s.render.use_compositing = True
-        s.render.image_settings.file_format = "OPEN_EXR"
-        s.render.image_settings.color_mode = "RGBA"
-        s.render.image_settings.color_depth = "32"
         exr = out / ".gt.partial.exr"
-        s.render.filepath = str(exr)
-        self.bpy.ops.render.render(write_still=True)
+        self._render_pass(
+            exr, 1, False, ("BOX", 0.01), False, self._gt_tree, ("OPEN_EXR", "RGBA", "32")
+        )
         img = self.bpy.data.images.load(str(exr))
         w, h = img.size
         px = np.empty(w * h * 4, np.float32)
