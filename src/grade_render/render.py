@@ -19,6 +19,7 @@ from typing import Any
 
 import cv2
 import numpy as np
+import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.rotations import quat_to_matrix
@@ -96,14 +97,11 @@ def select_frames(source: RunLayout, settings: RenderSettings) -> list[CameraFra
     for robot, camera in wanted:
         poses = read_poses(source.camera_dir(robot, camera) / GROUNDTRUTH_TXT, error=RenderError)
         stamps = poses.stamps[settings.frame_slice()]
-        by_stamp = {
-            s: _pose_matrix(p, q)
-            for s, p, q in zip(poses.stamps, poses.positions_xyz, poses.quats_wxyz, strict=True)
-        }
         recorded = {
             s: (p, q)
             for s, p, q in zip(poses.stamps, poses.positions_xyz, poses.quats_wxyz, strict=True)
         }
+        by_stamp = {s: _pose_matrix(p, q) for s, (p, q) in recorded.items()}
         out.append(CameraFrames(robot, camera, tuple(stamps), by_stamp, recorded))
     if not any(cf.stamps for cf in out):
         raise RenderError(f"{source.root}: --frames {settings.frames!r} selects no frame")
@@ -143,8 +141,6 @@ def _write_text(path: Path, text: str) -> None:
 def _write_run_yaml(
     out: RunLayout, source: RunLayout, status: RunStatus, info: dict[str, Any]
 ) -> None:
-    import yaml
-
     src = read_run_yaml(source.run_yaml, error=RenderError)
     doc = {STATUS_KEY: status.value, SCENARIO_KEY: src.get(SCENARIO_KEY), RENDER_KEY: info}
     _write_text(out.run_yaml, yaml.safe_dump(doc, sort_keys=False))
@@ -170,10 +166,8 @@ def _copy_static(source: RunLayout, out: RunLayout, cams: list[CameraFrames]) ->
 def _write_lists(out: RunLayout, cf: CameraFrames) -> None:
     """The list files and groundtruth.txt of every frame present (so a resumed render's too)."""
     cam_dir = out.camera_dir(cf.robot, cf.camera)
-    done = sorted(
-        (p.stem for p in (cam_dir / ImageKind.RGB).glob("*.png") if _frame_done(cam_dir, p.stem)),
-        key=float,
-    )
+    # Recorded stamps only: staging files (hidden, `.<stamp>.partial-<pid>.png`) never count.
+    done = sorted((s for s in cf.pose_wxyz if _frame_done(cam_dir, s)), key=float)
     for kind in IMAGE_KINDS:
         text = list_header(kind) + "".join(list_line(s, kind) for s in done)
         _write_text(cam_dir / list_file(kind), text)
