@@ -81,7 +81,8 @@ def run(args: argparse.Namespace) -> RenderResult:
 
         def progress(done: int, total: int, seconds: float) -> None:
             bar.total = total
-            bar.set_postfix_str(f"{seconds:.1f} s/frame")
+            if done:
+                bar.set_postfix_str(f"last frame {seconds:.1f} s")
             bar.update(done - bar.n)
 
         return render_run(args.run_dir, args.out, settings, progress)

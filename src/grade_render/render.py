@@ -249,7 +249,8 @@ def render_run(
 ) -> RenderResult:
     """Render the selected frames of `run_dir` that `out` lacks; see the module docstring.
 
-    `progress(done, total, seconds_of_last_frame)` is called after each frame.
+    `progress(done, total, seconds_of_last_frame)` is called once before the first frame
+    (done = 0) and after each frame.
 
     Raises:
         RenderError: the source run, a setting or the worker failed (names the cause).
@@ -312,6 +313,8 @@ def _render_frames(
     shutil.rmtree(job_dir, ignore_errors=True)
     write_job(job_dir, settings, shapes, lights, plans, headlight)
     by_index = {p.index: p for p in plans}
+    if progress is not None:
+        progress(0, len(plans), 0.0)  # the total is known before Blender starts
     device = ["CPU"]
 
     def on_event(event: dict[str, Any]) -> None:
