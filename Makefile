@@ -6,25 +6,29 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup demo test test-fast lint bench clean
+.PHONY: setup setup-render demo test test-fast lint bench clean
 
 setup:
 	@bash scripts/setup_env.sh
 
+# Blender's bpy for `grade render` (own environment .venv-render; docs/render.md).
+setup-render:
+	@bash scripts/setup_render.sh
+
 demo: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && bash scripts/demo.sh
 
-test: setup
+test: setup setup-render
 	@$(ENV) && python -m pytest $(PYTEST_ARGS)
 
-test-fast: setup
+test-fast: setup setup-render
 	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_ARGS)
 
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy
 
-bench: setup
+bench: setup setup-render
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
 
 clean:
-	rm -rf .venv .ws
+	rm -rf .venv .venv-render .ws

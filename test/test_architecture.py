@@ -28,6 +28,7 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_batch": frozenset({"grade_common"}),
     # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common
     "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval"}),
+    "grade_render": frozenset({"grade_common", "grade_sim"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -40,6 +41,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_scenes",
             "grade_batch",
             "grade_slam",
+            "grade_render",
         }
     ),
 }

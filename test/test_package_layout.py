@@ -52,6 +52,7 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
         "grade_control",
         "grade_noise",
         "grade_replay",
+        "grade_render",
         "grade_eval",
         "grade_scenes",
         "grade_batch",

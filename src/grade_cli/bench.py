@@ -22,6 +22,7 @@ BENCHMARKS = (
     "slam",
     "scenes",
     "batch",
+    "render",
 )
 
 

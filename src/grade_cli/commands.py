@@ -56,6 +56,8 @@ def load(name: str) -> Command:
             from grade_slam import cli as module
         case "bench slam":
             from grade_slam import bench as module
+        case "render":
+            from grade_render import cli as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":
@@ -66,6 +68,8 @@ def load(name: str) -> Command:
             from grade_replay import bench_recording as module
         case "bench eval":
             from grade_eval import bench as module
+        case "bench render":
+            from grade_render import bench as module
         case "bench noise":
             from grade_noise import bench as module
         case "bench replay":

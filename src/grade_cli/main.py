@@ -28,6 +28,7 @@ SUBCOMMANDS: dict[str, str] = {
     "batch": "datasets at scale: sweep -> jobs on a local pool or Ray, COCO/YOLO, card",
     "explore": "exploration coverage: free floor seen over time (+ plot)",
     "slam": "third-party SLAM/odometry on RGB-D frames: backends, offline run",
+    "render": "path-traced re-rendering of a run (Blender Cycles, new run directory)",
 }
 
 

@@ -117,6 +117,11 @@ class MujocoEngine:
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
         self._reset()
 
+    @property
+    def geom_instance_ids(self) -> NDArray[np.uint16]:
+        """Instance id of every geom, by geom id (0 = none): what segmentation maps to."""
+        return self._geom_instance
+
     # -- set-up ---------------------------------------------------------------------------------
     def _reset(self) -> None:
         mj = self._mj

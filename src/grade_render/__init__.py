@@ -1,0 +1,1 @@
+"""Offline path-traced re-rendering of recorded runs (Blender Cycles, `grade render`)."""

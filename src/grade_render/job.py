@@ -1,0 +1,148 @@
+"""The job a render worker reads: the scene once, then per frame every geom's and the camera's pose.
+
+job.json holds the settings, the geoms' surfaces, the lights and the frame list; job.npz holds
+the arrays (triangles, textures, poses). The worker runs in Blender's Python, so this file format
+(plain JSON and numpy arrays) is the whole interface between the two processes.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grade_common.types import FloatArray
+from grade_render.settings import RenderSettings
+from grade_render.world_state import GeomShape, LightSpec
+
+# Lights. MuJoCo's lights have no distance fall-off and its headlight adds flat fill; a physical
+# point light falls off with 1/r^2. A point light of power P gives a white diffuse surface at
+# distance r the radiance P / (4 pi^2 r^2), so P = 4 pi^2 r^2 d matches MuJoCo's diffuse d at the
+# light's height above the floor; a sun of strength pi d matches a directional light.
+POINT_LIGHT_RADIUS_M = 0.2  # soft shadows: the light is a sphere, not a point
+SKY_RGB = (0.75, 0.82, 1.0)
+SKY_STRENGTH = 0.35
+HEADLIGHT_REFERENCE_M = 2.0
+ROUGHNESS = 0.6  # the simulator's materials are matte (specular 0.1)
+
+
+@dataclass(frozen=True)
+class FramePlan:
+    """One image to render: a camera at a recorded frame."""
+
+    index: int  # unique in the job
+    robot: str
+    camera: str
+    stamp: str  # as written in the source run's lists (frame file names use it)
+    step: int
+    width: int
+    height: int
+    k: FloatArray  # (3, 3)
+    near_m: float
+    far_m: float
+    world_optical: FloatArray  # (4, 4) at the frame's stamp
+    open_world_optical: FloatArray  # (4, 4) when the shutter opens (= world_optical: no blur)
+    geom_pos: FloatArray  # (ngeom drawn, 3)
+    geom_mat: FloatArray  # (ngeom drawn, 3, 3)
+    open_geom_pos: FloatArray
+    open_geom_mat: FloatArray
+
+
+def light_entries(lights: list[LightSpec], floor_z: float) -> list[dict[str, Any]]:
+    out = []
+    for light in lights:
+        peak = float(np.max(light.diffuse_rgb))
+        if peak <= 0:
+            continue
+        if light.directional:
+            power = math.pi * peak
+        else:
+            r = max(float(light.position_xyz[2]) - floor_z, 1.0)
+            power = 4 * math.pi**2 * r**2 * peak
+        out.append(
+            {
+                "position_xyz": [float(v) for v in light.position_xyz],
+                "direction_xyz": [float(v) for v in light.direction_xyz],
+                "rgb": [float(v) / peak for v in light.diffuse_rgb],
+                "power": power,
+                "radius_m": POINT_LIGHT_RADIUS_M,
+                "directional": light.directional,
+                "cast_shadow": light.cast_shadow,
+            }
+        )
+    return out
+
+
+def headlight_entry(
+    diffuse_rgb: FloatArray, reference_m: float = HEADLIGHT_REFERENCE_M
+) -> dict[str, Any]:
+    """The camera-borne headlight, matched to MuJoCo's diffuse at `reference_m` from the camera."""
+    peak = float(np.max(diffuse_rgb))
+    return {
+        "power": 4 * math.pi**2 * reference_m**2 * peak,
+        "rgb": [float(v) / peak for v in diffuse_rgb] if peak > 0 else [1.0, 1.0, 1.0],
+        "radius_m": 0.05,
+    }
+
+
+def write_job(
+    job_dir: Path,
+    settings: RenderSettings,
+    shapes: list[GeomShape],
+    lights: list[dict[str, Any]],
+    frames: list[FramePlan],
+    headlight: dict[str, Any] | None = None,
+) -> None:
+    """Write job.json and job.npz into `job_dir` (created)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    arrays: dict[str, np.ndarray] = {}
+    geoms = []
+    for k, s in enumerate(shapes):
+        arrays[f"v{k}"] = s.vertices_xyz.astype(np.float64)
+        arrays[f"f{k}"] = s.faces.astype(np.int32)
+        if s.texture_rgb is not None:
+            arrays[f"tex{k}"] = s.texture_rgb
+        geoms.append(
+            {
+                "name": s.name,
+                "smooth": s.smooth,
+                "rgba": [float(v) for v in s.rgba],
+                "roughness": ROUGHNESS,
+                "texrepeat_per_m": s.texrepeat_per_m,
+                "instance_id": s.instance_id,
+            }
+        )
+    for key in ("geom_pos", "geom_mat", "world_optical"):
+        arrays[f"at_{key}"] = np.stack([getattr(f, key) for f in frames])
+        arrays[f"open_{key}"] = np.stack([getattr(f, f"open_{key}") for f in frames])
+    job = {
+        "device": settings.device.value,
+        "samples": settings.samples,
+        "seed": settings.seed,
+        "denoise": settings.denoise,
+        "motion_blur_s": settings.motion_blur_s,
+        "exposure": settings.exposure,
+        "sky_rgb": list(SKY_RGB),
+        "sky_strength": SKY_STRENGTH,
+        "geoms": geoms,
+        "lights": lights,
+        "headlight": headlight,
+        "frames": [
+            {
+                "index": f.index,
+                "width": f.width,
+                "height": f.height,
+                "K": [float(v) for v in f.k.ravel()],
+                "near_m": f.near_m,
+                "far_m": f.far_m,
+            }
+            for f in frames
+        ],
+    }
+    (job_dir / "job.json").write_text(json.dumps(job))
+    with open(job_dir / "job.npz", "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]

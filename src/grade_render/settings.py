@@ -1,0 +1,77 @@
+"""The settings of one render (validated like every grade config; recorded in run.yaml)."""
+
+from __future__ import annotations
+
+import enum
+import re
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from grade_common.errors import ConfigError
+from grade_common.schema import PARAMETER, Checked, bounds, text, to_mapping
+from grade_render.errors import RenderError
+
+
+class RenderConfigError(RenderError, ConfigError):
+    """A render setting is invalid (names the setting, the value and what is allowed)."""
+
+
+RENDER_WORDING = replace(PARAMETER, error=RenderConfigError)
+FRAMES_PATTERN = r"-?\d*(:-?\d*(:-?\d*)?)?"
+
+
+class Engine(enum.StrEnum):
+    CYCLES = "cycles"
+
+
+class Device(enum.StrEnum):
+    CPU = "cpu"
+    GPU = "gpu"
+    AUTO = "auto"  # a GPU when Cycles finds one (OptiX, CUDA, HIP, oneAPI), else the CPU
+
+
+@dataclass(frozen=True)
+class RenderSettings(Checked):
+    """What `grade render` draws and how; everything but `device` changes the pixels."""
+
+    WORDING = RENDER_WORDING
+
+    engine: Engine = Engine.CYCLES
+    samples: int = field(default=64, metadata=bounds(1, 65536))
+    device: Device = Device.AUTO
+    seed: int = field(default=0, metadata=bounds(0, 2**31 - 1))
+    denoise: bool = True
+    motion_blur_s: float = field(default=0.0, metadata=bounds(0.0, 1.0))
+    # "a:b:step" over each camera's recorded frames (Python slice rules, "" = all).
+    frames: str = field(default="", metadata=text(FRAMES_PATTERN, allow_empty=True))
+    cameras: tuple[str, ...] = field(default=(), metadata=text(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+"))
+    exposure: float = field(default=0.0, metadata=bounds(-10.0, 10.0))
+
+    def frame_slice(self) -> slice:
+        if not self.frames:
+            return slice(None)
+        parts = [int(p) if p else None for p in self.frames.split(":")]
+        if len(parts) == 3 and parts[2] == 0:
+            raise RenderConfigError(f"frames = {self.frames!r} is invalid: step must not be 0")
+        if len(parts) == 1:
+            k = parts[0]
+            return slice(k, None if k == -1 else (k or 0) + 1)
+        return slice(*parts)
+
+    def pixel_settings(self) -> dict[str, Any]:
+        """The settings that decide the pixels (a resumed render must keep them)."""
+        out: dict[str, Any] = to_mapping(self)
+        for key in ("device", "frames", "cameras"):
+            out.pop(key)
+        return out
+
+    def to_mapping(self) -> dict[str, Any]:
+        out: dict[str, Any] = to_mapping(self)
+        return out
+
+
+def check_frames(value: str) -> str:
+    """`value` if it is a valid --frames slice (for argparse)."""
+    if not re.fullmatch(FRAMES_PATTERN, value):
+        raise RenderConfigError(f"frames = {value!r} is invalid: expected a:b:step (ints)")
+    return value

@@ -1,0 +1,190 @@
+"""The recorded world at any physics step: the simulator's own MuJoCo model, posed from the record.
+
+The scene is regenerated from the recorded scenario's seed (bit-exact, as `grade replay` does),
+the robots take their recorded joint positions at the step and the actors their (seeded) poses,
+and one forward-kinematics pass gives every geom's world pose. Nothing here knows what a geom
+belongs to: people, flying objects, robots and furniture are all just geoms with an instance id.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+from grade_render import tessellate
+from grade_render.errors import RenderError
+from grade_sim.engine.mujoco.engine import MujocoEngine
+from grade_sim.io.record import ExperimentRecord
+from grade_sim.scene import build_scene
+
+# MuJoCo draws geom groups 0-2 by default; 3+ hold collision-only geometry (URDF collisions).
+VISIBLE_GROUPS = 3
+
+
+@dataclass(frozen=True)
+class GeomShape:
+    """One drawable geom: its triangles in the geom frame, surface and instance."""
+
+    geom_id: int
+    name: str
+    vertices_xyz: FloatArray
+    faces: NDArray[np.int32]
+    smooth: bool  # curved primitive: shade with interpolated normals
+    rgba: FloatArray  # (4,)
+    texture_rgb: NDArray[np.uint8] | None  # (h, w, 3) the simulator's 2D texture, or None
+    texrepeat_per_m: float  # texture tiles per metre (texuniform)
+    instance_id: int
+
+
+@dataclass(frozen=True)
+class LightSpec:
+    position_xyz: FloatArray
+    direction_xyz: FloatArray
+    diffuse_rgb: FloatArray
+    directional: bool
+    cast_shadow: bool
+
+
+class WorldState:
+    """The run's MuJoCo model; `pose(step)` sets the recorded state at a step."""
+
+    def __init__(self, record: ExperimentRecord) -> None:
+        import mujoco
+
+        self._mj = mujoco
+        self.record = record
+        self.scene = build_scene(record.scenario)
+        if record.n_steps > self.scene.n_steps:
+            raise RenderError(
+                f"the record has {record.n_steps} steps but its scenario only "
+                f"{self.scene.n_steps}; the record does not belong to this scenario"
+            )
+        self.engine = MujocoEngine(self.scene)
+        self.model: Any = self.engine.model
+        self.data: Any = self.engine.data
+
+    def step_of(self, stamp_ns: int) -> int:
+        """The recorded physics step at `stamp_ns` (within 1 us: TUM stamps have 6 decimals).
+
+        Raises:
+            RenderError: no recorded step is that close.
+        """
+        stamps = self.record.stamps_ns
+        k = int(np.argmin(np.abs(stamps - stamp_ns)))
+        if abs(int(stamps[k]) - stamp_ns) > 1000:
+            raise RenderError(f"stamp {stamp_ns / 1e9:.6f} s is not a recorded step of this run")
+        return k
+
+    def pose(self, step: int) -> None:
+        """Set the recorded state of `step` and run forward kinematics."""
+        rec = self.record
+        k = min(max(step, 0), rec.n_steps - 1)
+        for robot in rec.joint_positions:
+            self.engine.set_robot_kinematics(
+                robot,
+                rec.joint_positions[robot][k],
+                rec.joint_velocities[robot][k],
+                rec.joint_accelerations[robot][k],
+            )
+        self.engine.set_actor_poses(*self.scene.actor_body_poses(k))
+        self._mj.mj_forward(self.model, self.data)
+
+    def geom_poses(self) -> tuple[FloatArray, FloatArray]:
+        """World positions (ngeom, 3) and rotation matrices (ngeom, 3, 3) of the current state."""
+        return self.data.geom_xpos.copy(), self.data.geom_xmat.reshape(-1, 3, 3).copy()
+
+    def shapes(self) -> list[GeomShape]:
+        """Every visible geom as triangles with its material (hidden groups, rgba.a = 0 skipped)."""
+        m = self.model
+        ids = self.engine.geom_instance_ids
+        out: list[GeomShape] = []
+        for g in range(m.ngeom):
+            if m.geom_group[g] >= VISIBLE_GROUPS:
+                continue
+            mesh = self._triangles(g)
+            if mesh is None:
+                continue
+            matid = int(m.geom_matid[g])
+            rgba = (m.mat_rgba[matid] if matid >= 0 else m.geom_rgba[g]).astype(np.float64)
+            if rgba[3] <= 0.0:
+                continue
+            texture, repeat = self._texture(matid)
+            gtype = int(m.geom_type[g])
+            smooth = gtype in (
+                self._mj.mjtGeom.mjGEOM_SPHERE,
+                self._mj.mjtGeom.mjGEOM_CAPSULE,
+                self._mj.mjtGeom.mjGEOM_ELLIPSOID,
+                self._mj.mjtGeom.mjGEOM_CYLINDER,
+            )
+            name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"
+            out.append(
+                GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]))
+            )
+        return out
+
+    def _triangles(self, g: int) -> tessellate.Mesh | None:
+        mj, m = self._mj, self.model
+        gtype = int(m.geom_type[g])
+        size = m.geom_size[g]
+        if gtype == mj.mjtGeom.mjGEOM_BOX:
+            return tessellate.box(size)
+        if gtype == mj.mjtGeom.mjGEOM_SPHERE:
+            return tessellate.sphere(float(size[0]))
+        if gtype == mj.mjtGeom.mjGEOM_ELLIPSOID:
+            return tessellate.ellipsoid(size)
+        if gtype == mj.mjtGeom.mjGEOM_CYLINDER:
+            return tessellate.cylinder(float(size[0]), float(size[1]))
+        if gtype == mj.mjtGeom.mjGEOM_CAPSULE:
+            return tessellate.capsule(float(size[0]), float(size[1]))
+        if gtype == mj.mjtGeom.mjGEOM_MESH:
+            mid = int(m.geom_dataid[g])
+            v0, nv = int(m.mesh_vertadr[mid]), int(m.mesh_vertnum[mid])
+            f0, nf = int(m.mesh_faceadr[mid]), int(m.mesh_facenum[mid])
+            verts = m.mesh_vert[v0 : v0 + nv].astype(np.float64)
+            faces = m.mesh_face[f0 : f0 + nf].astype(np.int32)
+            return verts, faces
+        if gtype == mj.mjtGeom.mjGEOM_PLANE:
+            half = np.array([size[0] or 100.0, size[1] or 100.0, 1e-4])
+            return tessellate.box(half)
+        raise RenderError(f"geom {g} has a MuJoCo geom type ({gtype}) grade render cannot draw")
+
+    def _texture(self, matid: int) -> tuple[NDArray[np.uint8] | None, float]:
+        m = self.model
+        if matid < 0:
+            return None, 1.0
+        texid = int(m.mat_texid[matid][self._mj.mjtTextureRole.mjTEXROLE_RGB])
+        if texid < 0:
+            return None, 1.0
+        w, h, nc = int(m.tex_width[texid]), int(m.tex_height[texid]), int(m.tex_nchannel[texid])
+        adr = int(m.tex_adr[texid])
+        pixels = m.tex_data[adr : adr + w * h * nc].reshape(h, w, nc)[:, :, :3]
+        return np.ascontiguousarray(pixels, dtype=np.uint8), float(m.mat_texrepeat[matid][0])
+
+    def lights(self) -> list[LightSpec]:
+        m, d = self.model, self.data
+        return [
+            LightSpec(
+                d.light_xpos[k].copy(),
+                d.light_xdir[k].copy(),
+                m.light_diffuse[k].astype(np.float64),
+                int(m.light_type[k]) == int(self._mj.mjtLightType.mjLIGHT_DIRECTIONAL),
+                bool(m.light_castshadow[k]),
+            )
+            for k in range(m.nlight)
+        ]
+
+    def close(self) -> None:
+        self.engine.close()
+
+
+def load_world(run_root: Path, record: ExperimentRecord) -> WorldState:
+    """The world of a run (`run_root` only names it in errors)."""
+    try:
+        return WorldState(record)
+    except RenderError as err:
+        raise RenderError(f"{run_root}: {err}") from err

@@ -1,0 +1,213 @@
+"""grade render end to end with Blender Cycles (tiny images, few samples): the path-traced ground
+truth agrees with the simulator's, resuming renders only what is missing, the CPU is deterministic.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import cv2
+import numpy as np
+import pytest
+import yaml
+
+from grade_common.rotations import quat_to_matrix
+from grade_common.tum import DEPTH_SCALE, read_camera_info, read_list, read_poses
+from grade_render.errors import RenderOutputExistsError, RenderSetupError
+from grade_render.render import RenderResult, render_run
+from grade_render.settings import Device, RenderSettings
+from grade_render.worker_process import blender_python
+
+CAM = ("uav1", "camera")
+SETTINGS = RenderSettings(samples=4, device=Device.CPU, frames="0:2", seed=3)
+
+
+def _bpy_available() -> bool:
+    try:
+        blender_python()
+    except RenderSetupError:
+        return False
+    return True
+
+
+needs_bpy = pytest.mark.skipif(
+    not _bpy_available(), reason="bpy is not installed: run `make setup-render`"
+)
+pytestmark = [pytest.mark.render, pytest.mark.slow]
+
+
+def _cam(root: Path) -> Path:
+    return root / "gt" / CAM[0] / CAM[1]
+
+
+def _image(root: Path, kind: str, stamp: str) -> np.ndarray:
+    img = cv2.imread(str(_cam(root) / kind / f"{stamp}.png"), cv2.IMREAD_UNCHANGED)
+    assert img is not None, f"{kind}/{stamp}.png missing"
+    return img
+
+
+@pytest.fixture(scope="module")
+def rendered(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> RenderResult:
+    if not _bpy_available():
+        pytest.skip("bpy is not installed: run `make setup-render`")
+    out = tmp_path_factory.mktemp("rendered") / "pt"
+    return render_run(recorded, out, SETTINGS)
+
+
+@needs_bpy
+def test_render_writes_a_tum_run_directory_naming_its_source(
+    recorded: Path, rendered: RenderResult
+) -> None:
+    assert rendered.rendered == 2
+    assert rendered.skipped == 0
+    assert rendered.device == "CPU"
+    run = yaml.safe_load((rendered.path / "run.yaml").read_text())
+    assert run["status"] == "complete"
+    assert run["render"]["source"] == str(recorded.resolve())
+    assert run["render"]["samples"] == 4
+    assert run["render"]["seed"] == 3
+    stamps = [s for s, _ in read_list(_cam(recorded) / "rgb.txt")][:2]
+    for kind in ("rgb", "depth", "instance"):
+        assert [s for s, _ in read_list(_cam(rendered.path) / f"{kind}.txt")] == stamps
+    assert read_poses(_cam(rendered.path) / "groundtruth.txt").stamps == tuple(stamps)
+    rgb = _image(rendered.path, "rgb", stamps[0])
+    assert rgb.shape == (60, 80, 3)
+    assert rgb.std() > 5
+
+
+@needs_bpy
+def test_path_traced_depth_and_masks_match_the_simulator(
+    recorded: Path, rendered: RenderResult
+) -> None:
+    for stamp, _ in read_list(_cam(rendered.path) / "depth.txt"):
+        sim = _image(recorded, "depth", stamp).astype(np.float64) / DEPTH_SCALE
+        pt = _image(rendered.path, "depth", stamp).astype(np.float64) / DEPTH_SCALE
+        both = (sim > 0) & (pt > 0)
+        assert both.mean() > 0.95
+        median = float(np.median(np.abs(sim - pt)[both]))
+        print(f"{stamp}: median |depth_pt - depth_sim| = {median * 1000:.2f} mm")
+        assert median < 0.01
+        sim_ids = _image(recorded, "instance", stamp)
+        pt_ids = _image(rendered.path, "instance", stamp)
+        for iid in np.unique(sim_ids):
+            a, b = sim_ids == iid, pt_ids == iid
+            iou = (a & b).sum() / (a | b).sum()
+            print(f"{stamp}: instance {iid}: IoU {iou:.3f} ({a.sum()} px)")
+            assert iou >= 0.9, (stamp, iid, iou)
+
+
+@needs_bpy
+def test_a_3d_box_corner_projects_to_the_same_pixel_in_both(
+    recorded: Path, rendered: RenderResult
+) -> None:
+    """The recorded camera (pose + K) sees each actor's 3D box where both renderers draw it."""
+    info = read_camera_info(_cam(rendered.path) / "camera_info.yaml")
+    poses = read_poses(_cam(rendered.path) / "groundtruth.txt")
+    lines = (_cam(recorded) / "boxes3d.jsonl").read_text().splitlines()
+    boxes = {f"{json.loads(line)['t']:.6f}": json.loads(line)["boxes"] for line in lines}
+    checked = 0
+    for k, stamp in enumerate(poses.stamps):
+        r_wo = quat_to_matrix(poses.quats_wxyz[k])
+        p_wo = poses.positions_xyz[k]
+        pt_ids = _image(rendered.path, "instance", stamp)
+        sim_ids = _image(recorded, "instance", stamp)
+        for box in boxes[stamp]:
+            t = np.asarray(box["transform_world_box"])
+            half = np.asarray(box["size"]) / 2
+            corners = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)])
+            world = (t[:3, :3] @ (corners * half).T).T + t[:3, 3]
+            cam = (world - p_wo) @ r_wo  # optical frame: x right, y down, z forward
+            if (cam[:, 2] <= 0).any():
+                continue
+            uv = (info.camera_matrix @ (cam / cam[:, 2:3]).T).T[:, :2]
+            lo, hi = np.floor(uv.min(0)), np.ceil(uv.max(0))
+            for ids in (pt_ids, sim_ids):
+                vs, us = np.nonzero(ids == box["id"])
+                if len(us) == 0:
+                    continue
+                # Every pixel of the instance lies inside its projected 3D box (1 px slack).
+                assert us.min() >= lo[0] - 1
+                assert us.max() <= hi[0] + 1
+                assert vs.min() >= lo[1] - 1
+                assert vs.max() <= hi[1] + 1
+            vs, us = np.nonzero(pt_ids == box["id"])
+            vs2, us2 = np.nonzero(sim_ids == box["id"])
+            if len(us) and len(us2):
+                # The extreme pixels (2D box corners) agree between path tracer and rasteriser.
+                assert abs(int(us.min()) - int(us2.min())) <= 1
+                assert abs(int(vs.max()) - int(vs2.max())) <= 1
+                checked += 1
+    assert checked > 0, "no actor in view: the scenario no longer shows one"
+
+
+@needs_bpy
+def test_resume_renders_only_missing_frames_and_same_seed_is_identical(
+    recorded: Path, rendered: RenderResult, tmp_path: Path
+) -> None:
+    stamps = [s for s, _ in read_list(_cam(rendered.path) / "rgb.txt")]
+    before = _image(rendered.path, "rgb", stamps[1])
+    (_cam(rendered.path) / "rgb" / f"{stamps[1]}.png").unlink()
+    again = render_run(recorded, rendered.path, SETTINGS)
+    assert (again.rendered, again.skipped) == (1, 1)
+    # Same settings and seed on the CPU: the same pixels.
+    assert np.array_equal(_image(rendered.path, "rgb", stamps[1]), before)
+    assert [s for s, _ in read_list(_cam(rendered.path) / "rgb.txt")] == stamps
+    nothing = render_run(recorded, rendered.path, SETTINGS)
+    assert (nothing.rendered, nothing.skipped) == (0, 2)
+    with pytest.raises(RenderOutputExistsError, match="other settings"):
+        render_run(recorded, rendered.path, RenderSettings(samples=8, frames="0:2"))
+
+
+def test_missing_bpy_names_the_set_up_command(recorded: Path, tmp_path: Path) -> None:
+    # This test's interpreter is grade's own environment, which never has bpy.
+    with pytest.raises(RenderSetupError, match="make setup-render"):
+        render_run(recorded, tmp_path / "out", SETTINGS, python=sys.executable)
+
+
+@needs_bpy
+def test_motion_blur_blurs_colour_but_not_the_ground_truth(
+    recorded: Path, rendered: RenderResult, tmp_path: Path
+) -> None:
+    blurred = render_run(
+        recorded,
+        tmp_path / "blur",
+        RenderSettings(samples=4, device=Device.AUTO, frames="1", seed=3, motion_blur_s=0.03),
+    )
+    assert blurred.rendered == 1
+    # --device auto: a GPU kind where Cycles finds one, else the CPU (this machine, CI).
+    assert blurred.device in ("CPU", "OPTIX", "CUDA", "HIP", "ONEAPI", "METAL")
+    stamp = read_list(_cam(blurred.path) / "rgb.txt")[0][0]
+    # The ground-truth pass is the sharp one at the frame's stamp (the shutter closes there).
+    assert np.array_equal(
+        _image(blurred.path, "instance", stamp), _image(rendered.path, "instance", stamp)
+    )
+    depth = _image(blurred.path, "depth", stamp).astype(int)
+    assert np.abs(depth - _image(rendered.path, "depth", stamp).astype(int)).max() <= 5  # 1 mm
+    # Things moved during the shutter: the colour image is not the sharp one (same seed).
+    sharp = _image(rendered.path, "rgb", stamp)
+    assert not np.array_equal(_image(blurred.path, "rgb", stamp), sharp)
+
+
+@needs_bpy
+def test_cli_resumes_a_complete_render_without_rendering(
+    recorded: Path, rendered: RenderResult, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_cli.main import main as grade_main
+
+    argv = ["render", str(recorded), "--out", str(rendered.path), "--samples", "4"]
+    argv += ["--device", "cpu", "--frames", "0:2", "--seed", "3"]
+    assert grade_main(argv) == 0
+    assert "rendered 0 frame(s)" in capsys.readouterr().out
+
+
+def test_cli_rejects_bad_settings_naming_them(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_cli.main import main as grade_main
+
+    out = tmp_path / "out"
+    assert grade_main(["render", str(recorded), "--out", str(out), "--samples", "0"]) == 1
+    assert "samples" in capsys.readouterr().err
+    assert not out.exists()
