@@ -6,6 +6,7 @@ from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.streams.base import SensorStream
 from grade_sim.sensors.streams.camera import Camera, CameraStreams
+from grade_sim.sensors.streams.lidar import LidarStream
 from grade_sim.sensors.streams.robot import ImuStream, JointStatesStream, OdometryStream
 from grade_sim.sensors.streams.world import ClockStream, StartMarkerStream, StaticTfStream, TfStream
 
@@ -14,7 +15,8 @@ class SensorStreams:
     """The streams of one scene; building them needs no engine, so observers can be made first.
 
     Per step: /clock, /tf_static (step 0), the start marker (start_step), /tf, then per robot
-    its IMU, odometry, joint states and cameras (each: pose, images, camera_info, sample).
+    its IMU, odometry, joint states, cameras (each: pose, images, camera_info, sample) and
+    lidars.
     """
 
     def __init__(self, scene: Scene) -> None:
@@ -50,4 +52,5 @@ def _robot_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
     out.append(OdometryStream(cfg.name, rates.odom_hz, phys))
     out.append(JointStatesStream(cfg.name, setup.model.joint_names, rates.joint_states_hz, phys))
     out += [CameraStreams(Camera.of(cfg.name, cam), rates) for cam in cfg.cameras]
+    out += [LidarStream(setup, lidar, scene) for lidar in cfg.lidars]
     return out
