@@ -42,6 +42,8 @@ def load(name: str) -> Command:
             from grade_noise import cli as module
         case "eval":
             from grade_eval import cli as module
+        case "lidar":
+            from grade_sim.cli import lidar as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":

@@ -23,6 +23,7 @@ SUBCOMMANDS: dict[str, str] = {
     "launch": "run a ROS 2 YAML launch file like `ros2 launch`",
     "noise": "sensor noise offline: grade noise apply BAG|TUM_FOLDER",
     "eval": "SLAM evaluation: ATE/RPE, tracking time, map error (AME)",
+    "lidar": "lidar tools: fit-raydrop (learned ray-drop model from range images)",
 }
 
 
