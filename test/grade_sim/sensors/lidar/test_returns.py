@@ -53,7 +53,8 @@ def test_intensity_is_reflectivity_times_cos_incidence(incidence_deg: float) -> 
     az = np.arctan2(p["y"], p["x"])
     expected = REFLECTIVITY * np.abs(np.cos(np.deg2rad(incidence_deg) - az))
     np.testing.assert_allclose(p["intensity"], expected, atol=1e-4)
-    assert np.all(p["instance_id"] == 5) and np.all(p["class_id"] == 5)
+    assert np.all(p["instance_id"] == 5)
+    assert np.all(p["class_id"] == 5)
 
 
 def test_intensity_falls_as_incidence_grows() -> None:
@@ -68,7 +69,8 @@ def test_intensity_falls_as_incidence_grows() -> None:
 def test_range_noise_has_the_configured_sigma() -> None:
     rng = np.random.default_rng(0)
     r = noisy_range(np.full(200_000, 10.0), 0.02, rng)
-    assert abs(r.std() - 0.02) < 5e-4 and abs(r.mean() - 10.0) < 5e-4
+    assert abs(r.std() - 0.02) < 5e-4
+    assert abs(r.mean() - 10.0) < 5e-4
     assert np.array_equal(noisy_range(np.ones(3), 0.0, rng), np.ones(3))
 
 
@@ -83,7 +85,8 @@ def test_physics_drop_follows_range_incidence_reflectivity_and_baseline() -> Non
     grazing = model.drop_probability(
         np.array([40.0] * 3), np.array([1.0, 0.3, 0.05]), np.array([0.5] * 3)
     )
-    assert np.all(np.diff(grazing) > 0) and grazing[-1] > 0.9
+    assert np.all(np.diff(grazing) > 0)
+    assert grazing[-1] > 0.9
     dark = model.drop_probability(np.array([60.0] * 2), np.array([1.0] * 2), np.array([0.9, 0.1]))
     assert dark[1] > dark[0]
 
