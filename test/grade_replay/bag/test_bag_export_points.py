@@ -1,4 +1,4 @@
-"""`grade bag export --points`: PointCloud2 -> KITTI .bin / SemanticKITTI .label, value for value."""
+"""`grade bag export --points`: PointCloud2 -> KITTI .bin and SemanticKITTI .label, exactly."""
 
 from __future__ import annotations
 
