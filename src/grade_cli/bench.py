@@ -10,7 +10,7 @@ import argparse
 from grade_cli.commands import load
 
 # Each name NAME is the command "bench NAME" of grade_cli.commands.
-BENCHMARKS = ("sim", "control", "bag", "eval", "noise", "replay")
+BENCHMARKS = ("sim", "control", "bag", "eval", "noise", "replay", "lidar")
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -170,9 +170,7 @@ def _write_scan(folder: Path, index: int, msg: Any) -> None:
     intensity = fields.get("intensity", np.zeros(n))
     xyzi = np.stack([fields["x"], fields["y"], fields["z"], intensity], axis=1)
     name = kitti.scan_name(index)
-    (folder / kitti.SCANS_DIR / f"{name}.bin").write_bytes(
-        xyzi.astype(kitti.BIN_DTYPE).tobytes()
-    )
+    (folder / kitti.SCANS_DIR / f"{name}.bin").write_bytes(xyzi.astype(kitti.BIN_DTYPE).tobytes())
     if "class_id" in fields and "instance_id" in fields:
         label = (fields["instance_id"].astype(np.uint32) << 16) | fields["class_id"].astype(
             np.uint32

@@ -68,6 +68,17 @@ class LidarStream:
         self._part_source: list[tuple[MeshOwner, int, tuple[str, str]]] = []
         self._robot_tracks: dict[tuple[str, str], PoseTrack] = {}
         self._actor_cache: dict[int, tuple[FloatArray, FloatArray]] = {}
+        self._last_stamp_ns: int | None = None
+
+    @property
+    def sensor(self) -> LidarSensor | None:
+        """The sensor, once the first scan has built it (benchmarks time it directly)."""
+        return self._sensor
+
+    @property
+    def last_stamp_ns(self) -> int | None:
+        """Stamp of the latest scan (its first ray), None before the first."""
+        return self._last_stamp_ns
 
     def topics(self) -> tuple[TopicSpec, ...]:
         return (self.topic,)
@@ -106,7 +117,7 @@ class LidarStream:
         return LidarSensor(cfg, static_meshes, parts, class_lookup(labels), seed)
 
     # -- poses ------------------------------------------------------------------------------------
-    def _sensor_pose_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+    def sensor_pose_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         pos, rot = self._track.at(times_ns)
         return pos + rot @ self._mount_xyz, rot @ self._mount_rot
 
@@ -117,24 +128,27 @@ class LidarStream:
             self._actor_cache[step] = self.scene.actor_body_poses(step)
         return self._actor_cache[step]
 
-    def _part_poses_at(self, t_ns: int) -> tuple[FloatArray, FloatArray]:
-        n = len(self._part_source)
-        pos, rot = np.zeros((n, 3)), np.zeros((n, 3, 3))
-        k = math.floor(t_ns * self._physics_hz / 1e9 + 1e-9)
-        t0, t1 = round(k * 1e9 / self._physics_hz), round((k + 1) * 1e9 / self._physics_hz)
+    def part_poses_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+        """Poses (s, m, 3), (s, m, 3, 3) of every moving part at each time."""
+        n, m = len(times_ns), len(self._part_source)
+        pos, rot = np.zeros((n, m, 3)), np.zeros((n, m, 3, 3))
         actors = [i for i, s in enumerate(self._part_source) if s[0] is MeshOwner.ACTOR]
         if actors:
             index = np.array([self._part_source[i][1] for i in actors])
-            p0, q0 = self._actor_poses(k)
-            p1, q1 = self._actor_poses(k + 1)
-            p, r = interpolate(
-                t0, t1, (p0[index], q0[index]), (p1[index], q1[index]), np.array([t_ns])
-            )
-            pos[actors], rot[actors] = p[0], r[0]
+            steps = np.floor(np.asarray(times_ns) * self._physics_hz / 1e9 + 1e-9).astype(int)
+            for k in np.unique(steps):
+                sel = np.flatnonzero(steps == k)
+                t0 = round(int(k) * 1e9 / self._physics_hz)
+                t1 = round((int(k) + 1) * 1e9 / self._physics_hz)
+                p0, q0 = self._actor_poses(int(k))
+                p1, q1 = self._actor_poses(int(k) + 1)
+                p, r = interpolate(
+                    t0, t1, (p0[index], q0[index]), (p1[index], q1[index]), times_ns[sel]
+                )
+                pos[np.ix_(sel, actors)], rot[np.ix_(sel, actors)] = p, r
         for i, (owner, _, key) in enumerate(self._part_source):
             if owner is MeshOwner.ROBOT:
-                p, r = self._robot_tracks[key].at(np.array([t_ns], dtype=np.int64))
-                pos[i], rot[i] = p[0], r[0]
+                pos[:, i], rot[:, i] = self._robot_tracks[key].at(np.asarray(times_ns))
         return pos, rot
 
     # -- the stream -------------------------------------------------------------------------------
@@ -152,7 +166,8 @@ class LidarStream:
             self._sensor = self._build(backend)
             for (robot, link), track in self._robot_tracks.items():
                 track.add(state.step, *backend.link_pose(robot, link))
-        result = self._sensor.scan(stamp_ns, self._sensor_pose_at, self._part_poses_at)
+        result = self._sensor.scan(stamp_ns, self.sensor_pose_at, self.part_poses_at)
+        self._last_stamp_ns = stamp_ns
         if self.table.kind is LidarKind.LASER_2D:
             cdr = self._laser_scan(result)
         else:

@@ -39,8 +39,8 @@ def still(times_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return np.zeros((len(times_ns), 3)), np.tile(np.eye(3), (len(times_ns), 1, 1))
 
 
-def no_parts(t_ns: int) -> tuple[np.ndarray, np.ndarray]:
-    return np.zeros((0, 3)), np.zeros((0, 3, 3))
+def no_parts(t_ns: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    return np.zeros((len(t_ns), 0, 3)), np.zeros((len(t_ns), 0, 3, 3))
 
 
 @pytest.mark.parametrize("incidence_deg", [0.0, 45.0, 70.0])

@@ -35,8 +35,8 @@ def still(position: FloatArray, yaw_rate_rps: float = 0.0) -> object:
     return pose_at
 
 
-def no_parts(t_ns: int) -> tuple[FloatArray, FloatArray]:
-    return np.zeros((0, 3)), np.zeros((0, 3, 3))
+def no_parts(t_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+    return np.zeros((len(t_ns), 0, 3)), np.zeros((len(t_ns), 0, 3, 3))
 
 
 def mesh(instance: int, tris: FloatArray) -> InstanceMesh:
@@ -136,9 +136,10 @@ def test_a_moving_part_appears_where_it_is_at_the_ray_time() -> None:
     part = MovingPart.of(9, tessellate.box(np.array([0.2, 0.2, 1.0])), np.full(12, 0.8))
     t = table(elevations=(0.0,), columns=3600)
 
-    def part_at(t_ns: int) -> tuple[FloatArray, FloatArray]:
+    def part_at(t_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         y = -3.0 + 60.0 * t_ns * 1e-9  # fast, so that slices matter: 6 m per sweep
-        return np.array([[4.0, y, 0.0]]), np.eye(3)[None]
+        pos = np.stack([np.full(len(y), 4.0), y, np.zeros(len(y))], axis=1)[:, None]
+        return pos, np.tile(np.eye(3), (len(y), 1, 1, 1))
 
     caster = ScanCaster(t, [], [part], slices=360, rolling_shutter=True)
     scan = caster.cast(0, still(np.zeros(3)), part_at)  # type: ignore[arg-type]
