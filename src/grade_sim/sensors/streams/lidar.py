@@ -132,8 +132,10 @@ class LidarStream:
         """Poses (s, m, 3), (s, m, 3, 3) of every moving part at each time."""
         n, m = len(times_ns), len(self._part_source)
         pos, rot = np.zeros((n, m, 3)), np.zeros((n, m, 3, 3))
-        actors = [i for i, s in enumerate(self._part_source) if s[0] is MeshOwner.ACTOR]
-        if actors:
+        actors = np.array(
+            [i for i, s in enumerate(self._part_source) if s[0] is MeshOwner.ACTOR], dtype=np.int64
+        )
+        if len(actors):
             index = np.array([self._part_source[i][1] for i in actors])
             steps = np.floor(np.asarray(times_ns) * self._physics_hz / 1e9 + 1e-9).astype(int)
             for k in np.unique(steps):
