@@ -11,6 +11,7 @@ With `rolling_shutter` off every ray leaves at the scan stamp and sees one pose 
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -18,7 +19,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.config.lidar import LidarPreset
+from grade_sim.config.lidar import LidarKind, LidarPreset
 from grade_sim.sensors.lidar.beams import BeamFiring, firing
 from grade_sim.sensors.lidar.raycast import EmbreeDevice, Hits, InstanceMesh, InstanceScene
 
@@ -79,6 +80,9 @@ class ScanCaster:
         self.rolling_shutter = rolling_shutter
         self._part_centre = np.array([p.centre for p in parts]).reshape(-1, 3)
         self._part_radius = np.array([p.radius_m for p in parts])
+        self._pattern: (
+            tuple[BeamFiring, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None
+        ) = None
         self._part_scenes = [
             InstanceScene([InstanceMesh(p.instance_id, p.triangles, p.reflectivity)], self.device)
             for p in parts
@@ -88,9 +92,13 @@ class ScanCaster:
         self, stamp_ns: int, sensor_pose_at: SensorPoseAt
     ) -> tuple[BeamFiring, NDArray[np.int64], FloatArray, FloatArray]:
         """The scan's firing pattern, time offsets, and world ray origins and unit directions."""
-        fire = firing(self.table, stamp_ns)
-        offset = fire.offset_ns if self.rolling_shutter else np.zeros_like(fire.offset_ns)
-        times, inverse = np.unique(offset, return_inverse=True)
+        if self._pattern is None or self.table.kind is LidarKind.SOLID_STATE:
+            fire = firing(self.table, stamp_ns)
+            offset = fire.offset_ns if self.rolling_shutter else np.zeros_like(fire.offset_ns)
+            times, inverse = np.unique(offset, return_inverse=True)
+            # Rotating lidars and 2D lasers repeat their pattern every sweep: computed once.
+            self._pattern = (fire, offset, times, inverse)
+        fire, offset, times, inverse = self._pattern
         pos, rot = sensor_pose_at(stamp_ns + times)
         origins = pos[inverse]
         dirs = np.einsum("nij,nj->ni", rot[inverse], fire.directions)
@@ -123,27 +131,38 @@ class ScanCaster:
         centres = np.einsum("spij,pj->spi", rot, self._part_centre) + pos  # (S, P, 3)
         slice_of_ray = np.repeat(np.arange(len(lo)), hi - lo)
         near = self._parts_in_cones(lo, hi, slice_of_ray, origins, dirs, centres)
+        # Every (ray, part) pair whose slice cone meets the part, as flat arrays.
+        pair_s, pair_p = np.nonzero(near)
+        if not len(pair_s):
+            return
+        count = (hi - lo)[pair_s]
+        first = np.repeat(lo[pair_s] - np.cumsum(count) + count, count)
+        rows = first + np.arange(int(count.sum()))
+        parts = np.repeat(pair_p, count)
+        sl = np.repeat(pair_s, count)
+        # Exact ray-sphere test, and not hidden behind what the ray hit already.
+        oc = centres[sl, parts] - origins[rows]
+        t_proj = np.einsum("nk,nk->n", oc, dirs[rows])
+        d2 = np.einsum("nk,nk->n", oc, oc) - t_proj**2
+        radius = self._part_radius[parts]
+        entry = t_proj - np.sqrt(np.maximum(radius**2 - d2, 0.0))
+        keep = (d2 <= radius**2) & (t_proj + radius > 0) & (entry < hits.range_m[rows])
+        rows, parts, sl = rows[keep], parts[keep], sl[keep]
+        if not len(rows):
+            return
         # Each part keeps its own Embree scene in its body frame: the rays move into the part's
         # frame (at their slice's pose) instead of its triangles into the world, and each part
-        # is cast once per scan, with only the rays that can reach it before the static world.
-        for p in np.flatnonzero(near.any(axis=0)):
-            rows = np.concatenate([np.arange(lo[s], hi[s]) for s in np.flatnonzero(near[:, p])])
-            sl = slice_of_ray[rows]
-            oc = centres[sl, p] - origins[rows]
-            t_proj = np.einsum("nk,nk->n", oc, dirs[rows])
-            d2 = np.einsum("nk,nk->n", oc, oc) - t_proj**2
-            r2 = self._part_radius[p] ** 2
-            entry = t_proj - np.sqrt(np.maximum(r2 - d2, 0.0))
-            reach = (d2 <= r2) & (t_proj + self._part_radius[p] > 0)
-            reach &= entry < hits.range_m[rows]  # not hidden behind what the ray hit already
-            rows, sl = rows[reach], sl[reach]
-            if not len(rows):
-                continue
-            r_wp, p_wp = rot[sl, p], pos[sl, p]
-            local_o = np.einsum("nji,nj->ni", r_wp, origins[rows] - p_wp)
-            local_d = np.einsum("nji,nj->ni", r_wp, dirs[rows])
-            moving = self._part_scenes[p].cast(local_o, local_d, self.table.range_max_m)
-            hits.take_nearer(moving, rows)
+        # is cast once per scan.
+        r_wp, p_wp = rot[sl, parts], pos[sl, parts]
+        local_o = np.einsum("nji,nj->ni", r_wp, origins[rows] - p_wp)
+        local_d = np.einsum("nji,nj->ni", r_wp, dirs[rows])
+        order = np.argsort(parts, kind="stable")
+        bounds_p = np.flatnonzero(np.r_[True, np.diff(parts[order]) != 0, True])
+        for a, b in itertools.pairwise(bounds_p):
+            idx = order[a:b]
+            p = int(parts[idx[0]])
+            moving = self._part_scenes[p].cast(local_o[idx], local_d[idx], self.table.range_max_m)
+            hits.take_nearer(moving, rows[idx])
 
     def _parts_in_cones(
         self,
@@ -154,23 +173,44 @@ class ScanCaster:
         dirs: FloatArray,
         centres: FloatArray,
     ) -> NDArray[np.bool_]:
-        """(S, P): whether part p's bounding sphere meets slice s's cone of rays, the cone widened
-        by how far the slice's ray origins spread (rolling shutter)."""
+        """(S, P): whether part p's bounding sphere can meet a ray of slice s.
+
+        The test is on azimuth and elevation intervals around each slice's mean direction
+        (a rotating lidar's slice is tall and thin, so a cone would let far too much through);
+        spheres are widened by how far the slice's ray origins spread (rolling shutter).
+        """
         count = (hi - lo)[:, None]
         apex = np.add.reduceat(origins, lo, axis=0) / count
         spread = np.maximum.reduceat(np.linalg.norm(origins - apex[slice_of_ray], axis=1), lo)
-        axis = np.add.reduceat(dirs, lo, axis=0)
-        axis /= np.maximum(np.linalg.norm(axis, axis=1, keepdims=True), 1e-12)
-        cos_ray = np.einsum("nk,nk->n", dirs, axis[slice_of_ray])
-        half_angle = np.arccos(np.clip(np.minimum.reduceat(cos_ray, lo), -1.0, 1.0))
+        mean = np.add.reduceat(dirs, lo, axis=0)
+        mean_az = np.arctan2(mean[:, 1], mean[:, 0])
+        rel_az = _wrap(np.arctan2(dirs[:, 1], dirs[:, 0]) - mean_az[slice_of_ray])
+        el = np.arcsin(np.clip(dirs[:, 2], -1.0, 1.0))
+        az_lo, az_hi = np.minimum.reduceat(rel_az, lo), np.maximum.reduceat(rel_az, lo)
+        el_lo, el_hi = np.minimum.reduceat(el, lo), np.maximum.reduceat(el, lo)
         to_part = centres - apex[:, None]
         dist = np.linalg.norm(to_part, axis=2)
+        flat = np.hypot(to_part[..., 0], to_part[..., 1])
         radius = self._part_radius[None] + spread[:, None]
-        cos_to = np.einsum("spk,sk->sp", to_part, axis) / np.maximum(dist, 1e-12)
-        angle = np.arccos(np.clip(cos_to, -1.0, 1.0))
-        reach = np.arcsin(np.clip(radius / np.maximum(dist, 1e-12), 0.0, 1.0))
-        in_range = dist - radius < self.table.range_max_m
-        out: NDArray[np.bool_] = (dist <= radius) | (
-            (angle <= half_angle[:, None] + reach) & in_range
+        ang_el = np.arcsin(np.clip(radius / np.maximum(dist, 1e-12), 0.0, 1.0))
+        # Seen from above or below, a sphere spans every azimuth.
+        ang_az = np.where(
+            flat > radius, np.arcsin(np.clip(radius / np.maximum(flat, 1e-12), 0.0, 1.0)), np.pi
         )
+        p_az = _wrap(np.arctan2(to_part[..., 1], to_part[..., 0]) - mean_az[:, None])
+        p_el = np.arcsin(np.clip(to_part[..., 2] / np.maximum(dist, 1e-12), -1.0, 1.0))
+        overlap = (
+            (p_az + ang_az >= az_lo[:, None])
+            & (p_az - ang_az <= az_hi[:, None])
+            & (p_el + ang_el >= el_lo[:, None])
+            & (p_el - ang_el <= el_hi[:, None])
+            & (dist - radius < self.table.range_max_m)
+        )
+        out: NDArray[np.bool_] = (dist <= radius) | overlap
         return out
+
+
+def _wrap(angle: FloatArray) -> FloatArray:
+    """Angles into [-pi, pi)."""
+    out: FloatArray = (angle + np.pi) % (2 * np.pi) - np.pi
+    return out
