@@ -80,9 +80,7 @@ class ScanCaster:
         self.rolling_shutter = rolling_shutter
         self._part_centre = np.array([p.centre for p in parts]).reshape(-1, 3)
         self._part_radius = np.array([p.radius_m for p in parts])
-        self._pattern: (
-            tuple[BeamFiring, NDArray[np.int64], NDArray[np.int64], NDArray[np.int64]] | None
-        ) = None
+        self._pattern: _Pattern | None = None
         self._part_scenes = [
             InstanceScene([InstanceMesh(p.instance_id, p.triangles, p.reflectivity)], self.device)
             for p in parts
@@ -92,47 +90,55 @@ class ScanCaster:
         self, stamp_ns: int, sensor_pose_at: SensorPoseAt
     ) -> tuple[BeamFiring, NDArray[np.int64], FloatArray, FloatArray]:
         """The scan's firing pattern, time offsets, and world ray origins and unit directions."""
+        pattern, _, _, origins, dirs = self._rays(stamp_ns, sensor_pose_at)
+        return pattern.fire, pattern.offset, origins, dirs
+
+    def _rays(
+        self, stamp_ns: int, sensor_pose_at: SensorPoseAt
+    ) -> tuple[_Pattern, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """The pattern, the sensor poses at its firing times, and the world rays."""
         if self._pattern is None or self.table.kind is LidarKind.SOLID_STATE:
-            fire = firing(self.table, stamp_ns)
-            offset = fire.offset_ns if self.rolling_shutter else np.zeros_like(fire.offset_ns)
-            times, inverse = np.unique(offset, return_inverse=True)
             # Rotating lidars and 2D lasers repeat their pattern every sweep: computed once.
-            self._pattern = (fire, offset, times, inverse)
-        fire, offset, times, inverse = self._pattern
-        pos, rot = sensor_pose_at(stamp_ns + times)
-        origins = pos[inverse]
-        dirs = np.einsum("nij,nj->ni", rot[inverse], fire.directions)
-        return fire, offset, origins, dirs
+            self._pattern = _Pattern.of(
+                firing(self.table, stamp_ns), self.rolling_shutter, self.slices
+            )
+        pattern = self._pattern
+        pos, rot = sensor_pose_at(stamp_ns + pattern.times)
+        origins = pos[pattern.inverse]
+        if pattern.per_time:
+            # Rays grouped by firing time, the same count each (a rotating lidar's columns):
+            # one batched matrix product per time instead of a rotation gathered per ray.
+            local = pattern.fire.directions.reshape(len(pattern.times), pattern.per_time, 3)
+            dirs = (local @ rot.transpose(0, 2, 1)).reshape(-1, 3)
+        else:
+            dirs = np.einsum("nij,nj->ni", rot[pattern.inverse], pattern.fire.directions)
+        return pattern, pos, rot, origins, dirs
 
     def cast(
         self, stamp_ns: int, sensor_pose_at: SensorPoseAt, part_poses_at: PartPosesAt
     ) -> RawScan:
         """The scan whose first ray fires at stamp_ns."""
-        fire, offset, origins, dirs = self.rays(stamp_ns, sensor_pose_at)
+        pattern, pos, rot, origins, dirs = self._rays(stamp_ns, sensor_pose_at)
         hits = self.static.cast(origins, dirs, self.table.range_max_m)
         if self.parts:
-            self._cast_parts(stamp_ns, offset, origins, dirs, part_poses_at, hits)
+            near = self._parts_near_slices(pattern, pos, rot, stamp_ns, part_poses_at)
+            self._cast_parts(pattern, near, origins, dirs, hits)
         far = hits.range_m < self.table.range_min_m
         hits.range_m[far] = np.inf  # too close for the receiver: no return
-        return RawScan(stamp_ns, fire, offset, hits)
+        return RawScan(stamp_ns, pattern.fire, pattern.offset, hits)
 
     def _cast_parts(
         self,
-        stamp_ns: int,
-        offset: NDArray[np.int64],
+        pattern: _Pattern,
+        near: tuple[NDArray[np.bool_], FloatArray, FloatArray, FloatArray],
         origins: FloatArray,
         dirs: FloatArray,
-        part_poses_at: PartPosesAt,
         hits: Hits,
     ) -> None:
-        bounds = np.unique(np.linspace(0, len(offset), self.slices + 1).round().astype(np.int64))
-        lo, hi = bounds[:-1], bounds[1:]
-        pos, rot = part_poses_at(stamp_ns + offset[(lo + hi - 1) // 2])  # every slice at once
-        centres = np.einsum("spij,pj->spi", rot, self._part_centre) + pos  # (S, P, 3)
-        slice_of_ray = np.repeat(np.arange(len(lo)), hi - lo)
-        near = self._parts_in_cones(lo, hi, slice_of_ray, origins, dirs, centres)
-        # Every (ray, part) pair whose slice cone meets the part, as flat arrays.
-        pair_s, pair_p = np.nonzero(near)
+        lo, hi = pattern.lo, pattern.hi
+        mask, pos, rot, centres = near
+        # Every (ray, part) pair whose slice meets the part, as flat arrays.
+        pair_s, pair_p = np.nonzero(mask)
         if not len(pair_s):
             return
         count = (hi - lo)[pair_s]
@@ -164,50 +170,119 @@ class ScanCaster:
             moving = self._part_scenes[p].cast(local_o[idx], local_d[idx], self.table.range_max_m)
             hits.take_nearer(moving, rows[idx])
 
-    def _parts_in_cones(
+    def _parts_near_slices(
         self,
-        lo: NDArray[np.int64],
-        hi: NDArray[np.int64],
-        slice_of_ray: NDArray[np.int64],
-        origins: FloatArray,
-        dirs: FloatArray,
-        centres: FloatArray,
-    ) -> NDArray[np.bool_]:
-        """(S, P): whether part p's bounding sphere can meet a ray of slice s.
+        pattern: _Pattern,
+        sensor_pos: FloatArray,
+        sensor_rot: FloatArray,
+        stamp_ns: int,
+        part_poses_at: PartPosesAt,
+    ) -> tuple[NDArray[np.bool_], FloatArray, FloatArray, FloatArray]:
+        """(S, P): whether part p's bounding sphere can meet a ray of slice s; the parts' poses
+        (S, P, 3), (S, P, 3, 3) and bounding-sphere centres (S, P, 3) at each slice.
 
-        The test is on azimuth and elevation intervals around each slice's mean direction
-        (a rotating lidar's slice is tall and thin, so a cone would let far too much through);
-        spheres are widened by how far the slice's ray origins spread (rolling shutter).
+        The test is on azimuth and elevation intervals of each slice's rays in the sensor frame
+        (a rotating lidar's slice is tall and thin, so a cone would let far too much through),
+        worked out once per pattern; per scan only the parts' centres move into the sensor frame
+        at each slice's middle ray. The rays of a slice leave from other poses: spheres are
+        widened by the sensor's travel and angles by its turn between the slice's firing times
+        (path lengths through the sampled poses, which bound both).
         """
-        count = (hi - lo)[:, None]
-        apex = np.add.reduceat(origins, lo, axis=0) / count
-        spread = np.maximum.reduceat(np.linalg.norm(origins - apex[slice_of_ray], axis=1), lo)
-        mean = np.add.reduceat(dirs, lo, axis=0)
-        mean_az = np.arctan2(mean[:, 1], mean[:, 0])
-        rel_az = _wrap(np.arctan2(dirs[:, 1], dirs[:, 0]) - mean_az[slice_of_ray])
-        el = np.arcsin(np.clip(dirs[:, 2], -1.0, 1.0))
-        az_lo, az_hi = np.minimum.reduceat(rel_az, lo), np.maximum.reduceat(rel_az, lo)
-        el_lo, el_hi = np.minimum.reduceat(el, lo), np.maximum.reduceat(el, lo)
-        to_part = centres - apex[:, None]
+        lo, hi = pattern.lo, pattern.hi
+        pos, rot = part_poses_at(stamp_ns + pattern.offset[(lo + hi - 1) // 2])
+        centres = np.einsum("spij,pj->spi", rot, self._part_centre) + pos  # (S, P, 3)
+        trace = np.sum(sensor_rot[:-1] * sensor_rot[1:], axis=(1, 2))
+        turn = np.r_[0.0, np.cumsum(np.arccos(np.clip((trace - 1) / 2, -1.0, 1.0)))]
+        travel = np.r_[0.0, np.cumsum(np.linalg.norm(np.diff(sensor_pos, axis=0), axis=1))]
+        mid, t_lo, t_hi = pattern.mid_time, pattern.first_time, pattern.last_time
+        theta = np.maximum(turn[mid] - turn[t_lo], turn[t_hi] - turn[mid])
+        spread = np.maximum(travel[mid] - travel[t_lo], travel[t_hi] - travel[mid])
+        # Part centres in the sensor frame at each slice's middle ray.
+        to_part = np.einsum(
+            "sji,spj->spi", sensor_rot[mid], centres - sensor_pos[mid][:, None]
+        )  # (S, P, 3)
         dist = np.linalg.norm(to_part, axis=2)
         flat = np.hypot(to_part[..., 0], to_part[..., 1])
         radius = self._part_radius[None] + spread[:, None]
-        ang_el = np.arcsin(np.clip(radius / np.maximum(dist, 1e-12), 0.0, 1.0))
-        # Seen from above or below, a sphere spans every azimuth.
-        ang_az = np.where(
-            flat > radius, np.arcsin(np.clip(radius / np.maximum(flat, 1e-12), 0.0, 1.0)), np.pi
+        # Angular radius of the sphere plus the turn (and a margin for rounding).
+        alpha = np.arcsin(np.clip(radius / np.maximum(dist, 1e-12), 0.0, 1.0))
+        alpha = alpha + theta[:, None] + 1e-9
+        p_el = np.arctan2(to_part[..., 2], flat)
+        # A cap reaching over a pole spans every azimuth.
+        all_az = alpha >= np.pi / 2 - np.abs(p_el)
+        ang_az = np.arcsin(
+            np.clip(np.sin(np.minimum(alpha, np.pi / 2)) / np.maximum(np.cos(p_el), 1e-12), 0, 1)
         )
-        p_az = _wrap(np.arctan2(to_part[..., 1], to_part[..., 0]) - mean_az[:, None])
-        p_el = np.arcsin(np.clip(to_part[..., 2] / np.maximum(dist, 1e-12), -1.0, 1.0))
+        p_az = _wrap(np.arctan2(to_part[..., 1], to_part[..., 0]) - pattern.az_mid[:, None])
         overlap = (
-            (p_az + ang_az >= az_lo[:, None])
-            & (p_az - ang_az <= az_hi[:, None])
-            & (p_el + ang_el >= el_lo[:, None])
-            & (p_el - ang_el <= el_hi[:, None])
+            (all_az | (p_az + ang_az >= pattern.az_lo[:, None]))
+            & (all_az | (p_az - ang_az <= pattern.az_hi[:, None]))
+            & (p_el + alpha >= pattern.el_lo[:, None])
+            & (p_el - alpha <= pattern.el_hi[:, None])
             & (dist - radius < self.table.range_max_m)
         )
-        out: NDArray[np.bool_] = (dist <= radius) | overlap
-        return out
+        mask: NDArray[np.bool_] = (dist <= radius) | overlap
+        return mask, pos, rot, centres
+
+
+@dataclass(frozen=True)
+class _Pattern:
+    """A scan's firing pattern with what the actor slices need, computed once per pattern.
+
+    Rays are split into `slices` runs of consecutive rays; per slice: the azimuth interval of
+    its rays (relative to their mean azimuth) and elevation interval in the sensor frame, its
+    middle ray's firing-time index and the first and last firing-time indices it spans.
+    """
+
+    fire: BeamFiring
+    offset: NDArray[np.int64]  # per ray
+    times: NDArray[np.int64]  # distinct firing offsets, sorted
+    inverse: NDArray[np.int64]  # per ray: index into times
+    per_time: int  # rays per firing time when rays come grouped by time, equal counts; else 0
+    lo: NDArray[np.int64]
+    hi: NDArray[np.int64]
+    mid_time: NDArray[np.int64]
+    first_time: NDArray[np.int64]
+    last_time: NDArray[np.int64]
+    az_mid: FloatArray
+    az_lo: FloatArray
+    az_hi: FloatArray
+    el_lo: FloatArray
+    el_hi: FloatArray
+
+    @classmethod
+    def of(cls, fire: BeamFiring, rolling_shutter: bool, slices: int) -> _Pattern:
+        offset = fire.offset_ns if rolling_shutter else np.zeros_like(fire.offset_ns)
+        times, inverse = np.unique(offset, return_inverse=True)
+        n = len(offset)
+        per_time = n // len(times)
+        if not np.array_equal(inverse, np.repeat(np.arange(len(times)), per_time)):
+            per_time = 0
+        bounds = np.unique(np.linspace(0, n, slices + 1).round().astype(np.int64))
+        lo, hi = bounds[:-1], bounds[1:]
+        d = fire.directions
+        mean = np.add.reduceat(d, lo, axis=0)
+        az_mid = np.arctan2(mean[:, 1], mean[:, 0])
+        slice_of_ray = np.repeat(np.arange(len(lo)), hi - lo)
+        rel_az = _wrap(np.arctan2(d[:, 1], d[:, 0]) - az_mid[slice_of_ray])
+        el = np.arcsin(np.clip(d[:, 2], -1.0, 1.0))
+        return cls(
+            fire,
+            offset,
+            times,
+            inverse,
+            per_time,
+            lo,
+            hi,
+            inverse[(lo + hi - 1) // 2],
+            np.minimum.reduceat(inverse, lo),
+            np.maximum.reduceat(inverse, lo),
+            az_mid,
+            np.minimum.reduceat(rel_az, lo),
+            np.maximum.reduceat(rel_az, lo),
+            np.minimum.reduceat(el, lo),
+            np.maximum.reduceat(el, lo),
+        )
 
 
 def _wrap(angle: FloatArray) -> FloatArray:
