@@ -29,40 +29,42 @@ def quats_to_matrices(q: FloatArray) -> FloatArray:
 
 
 def slerp(q0: FloatArray, q1: FloatArray, alpha: FloatArray) -> FloatArray:
-    """Quaternions (n, ..., 4) wxyz between q0 and q1 (..., 4) at fractions alpha (n,)."""
+    """Quaternions (n, ..., 4) wxyz between q0[i] and q1[i] (n or 1, ..., 4) at alpha[i]."""
     q0 = np.asarray(q0, dtype=np.float64)
     q1 = np.asarray(q1, dtype=np.float64)
     dot = np.sum(q0 * q1, axis=-1, keepdims=True)
     q1 = np.where(dot < 0, -q1, q1)  # the short way round
     dot = np.abs(dot)
     theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    a = np.asarray(alpha, dtype=np.float64).reshape(-1, *([1] * q0.ndim))
+    a = np.asarray(alpha, dtype=np.float64).reshape(-1, *([1] * (q0.ndim - 1)))
     sin_t = np.sin(theta)
     small = sin_t < 1e-9
     safe = np.where(small, 1.0, sin_t)
     w0 = np.where(small, 1 - a, np.sin((1 - a) * theta) / safe)
     w1 = np.where(small, a, np.sin(a * theta) / safe)
-    q = w0 * q0[None] + w1 * q1[None]
+    q = w0 * q0 + w1 * q1
     out: FloatArray = q / np.linalg.norm(q, axis=-1, keepdims=True)
     return out
 
 
 def interpolate(
-    t0_ns: int,
-    t1_ns: int,
+    t0_ns: NDArray[np.int64],
+    t1_ns: NDArray[np.int64],
     pose0: tuple[FloatArray, FloatArray],
     pose1: tuple[FloatArray, FloatArray],
     times_ns: NDArray[np.int64],
 ) -> tuple[FloatArray, FloatArray]:
-    """Positions (n, ..., 3) and rotation matrices (n, ..., 3, 3) at times in [t0, t1].
-
-    pose = (positions (..., 3), quaternions (..., 4) wxyz) of one or several bodies.
-    """
+    """Positions (n, ..., 3) and rotation matrices (n, ..., 3, 3): time i between its own
+    t0[i] and t1[i], from pose0[i] to pose1[i] (pose = positions (n, ..., 3), quaternions
+    (n, ..., 4) wxyz of one or several bodies); every time in one pass."""
     times = np.asarray(times_ns, dtype=np.float64)
-    alpha = np.zeros(len(times)) if t1_ns == t0_ns else (times - t0_ns) / (t1_ns - t0_ns)
+    span = t1_ns - t0_ns
+    alpha = np.zeros(len(times))
+    moving = span != 0
+    alpha[moving] = (times[moving] - t0_ns[moving]) / span[moving]
     p0, p1 = np.asarray(pose0[0], dtype=np.float64), np.asarray(pose1[0], dtype=np.float64)
-    a = alpha.reshape(-1, *([1] * p0.ndim))
-    pos: FloatArray = p0[None] + a * (p1 - p0)[None]
+    a = alpha.reshape(-1, *([1] * (p0.ndim - 1)))
+    pos: FloatArray = p0 + a * (p1 - p0)
     return pos, quats_to_matrices(slerp(pose0[1], pose1[1], alpha))
 
 
@@ -86,24 +88,14 @@ class PoseTrack:
         """Poses at each time; times outside the kept steps are clamped to the nearest end."""
         steps = sorted(self._poses)
         first, last = steps[0], steps[-1]
-        k = np.floor(np.asarray(times_ns) * self.physics_hz / 1e9 + 1e-9).astype(np.int64)
+        times = np.asarray(times_ns)
+        k = np.floor(times * self.physics_hz / 1e9 + 1e-9).astype(np.int64)
         k = np.clip(k, first, last)
-        out_pos: list[FloatArray] = []
-        out_rot: list[FloatArray] = []
-        order: list[NDArray[np.int64]] = []
-        for step in np.unique(k):
-            idx = np.flatnonzero(k == step)
-            nxt = min(int(step) + 1, last)
-            t = np.clip(times_ns[idx], self.stamp_ns(int(step)), self.stamp_ns(nxt))
-            p, r = interpolate(
-                self.stamp_ns(int(step)),
-                self.stamp_ns(nxt),
-                self._poses[int(step)],
-                self._poses[nxt],
-                t,
-            )
-            out_pos.append(p)
-            out_rot.append(r)
-            order.append(idx)
-        perm = np.argsort(np.concatenate(order))
-        return np.concatenate(out_pos)[perm], np.concatenate(out_rot)[perm]
+        nxt = np.minimum(k + 1, last)
+        known, index = np.unique(np.r_[k, nxt], return_inverse=True)
+        stamps = np.array([self.stamp_ns(int(step)) for step in known], dtype=np.int64)
+        pos = np.array([self._poses[int(step)][0] for step in known])
+        quat = np.array([self._poses[int(step)][1] for step in known])
+        i0, i1 = index[: len(k)], index[len(k) :]
+        t = np.clip(times, stamps[i0], stamps[i1])
+        return interpolate(stamps[i0], stamps[i1], (pos[i0], quat[i0]), (pos[i1], quat[i1]), t)

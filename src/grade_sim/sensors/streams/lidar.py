@@ -138,16 +138,16 @@ class LidarStream:
         if len(actors):
             index = np.array([self._part_source[i][1] for i in actors])
             steps = np.floor(np.asarray(times_ns) * self._physics_hz / 1e9 + 1e-9).astype(int)
-            for k in np.unique(steps):
-                sel = np.flatnonzero(steps == k)
-                t0 = round(int(k) * 1e9 / self._physics_hz)
-                t1 = round((int(k) + 1) * 1e9 / self._physics_hz)
-                p0, q0 = self._actor_poses(int(k))
-                p1, q1 = self._actor_poses(int(k) + 1)
-                p, r = interpolate(
-                    t0, t1, (p0[index], q0[index]), (p1[index], q1[index]), times_ns[sel]
-                )
-                pos[np.ix_(sel, actors)], rot[np.ix_(sel, actors)] = p, r
+            known, at = np.unique(np.r_[steps, steps + 1], return_inverse=True)
+            poses = [self._actor_poses(int(k)) for k in known]
+            p_all = np.array([p[index] for p, _ in poses])
+            q_all = np.array([q[index] for _, q in poses])
+            stamps = np.array([round(int(k) * 1e9 / self._physics_hz) for k in known])
+            i0, i1 = at[:n], at[n:]
+            p, r = interpolate(
+                stamps[i0], stamps[i1], (p_all[i0], q_all[i0]), (p_all[i1], q_all[i1]), times_ns
+            )
+            pos[:, actors], rot[:, actors] = p, r
         for i, (owner, _, key) in enumerate(self._part_source):
             if owner is MeshOwner.ROBOT:
                 pos[:, i], rot[:, i] = self._robot_tracks[key].at(np.asarray(times_ns))
