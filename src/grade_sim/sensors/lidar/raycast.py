@@ -93,12 +93,7 @@ class InstanceScene:
         hits = Hits.none(n)
         if self.empty or n == 0:
             return hits
-        res = self._scene.run(
-            np.ascontiguousarray(origins, dtype=np.float32),
-            np.ascontiguousarray(directions, dtype=np.float32),
-            dists=np.full(n, range_max_m, dtype=np.float32),
-            output=1,
-        )
+        res = self.embree_hits(origins, directions, range_max_m)
         geom = res["geomID"]
         hit = np.flatnonzero(geom >= 0)
         if not len(hit):
@@ -118,3 +113,16 @@ class InstanceScene:
         hits.cos_incidence[hit] = np.clip(cos, 0.0, 1.0)
         hits.reflectivity[hit] = self._reflectivity[self._first_row[g] + res["primID"][hit]]
         return hits
+
+    def embree_hits(
+        self, origins: FloatArray, directions: FloatArray, range_max_m: float
+    ) -> dict[str, NDArray[Any]]:
+        """Embree's own answer per ray (float32 rays): tfar, geomID (-1: none), primID, Ng."""
+        n = len(origins)
+        res: dict[str, NDArray[Any]] = self._scene.run(
+            np.ascontiguousarray(origins, dtype=np.float32),
+            np.ascontiguousarray(directions, dtype=np.float32),
+            dists=np.full(n, range_max_m, dtype=np.float32),
+            output=1,
+        )
+        return res

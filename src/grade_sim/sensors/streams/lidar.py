@@ -147,7 +147,10 @@ class LidarStream:
             p, r = interpolate(
                 stamps[i0], stamps[i1], (p_all[i0], q_all[i0]), (p_all[i1], q_all[i1]), times_ns
             )
-            pos[:, actors], rot[:, actors] = p, r
+            if len(actors) == m:
+                pos, rot = p, r  # only actors: no copy into the robot-and-actor arrays
+            else:
+                pos[:, actors], rot[:, actors] = p, r
         for i, (owner, _, key) in enumerate(self._part_source):
             if owner is MeshOwner.ROBOT:
                 pos[:, i], rot[:, i] = self._robot_tracks[key].at(np.asarray(times_ns))
