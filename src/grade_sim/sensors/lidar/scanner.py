@@ -130,26 +130,24 @@ class ScanCaster:
     def _cast_parts(
         self,
         pattern: _Pattern,
-        near: tuple[NDArray[np.bool_], FloatArray, FloatArray, FloatArray],
+        near: _Near,
         origins: FloatArray,
         dirs: FloatArray,
         hits: Hits,
     ) -> None:
-        lo, hi = pattern.lo, pattern.hi
-        mask, pos, rot, centres = near
+        pos, rot, centres = near.pos, near.rot, near.centres
         # Every (ray, part) pair whose slice meets the part, as flat arrays.
-        pair_s, pair_p = np.nonzero(mask)
+        pair_s, pair_p = np.nonzero(near.mask)
         if not len(pair_s):
             return
-        count = (hi - lo)[pair_s]
-        first = np.repeat(lo[pair_s] - np.cumsum(count) + count, count)
-        rows = first + np.arange(int(count.sum()))
-        parts = np.repeat(pair_p, count)
-        sl = np.repeat(pair_s, count)
+        rows, pair = _pair_rays(
+            pattern, pair_s, near.el[pair_s, pair_p], near.alpha[pair_s, pair_p]
+        )
+        parts, sl = pair_p[pair], pair_s[pair]
         # Exact ray-sphere test, and not hidden behind what the ray hit already.
         oc = centres[sl, parts] - origins[rows]
-        t_proj = np.einsum("nk,nk->n", oc, dirs[rows])
-        d2 = np.einsum("nk,nk->n", oc, oc) - t_proj**2
+        t_proj = _dot(oc, dirs[rows])
+        d2 = _dot(oc, oc) - t_proj**2
         radius = self._part_radius[parts]
         entry = t_proj - np.sqrt(np.maximum(radius**2 - d2, 0.0))
         keep = (d2 <= radius**2) & (t_proj + radius > 0) & (entry < hits.range_m[rows])
@@ -160,8 +158,8 @@ class ScanCaster:
         # frame (at their slice's pose) instead of its triangles into the world, and each part
         # is cast once per scan.
         r_wp, p_wp = rot[sl, parts], pos[sl, parts]
-        local_o = np.einsum("nji,nj->ni", r_wp, origins[rows] - p_wp)
-        local_d = np.einsum("nji,nj->ni", r_wp, dirs[rows])
+        local_o = _rotate_back(r_wp, origins[rows] - p_wp)
+        local_d = _rotate_back(r_wp, dirs[rows])
         order = np.argsort(parts, kind="stable")
         bounds_p = np.flatnonzero(np.r_[True, np.diff(parts[order]) != 0, True])
         for a, b in itertools.pairwise(bounds_p):
@@ -177,9 +175,8 @@ class ScanCaster:
         sensor_rot: FloatArray,
         stamp_ns: int,
         part_poses_at: PartPosesAt,
-    ) -> tuple[NDArray[np.bool_], FloatArray, FloatArray, FloatArray]:
-        """(S, P): whether part p's bounding sphere can meet a ray of slice s; the parts' poses
-        (S, P, 3), (S, P, 3, 3) and bounding-sphere centres (S, P, 3) at each slice.
+    ) -> _Near:
+        """Which parts' bounding spheres can meet a ray of which slice (see `_Near`).
 
         The test is on azimuth and elevation intervals of each slice's rays in the sensor frame
         (a rotating lidar's slice is tall and thin, so a cone would let far too much through),
@@ -190,7 +187,7 @@ class ScanCaster:
         """
         lo, hi = pattern.lo, pattern.hi
         pos, rot = part_poses_at(stamp_ns + pattern.offset[(lo + hi - 1) // 2])
-        centres = np.einsum("spij,pj->spi", rot, self._part_centre) + pos  # (S, P, 3)
+        centres = (rot @ self._part_centre[:, :, None])[..., 0] + pos  # (S, P, 3)
         trace = np.sum(sensor_rot[:-1] * sensor_rot[1:], axis=(1, 2))
         turn = np.r_[0.0, np.cumsum(np.arccos(np.clip((trace - 1) / 2, -1.0, 1.0)))]
         travel = np.r_[0.0, np.cumsum(np.linalg.norm(np.diff(sensor_pos, axis=0), axis=1))]
@@ -198,9 +195,7 @@ class ScanCaster:
         theta = np.maximum(turn[mid] - turn[t_lo], turn[t_hi] - turn[mid])
         spread = np.maximum(travel[mid] - travel[t_lo], travel[t_hi] - travel[mid])
         # Part centres in the sensor frame at each slice's middle ray.
-        to_part = np.einsum(
-            "sji,spj->spi", sensor_rot[mid], centres - sensor_pos[mid][:, None]
-        )  # (S, P, 3)
+        to_part = (centres - sensor_pos[mid][:, None]) @ sensor_rot[mid]  # (S, P, 3)
         dist = np.linalg.norm(to_part, axis=2)
         flat = np.hypot(to_part[..., 0], to_part[..., 1])
         radius = self._part_radius[None] + spread[:, None]
@@ -222,7 +217,70 @@ class ScanCaster:
             & (dist - radius < self.table.range_max_m)
         )
         mask: NDArray[np.bool_] = (dist <= radius) | overlap
-        return mask, pos, rot, centres
+        return _Near(mask, pos, rot, centres, p_el, alpha)
+
+
+@dataclass(frozen=True)
+class _Near:
+    """Per slice s and part p (arrays (S, P, ...)): whether the part's bounding sphere can meet
+    a ray of the slice; the part's pose and sphere centre at the slice; in the sensor frame at
+    the slice's middle ray, the centre's elevation and the angle within which a ray of the slice
+    that meets the sphere points (sphere, sensor turn and travel)."""
+
+    mask: NDArray[np.bool_]
+    pos: FloatArray
+    rot: FloatArray
+    centres: FloatArray
+    el: FloatArray
+    alpha: FloatArray
+
+
+def _pair_rays(
+    pattern: _Pattern, pair_s: NDArray[np.int64], el: FloatArray, alpha: FloatArray
+) -> tuple[NDArray[np.int64], NDArray[np.int64]]:
+    """The rays (row indices) of each (slice, part) pair that can meet the part, and the pair of
+    each. With a beam table (the same sorted elevations in every column) only the beams within
+    the part's elevation window of each column the slice touches; otherwise every ray."""
+    lo, hi = pattern.lo[pair_s], pattern.hi[pair_s]
+    if pattern.beam_el is None:
+        count = hi - lo
+        pair = np.repeat(np.arange(len(pair_s)), count)
+        return lo[pair] + _ramp(count), pair
+    k = pattern.per_time
+    b0 = np.searchsorted(pattern.beam_el, el - alpha, side="left")
+    b1 = np.searchsorted(pattern.beam_el, el + alpha, side="right")
+    c0 = lo // k
+    n_col = (hi - 1) // k + 1 - c0
+    by_col = np.repeat(np.arange(len(pair_s)), n_col)  # one entry per (pair, column)
+    col = c0[by_col] + _ramp(n_col)
+    n_beam = (b1 - b0)[by_col]
+    entry = np.repeat(np.arange(len(by_col)), n_beam)
+    rows = col[entry] * k + b0[by_col][entry] + _ramp(n_beam)
+    pair = by_col[entry]
+    inside = (rows >= lo[pair]) & (rows < hi[pair])
+    return rows[inside], pair[inside]
+
+
+def _dot(a: FloatArray, b: FloatArray) -> FloatArray:
+    """Row-wise dot products of (n, 3) arrays (written out: einsum is slow on 3 columns)."""
+    out: FloatArray = a[:, 0] * b[:, 0] + a[:, 1] * b[:, 1] + a[:, 2] * b[:, 2]
+    return out
+
+
+def _rotate_back(rot: FloatArray, v: FloatArray) -> FloatArray:
+    """rot[i].T @ v[i] for (n, 3, 3) and (n, 3), written out per row of rot."""
+    out: FloatArray = (
+        v[:, 0, None] * rot[:, 0] + v[:, 1, None] * rot[:, 1] + v[:, 2, None] * rot[:, 2]
+    )
+    return out
+
+
+def _ramp(count: NDArray[np.int64]) -> NDArray[np.int64]:
+    """0, 1, ..., count[0] - 1, 0, 1, ..., count[1] - 1, ... (one run per entry)."""
+    total = int(count.sum())
+    starts = np.cumsum(count) - count
+    out: NDArray[np.int64] = np.arange(total) - np.repeat(starts, count)
+    return out
 
 
 @dataclass(frozen=True)
@@ -239,6 +297,7 @@ class _Pattern:
     times: NDArray[np.int64]  # distinct firing offsets, sorted
     inverse: NDArray[np.int64]  # per ray: index into times
     per_time: int  # rays per firing time when rays come grouped by time, equal counts; else 0
+    beam_el: FloatArray | None  # (per_time,) ascending elevations shared by every firing time
     lo: NDArray[np.int64]
     hi: NDArray[np.int64]
     mid_time: NDArray[np.int64]
@@ -266,12 +325,18 @@ class _Pattern:
         slice_of_ray = np.repeat(np.arange(len(lo)), hi - lo)
         rel_az = _wrap(np.arctan2(d[:, 1], d[:, 0]) - az_mid[slice_of_ray])
         el = np.arcsin(np.clip(d[:, 2], -1.0, 1.0))
+        beam_el = None
+        if per_time:
+            table = el.reshape(len(times), per_time)
+            if np.all(table == table[0]) and np.all(np.diff(table[0]) >= 0):
+                beam_el = table[0]
         return cls(
             fire,
             offset,
             times,
             inverse,
             per_time,
+            beam_el,
             lo,
             hi,
             inverse[(lo + hi - 1) // 2],
