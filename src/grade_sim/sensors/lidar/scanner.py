@@ -4,8 +4,9 @@ Rolling shutter (LiDARsim): the rays of a sweep leave from the sensor pose at th
 time (the caller interpolates the ego pose between physics steps), and the moving parts (people's
 body parts, flying objects, other robots) are re-posed `slices` times per sweep. Static geometry
 is one Embree scene built once, and so is each moving part's, in its own body frame; per slice
-only the parts that the slice's rays can reach (bounding sphere against the slice's cone of
-rays, then against each ray) are cast, with those rays moved into the part's frame.
+only the parts that the slice's rays can reach are cast, with those rays moved into the part's
+frame: the bounding sphere against the slice's azimuth and elevation intervals (sensor frame),
+then only the beams within the part's elevation window, then against each ray.
 With `rolling_shutter` off every ray leaves at the scan stamp and sees one pose of the actors.
 """
 
