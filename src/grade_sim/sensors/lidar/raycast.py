@@ -95,9 +95,13 @@ class InstanceScene:
             return hits
         res = self.embree_hits(origins, directions, range_max_m)
         geom = res["geomID"]
-        hit = np.flatnonzero(geom >= 0)
-        if not len(hit):
-            return hits
+        hit_mask = geom >= 0
+        # Indoors every ray hits the static world: views instead of gathers then.
+        hit: slice | NDArray[np.int64] = slice(None)
+        if not hit_mask.all():
+            hit = np.flatnonzero(hit_mask)
+            if not len(hit):
+                return hits
         g = geom[hit]
         # |cos| of the incidence from Embree's unnormalised geometric normal, written out per
         # axis (the same sums as a norm and a dot product over the 3 components, without their
