@@ -92,7 +92,7 @@ class LidarSensor:
         returned[keep] = True
         inst = hits.instance_id[keep]
         points = make_points(
-            raw.firing.directions[keep] * rng_m[:, None],
+            np.take(raw.firing.directions, keep, axis=0) * rng_m[:, None],
             intensity(refl[~dropped], cos[~dropped]),
             raw.offset_ns[keep],
             raw.firing.ring[keep],
