@@ -206,9 +206,10 @@ class ScanCaster:
         dist = np.linalg.norm(to_part, axis=2)
         flat = np.hypot(to_part[..., 0], to_part[..., 1])
         radius = self._part_radius[None] + spread[:, None]
-        # Angular radius of the sphere plus the turn (and a margin for rounding).
+        # Angular radius of the sphere plus the turn, and a margin for rounding (arccos near 1
+        # above loses up to ~1e-8 rad).
         alpha = np.arcsin(np.clip(radius / np.maximum(dist, 1e-12), 0.0, 1.0))
-        alpha = alpha + theta[:, None] + 1e-9
+        alpha = alpha + theta[:, None] + 1e-6
         p_el = np.arctan2(to_part[..., 2], flat)
         # A cap reaching over a pole spans every azimuth.
         all_az = alpha >= np.pi / 2 - np.abs(p_el)
