@@ -23,6 +23,7 @@ BENCHMARKS = (
     "scenes",
     "batch",
     "render",
+    "lidar",
 )
 
 

@@ -58,6 +58,8 @@ def load(name: str) -> Command:
             from grade_slam import bench as module
         case "render":
             from grade_render import cli as module
+        case "lidar":
+            from grade_sim.cli import lidar as module
         case "bench sim":
             from grade_sim import bench as module
         case "bench control":
@@ -72,6 +74,8 @@ def load(name: str) -> Command:
             from grade_render import bench as module
         case "bench noise":
             from grade_noise import bench as module
+        case "bench lidar":
+            from grade_sim.cli import bench_lidar as module
         case "bench replay":
             from grade_replay import replay_bench as module
         case "bench delivery":

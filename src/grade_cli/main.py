@@ -29,6 +29,7 @@ SUBCOMMANDS: dict[str, str] = {
     "explore": "exploration coverage: free floor seen over time (+ plot)",
     "slam": "third-party SLAM/odometry on RGB-D frames: backends, offline run",
     "render": "path-traced re-rendering of a run (Blender Cycles, new run directory)",
+    "lidar": "lidar tools: fit-raydrop (learned ray-drop model from range images)",
 }
 
 

@@ -339,6 +339,16 @@ def _cmd_batch(args: argparse.Namespace) -> int:
     return 0
 
 
+def _cmd_kiss_icp(args: argparse.Namespace) -> int:
+    from grade_eval.io.tum import write_tum
+    from grade_eval.kiss_icp import kiss_icp_trajectory
+
+    est = kiss_icp_trajectory(args.folder, args.max_range_m, args.min_range_m)
+    write_tum(args.out, est)
+    print(f"KISS-ICP: {len(est.stamps_s)} scans -> {args.out}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `grade eval` argument parser."""
     parser = argparse.ArgumentParser(prog="grade eval", description=__doc__)
@@ -359,6 +369,13 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the row to .csv or .json")
     p.add_argument("--plot-dir", help="write trajectory and error plots here")
     p.set_defaults(func=_cmd_traj)
+
+    p = sub.add_parser("kiss-icp", help="KISS-ICP lidar odometry on a KITTI scan folder -> TUM")
+    p.add_argument("folder", help="gt/<robot>/<lidar> of a run, or a bag export --points folder")
+    p.add_argument("--out", required=True, help="TUM trajectory to write (new path)")
+    p.add_argument("--max-range-m", type=float, default=100.0)
+    p.add_argument("--min-range-m", type=float, default=0.0)
+    p.set_defaults(func=_cmd_kiss_icp)
 
     p = sub.add_parser("map", help="map error (AME) of an estimated map")
     p.add_argument("--est", required=True, help="estimated map .ply/.pcd/.npy")

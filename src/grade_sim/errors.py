@@ -5,3 +5,7 @@ from grade_common.errors import GradeError
 
 class BackendError(GradeError):
     """An engine backend is unknown, unavailable, or failed."""
+
+
+class LidarError(GradeError):
+    """A lidar cannot be built or cast (missing Embree, bad ray-drop model file)."""

@@ -93,6 +93,11 @@ def build_parser() -> argparse.ArgumentParser:
             metavar="TOPIC",
             help=f"image topic -> {kind.value}/<t>.png and {kind.value}.txt",
         )
+    export.add_argument(
+        "--points",
+        metavar="TOPIC",
+        help="PointCloud2 topic -> KITTI velodyne/<n>.bin, labels/<n>.label, times.txt",
+    )
 
     rec = sub.add_parser(
         "recover", help="rebuild a killed recording (no metadata.yaml or MCAP summary)"
@@ -135,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
             (kind, getattr(args, kind.value)) for kind in ImageKind if getattr(args, kind.value)
         )
         parent, child = args.tf if args.tf else (None, None)
-        export_config = ExportConfig(args.pose_topic, parent, child, images)
+        export_config = ExportConfig(args.pose_topic, parent, child, images, args.points)
         print(export_bag(args.bag, args.out, export_config, progress=progress).format())
         print(f"wrote {args.out}")
     sys.stdout.flush()

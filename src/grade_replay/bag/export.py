@@ -1,9 +1,11 @@
-"""`grade bag export`: TUM trajectories and TUM RGB-D image folders out of a bag.
+"""`grade bag export`: TUM trajectories, TUM RGB-D image folders and KITTI scans out of a bag.
 
 Layout (docs/conventions.md): `trajectory.txt` ("t tx ty tz qx qy qz qw"), `rgb/<t>.png`
 (8-bit colour), `depth/<t>.png` (uint16, metres x 5000, 0 = no return), `instance/<t>.png`
 (uint16 ids), and `rgb.txt` / `depth.txt` / `instance.txt` index files; `<t>` is the header
-stamp in seconds with six decimals.
+stamp in seconds with six decimals. A PointCloud2 topic becomes KITTI `velodyne/<n>.bin`
+(+ SemanticKITTI `labels/<n>.label` when the cloud has class_id and instance_id fields) and
+`times.txt` (layout: grade_common.kitti).
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from typing import Any
 import cv2
 import numpy as np
 
-from grade_common import images, tum
+from grade_common import images, kitti, tum
 from grade_common.images import ENCODINGS
 from grade_common.tum import ImageKind
 from grade_replay.bag.io import BagSource, atomic_output, open_bag, stamp_to_ns
@@ -24,6 +26,9 @@ from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFound
 POSE_TYPES = ("geometry_msgs/msg/PoseStamped", "nav_msgs/msg/Odometry")
 TF_TOPICS = ("/tf", "/tf_static")
 IMAGE_TYPE = "sensor_msgs/msg/Image"
+CLOUD_TYPE = "sensor_msgs/msg/PointCloud2"
+# sensor_msgs/PointField datatype -> numpy type
+POINT_FIELD_DTYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: "f8"}
 
 
 @dataclass(frozen=True)
@@ -40,6 +45,7 @@ class ExportConfig:
     tf_parent: str | None = None
     tf_child: str | None = None
     images: tuple[tuple[ImageKind, str], ...] = ()
+    points_topic: str | None = None
 
     def __post_init__(self) -> None:
         if (self.tf_parent is None) != (self.tf_child is None):
@@ -54,10 +60,15 @@ class ExportConfig:
         kinds = [k for k, _ in self.images]
         if len(set(kinds)) != len(kinds):
             raise ReplayConfigError(f"export: each image kind at most once; got {kinds}")
-        if self.pose_topic is None and self.tf_parent is None and not self.images:
+        if (
+            self.pose_topic is None
+            and self.tf_parent is None
+            and not self.images
+            and self.points_topic is None
+        ):
             raise ReplayConfigError(
                 "export: nothing to export; give --pose-topic, --tf PARENT "
-                "CHILD and/or --rgb/--depth/--instance TOPIC"
+                "CHILD, --rgb/--depth/--instance TOPIC and/or --points TOPIC"
             )
 
 
@@ -68,10 +79,12 @@ class ExportReport:
     poses: int
     frames: dict[str, int]
     depth_pixels_out_of_range: int
+    scans: int = 0
 
     def format(self) -> str:
         """Human-readable summary."""
         parts = [f"{self.poses} poses"] + [f"{n} {k} frames" for k, n in self.frames.items()]
+        parts += [f"{self.scans} lidar scans"] if self.scans else []
         return (
             ", ".join(parts) + f"; {self.depth_pixels_out_of_range} depth pixels beyond "
             f"{tum.MAX_DEPTH_M:.3f} m (or invalid) written as 0"
@@ -124,6 +137,49 @@ def _rgb_to_bgr(msg: Any) -> np.ndarray:
     return array
 
 
+def cloud_fields(msg: Any) -> dict[str, np.ndarray]:
+    """The named fields of a sensor_msgs/PointCloud2 as arrays (one value per point).
+
+    Raises:
+        BagFormatError: big-endian data or a field of an unknown datatype.
+    """
+    if msg.is_bigendian:
+        raise BagFormatError("PointCloud2: big-endian clouds are not supported")
+    spec = []
+    for f in msg.fields:
+        if f.datatype not in POINT_FIELD_DTYPES:
+            raise BagFormatError(f"PointCloud2: field {f.name!r} has datatype {f.datatype}")
+        spec.append((f.name, "<" + POINT_FIELD_DTYPES[f.datatype], f.offset))
+    dtype = np.dtype(
+        {
+            "names": [n for n, _, _ in spec],
+            "formats": [t for _, t, _ in spec],
+            "offsets": [o for _, _, o in spec],
+            "itemsize": msg.point_step,
+        }
+    )
+    rows = np.frombuffer(np.asarray(msg.data, dtype=np.uint8).tobytes(), dtype=dtype)
+    return {name: np.asarray(rows[name]) for name in dtype.names or ()}
+
+
+def _write_scan(folder: Path, index: int, msg: Any) -> None:
+    fields = cloud_fields(msg)
+    if not {"x", "y", "z"} <= set(fields):
+        raise BagFormatError(f"PointCloud2 without x, y, z fields: {sorted(fields)}")
+    n = len(fields["x"])
+    intensity = fields.get("intensity", np.zeros(n))
+    xyzi = np.stack([fields["x"], fields["y"], fields["z"], intensity], axis=1)
+    name = kitti.scan_name(index)
+    (folder / kitti.SCANS_DIR / f"{name}.bin").write_bytes(xyzi.astype(kitti.BIN_DTYPE).tobytes())
+    if "class_id" in fields and "instance_id" in fields:
+        label = (fields["instance_id"].astype(np.uint32) << 16) | fields["class_id"].astype(
+            np.uint32
+        )
+        (folder / kitti.LABELS_DIR / f"{name}.label").write_bytes(
+            label.astype(kitti.LABEL_DTYPE).tobytes()
+        )
+
+
 def _write_png(path: Path, image: np.ndarray) -> None:
     if not cv2.imwrite(str(path), image):
         raise BagFormatError(f"{path}: OpenCV could not write the PNG")
@@ -154,6 +210,13 @@ def export_bag(
         wanted: list[str] = [topic for _, topic in config.images]
         if config.pose_topic is not None:
             wanted.append(config.pose_topic)
+        if config.points_topic is not None:
+            wanted.append(config.points_topic)
+            if bag.msgtype_of(config.points_topic) != CLOUD_TYPE:
+                raise BagFormatError(
+                    f"{bag.path}: {config.points_topic} has type "
+                    f"{bag.msgtype_of(config.points_topic)}, not {CLOUD_TYPE}"
+                )
         conns = bag.connections_of(wanted)
         if config.pose_topic is not None and bag.msgtype_of(config.pose_topic) not in POSE_TYPES:
             raise BagFormatError(
@@ -173,10 +236,14 @@ def export_bag(
         index: dict[ImageKind, list[str]] = {kind: [] for kind, _ in config.images}
         seen: dict[ImageKind, set[str]] = {kind: set() for kind, _ in config.images}
         out_of_range = 0
+        scan_times: list[str] = []
         with atomic_output(out) as tmp:
             tmp.mkdir()
             for kind in index:
                 (tmp / kind.value).mkdir()
+            if config.points_topic is not None:
+                (tmp / kitti.SCANS_DIR).mkdir()
+                (tmp / kitti.LABELS_DIR).mkdir()
             for conn, _, data in bag.messages(conns, progress=progress, desc="export"):
                 if conn.topic in TF_TOPICS:
                     msg = bag.deserialize(data, conn.msgtype)
@@ -196,6 +263,10 @@ def export_bag(
                 if conn.topic == config.pose_topic:
                     pose = msg.pose.pose if conn.msgtype == POSE_TYPES[1] else msg.pose
                     poses.append(_tum_line(stamp_ns, pose.position, pose.orientation))
+                    continue
+                if conn.topic == config.points_topic:
+                    _write_scan(tmp, len(scan_times), msg)
+                    scan_times.append(f"{stamp_ns / 1e9:.9f}\n")
                     continue
                 kind = kind_of[conn.topic]
                 name = tum.tum_stamp(stamp_ns)
@@ -224,4 +295,8 @@ def export_bag(
                 (tmp / tum.TRAJECTORY_TXT).write_text(tum.pose_header(source) + "".join(poses))
             for kind, lines in index.items():
                 (tmp / tum.list_file(kind)).write_text(tum.list_header(kind) + "".join(lines))
-    return ExportReport(len(poses), {k.value: len(v) for k, v in index.items()}, out_of_range)
+            if config.points_topic is not None:
+                (tmp / kitti.TIMES_TXT).write_text("".join(scan_times))
+    return ExportReport(
+        len(poses), {k.value: len(v) for k, v in index.items()}, out_of_range, len(scan_times)
+    )

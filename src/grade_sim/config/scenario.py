@@ -17,6 +17,10 @@ from grade_common.bagfile.compression import Compression
 from grade_common.errors import ConfigError
 from grade_common.names import check_ros_name, ros_name
 from grade_common.schema import bounds, from_mapping, to_mapping
+from grade_sim.config.lidar import LidarConfig
+
+# Re-exported: it moved to config.mount so that lidar configs can use it too.
+from grade_sim.config.mount import MountConfig as MountConfig
 
 Vec3 = tuple[float, float, float]
 Range = tuple[float, float]
@@ -207,13 +211,6 @@ class RatesConfig:
 
 
 @dataclass(frozen=True)
-class MountConfig:
-    xyz: Vec3 = (0.0, 0.0, 0.0)
-    rpy: Vec3 = field(default=(0.0, 0.0, 0.0), metadata=bounds(-6.2832, 6.2832))
-    parent: str = "base_link"
-
-
-@dataclass(frozen=True)
 class CameraConfig:
     name: str = "camera"
     width: int = field(default=640, metadata=bounds(16, 4096))
@@ -258,6 +255,7 @@ class RobotConfig:
     motion: MotionConfig = field(default_factory=MotionConfig)
     cameras: tuple[CameraConfig, ...] = field(default_factory=lambda: (CameraConfig(),))
     imu: ImuConfig = field(default_factory=ImuConfig)
+    lidars: tuple[LidarConfig, ...] = ()
     body_size_m: Vec3 = field(default=(0.35, 0.35, 0.12), metadata=bounds(0.02, 5.0))
     mass_kg: float = field(default=1.5, metadata=bounds(0.01, 1000.0))
     max_velocity_mps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
@@ -273,6 +271,9 @@ class RobotConfig:
         names = [c.name for c in self.cameras]
         if len(set(names)) != len(names):
             raise ConfigError(f"{path}.cameras: duplicate camera names {names}")
+        sensors = names + [lidar.name for lidar in self.lidars]
+        if len(set(sensors)) != len(sensors):
+            raise ConfigError(f"{path}.lidars: names must differ from each other and the cameras")
 
 
 @dataclass(frozen=True)
@@ -339,6 +340,14 @@ class Scenario:
                 if cam.rate_hz > self.rates.physics_hz:
                     raise ConfigError(
                         f"robots[{i}].cameras[{j}].rate_hz: {cam.rate_hz} Hz exceeds physics_hz "
+                        f"{self.rates.physics_hz}; allowed (0, {self.rates.physics_hz}]"
+                    )
+            # A lidar scan is emitted on a physics step: its rate cannot exceed the physics rate.
+            for j, lidar in enumerate(r.lidars):
+                rate = lidar.resolved().rate_hz
+                if rate > self.rates.physics_hz:
+                    raise ConfigError(
+                        f"robots[{i}].lidars[{j}].rate_hz: {rate} Hz exceeds physics_hz "
                         f"{self.rates.physics_hz}; allowed (0, {self.rates.physics_hz}]"
                     )
 

@@ -6,6 +6,7 @@ each other or the ROS layer. Poses are (position xyz, quaternion wxyz) in the wo
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -38,6 +39,31 @@ class CameraFrame:
     rgb: NDArray[np.uint8] | None  # (h, w, 3)
     depth_m: NDArray[np.float32] | None  # (h, w), planar depth, 0 = no return
     instance: NDArray[np.uint16] | None  # (h, w), 0 = background
+
+
+class MeshOwner(enum.Enum):
+    """What moves a mesh: nothing, the actor timelines, or a robot's link."""
+
+    STATIC = "static"
+    ACTOR = "actor"
+    ROBOT = "robot"
+
+
+@dataclass(frozen=True)
+class RayMesh:
+    """The triangles of one geom the cameras see, for ray casting (the lidar).
+
+    STATIC meshes are in the world frame; ACTOR meshes in the frame of actor body
+    `actor_index` (Scene.actor_body_poses order); ROBOT meshes in the frame of `robot`'s `link`.
+    """
+
+    instance_id: int
+    owner: MeshOwner
+    triangles: FloatArray  # (n, 3, 3)
+    rgba: FloatArray  # (4,) the colour the cameras see (the lidar derives reflectivity from it)
+    actor_index: int = -1
+    robot: str = ""
+    link: str = ""
 
 
 class EngineBackend(Protocol):
@@ -83,6 +109,10 @@ class EngineBackend(Protocol):
 
     def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
         """Make these instances invisible to every camera (replay with changed surroundings)."""
+
+    def ray_meshes(self, segments: int) -> list[RayMesh]:
+        """Every geom the cameras see as triangles (curved ones with `segments` steps around)."""
+        ...
 
     def close(self) -> None:
         """Release rendering contexts and native resources."""

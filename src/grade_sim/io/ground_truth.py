@@ -135,6 +135,8 @@ class GroundTruthWriter:
                     cam.hfov_deg,
                     vertical_fov_deg(cam),
                 )
+        for r in scene.robots:  # a robot without cameras (a lidar-only robot) has no folder yet
+            (gt_root / r.model.name).mkdir(parents=True, exist_ok=True)
         self._traj = {
             r.model.name: open(gt_root / r.model.name / TRAJECTORY_TXT, "w") for r in scene.robots
         }

@@ -223,3 +223,64 @@ def camera_info(stamp_ns: int, frame_id: str, width: int, height: int, k: FloatA
         ),
     )
     return serialize(msg)
+
+
+# sensor_msgs/PointField datatypes
+POINT_FIELD_TYPES: dict[str, int] = {
+    "i1": 1, "u1": 2, "i2": 3, "u2": 4, "i4": 5, "u4": 6, "f4": 7, "f8": 8,
+}  # fmt: skip
+
+
+def pointcloud2(stamp_ns: int, frame_id: str, points: NDArray[Any]) -> bytes:
+    """An unorganised cloud (height 1) from a structured array; its fields become PointFields."""
+    t = _types()
+    dtype = points.dtype
+    assert dtype.fields is not None
+    fields = [
+        t["sensor_msgs/msg/PointField"](
+            name=name,
+            offset=int(spec[1]),
+            datatype=POINT_FIELD_TYPES[np.dtype(spec[0]).str[1:]],
+            count=1,
+        )
+        for name, spec in dtype.fields.items()
+    ]
+    arr = np.ascontiguousarray(points)
+    msg = t["sensor_msgs/msg/PointCloud2"](
+        header=header(stamp_ns, frame_id),
+        height=1,
+        width=len(arr),
+        fields=fields,
+        is_bigendian=False,
+        point_step=dtype.itemsize,
+        row_step=dtype.itemsize * len(arr),
+        data=arr.view(np.uint8).reshape(-1),
+        is_dense=True,
+    )
+    return serialize(msg)
+
+
+def laser_scan(
+    stamp_ns: int,
+    frame_id: str,
+    angles_rad: tuple[float, float, float],
+    time_increment_s: float,
+    scan_time_s: float,
+    range_limits_m: tuple[float, float],
+    ranges_m: NDArray[np.float32],
+    intensities: NDArray[np.float32],
+) -> bytes:
+    """sensor_msgs/LaserScan; angles_rad = (min, max, increment); +inf where nothing returned."""
+    msg = _types()["sensor_msgs/msg/LaserScan"](
+        header=header(stamp_ns, frame_id),
+        angle_min=float(angles_rad[0]),
+        angle_max=float(angles_rad[1]),
+        angle_increment=float(angles_rad[2]),
+        time_increment=float(time_increment_s),
+        scan_time=float(scan_time_s),
+        range_min=float(range_limits_m[0]),
+        range_max=float(range_limits_m[1]),
+        ranges=np.ascontiguousarray(ranges_m, dtype=np.float32),
+        intensities=np.ascontiguousarray(intensities, dtype=np.float32),
+    )
+    return serialize(msg)

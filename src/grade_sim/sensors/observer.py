@@ -7,11 +7,12 @@ depend on it; the simulator calls them from its thread, in step order.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from grade_common.types import FloatArray
 from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.sensors.boxes import Box3D
+from grade_sim.sensors.lidar.cloud import LidarScan
 from grade_sim.sensors.messages import TopicSpec
 
 
@@ -42,3 +43,21 @@ class SimObserver(Protocol):
     def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None: ...
 
     def close(self, status: str) -> None: ...
+
+
+@dataclass(frozen=True)
+class LidarSample:
+    """One scan of one lidar (published at `step`; the scan's own stamp is scan.stamp_ns)."""
+
+    robot: str
+    lidar: str
+    step: int
+    scan: LidarScan
+
+
+@runtime_checkable
+class LidarObserver(Protocol):
+    """An observer that also takes lidar scans (the lidar ground-truth writer); observers
+    without `on_lidar` simply do not get them."""
+
+    def on_lidar(self, sample: LidarSample) -> None: ...

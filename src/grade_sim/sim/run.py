@@ -26,6 +26,7 @@ from grade_sim.engine.protocol import EngineBackend
 from grade_sim.engine.registry import create_backend
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
+from grade_sim.io.lidar_ground_truth import LidarGroundTruthWriter
 from grade_sim.io.record import ExperimentRecorder
 from grade_sim.io.run_dir import RunDirectory
 from grade_sim.scene import Scene, build_scene
@@ -144,6 +145,10 @@ def run_scenario(
                 root / GT_DIR, spec.scene, streams.start_step, rec.png_compression
             )
             recorders.append(gt)
+            if any(r.model.config.lidars for r in spec.scene.robots):
+                recorders.append(
+                    LidarGroundTruthWriter(root / GT_DIR, spec.scene, streams.start_step)
+                )
         if rec.experiment_record:
             recorders.append(ExperimentRecorder(root / RECORD_NPZ, spec.scene, streams.start_step))
         sim = spec.build(recorders)

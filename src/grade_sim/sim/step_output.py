@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.sensors.messages import TopicSpec
-from grade_sim.sensors.observer import CameraSample, SimObserver
+from grade_sim.sensors.observer import CameraSample, LidarObserver, LidarSample, SimObserver
 
 
 @dataclass
@@ -72,6 +72,13 @@ class StepOutput:
         t0 = time.perf_counter()
         for obs in self._observers:
             obs.on_camera(sample)
+        self._observers_s += time.perf_counter() - t0
+
+    def lidar_sample(self, sample: LidarSample) -> None:
+        t0 = time.perf_counter()
+        for obs in self._observers:
+            if isinstance(obs, LidarObserver):
+                obs.on_lidar(sample)
         self._observers_s += time.perf_counter() - t0
 
     def end_step(

@@ -22,6 +22,9 @@ class _Published:
     def render(self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool) -> Any:
         raise AssertionError("a message stream never renders")
 
+    def lidar_sample(self, sample: object) -> None:
+        raise AssertionError("no lidar in these scenes")
+
     def camera_sample(self, sample: object) -> None:
         raise AssertionError("a message stream hands out no camera sample")
 

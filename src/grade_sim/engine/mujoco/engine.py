@@ -17,7 +17,7 @@ from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matri
 from grade_common.types import FloatArray
 from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import CameraConfig
-from grade_sim.engine.protocol import CameraFrame, RobotState
+from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.errors import BackendError
 from grade_sim.scene import Scene
 
@@ -311,6 +311,11 @@ class MujocoEngine:
         z[(z >= far * 0.999) | (z > cfg.far_m) | (z < cfg.near_m)] = 0.0
         out: NDArray[np.float32] = z.astype(np.float32)
         return out
+
+    def ray_meshes(self, segments: int) -> list[RayMesh]:
+        from grade_sim.engine.mujoco.ray_meshes import ray_meshes
+
+        return ray_meshes(self.model, self.data, self._geom_instance, self._mocap_ids, segments)
 
     def close(self) -> None:
         if self._con is not None:

@@ -17,7 +17,7 @@ from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import Box3D, actor_boxes
 from grade_sim.sensors.messages import TopicSpec
-from grade_sim.sensors.observer import CameraSample
+from grade_sim.sensors.observer import CameraSample, LidarSample
 from grade_sim.sensors.schedule import Schedule
 
 
@@ -62,6 +62,9 @@ class StreamOutput(Protocol):
 
     def camera_sample(self, sample: CameraSample) -> None:
         """Hand one rendered frame with its pose and boxes to every observer."""
+
+    def lidar_sample(self, sample: LidarSample) -> None:
+        """Hand one lidar scan to every observer that takes scans."""
 
 
 class SensorStream(Protocol):

@@ -6,6 +6,7 @@ from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.streams.base import SensorStream
 from grade_sim.sensors.streams.camera import Camera, CameraStreams
+from grade_sim.sensors.streams.lidar import LidarStream
 from grade_sim.sensors.streams.robot import (
     GroundTruthOdometryStream,
     GroundTruthPoseStream,
@@ -20,8 +21,8 @@ class SensorStreams:
     """The streams of one scene; building them needs no engine, so observers can be made first.
 
     Per step: /clock, /tf_static (step 0), the start marker (start_step), /tf, then per robot
-    its IMU, odometry, joint states, ground-truth odometry and pose, and cameras (each: pose,
-    images, camera_info, sample).
+    its IMU, odometry, joint states, ground-truth odometry and pose, cameras (each: pose,
+    images, camera_info, sample) and lidars.
     """
 
     def __init__(self, scene: Scene) -> None:
@@ -35,16 +36,19 @@ class SensorStreams:
         body = {r.model.name: _robot_streams(r, scene) for r in scene.robots}
         truth = {r.model.name: _ground_truth_streams(r, scene) for r in scene.robots}
         cameras = {r.model.name: _camera_streams(r, scene) for r in scene.robots}
-        # Emitted per robot: body, ground truth, cameras (the camera sample stays the last
-        # thing of a step before on_step).
+        lidars = {r.model.name: _lidar_streams(r, scene) for r in scene.robots}
+        # Emitted per robot: body, ground truth, cameras, lidars.
         emitted = [
-            s for r in scene.robots for part in (body, truth, cameras) for s in part[r.model.name]
+            s
+            for r in scene.robots
+            for part in (body, truth, cameras, lidars)
+            for s in part[r.model.name]
         ]
         self.streams: tuple[SensorStream, ...] = (clock, tf_static, start, tf, *emitted)
         # Registration order differs from emission order; bag connection ids follow the
         # registration order, so it is kept as it always was, ground truth (added later) last.
         registered = [
-            s for r in scene.robots for part in (body, cameras) for s in part[r.model.name]
+            s for r in scene.robots for part in (body, cameras, lidars) for s in part[r.model.name]
         ]
         registered += [s for r in scene.robots for s in truth[r.model.name]]
         self._registered: tuple[SensorStream, ...] = (clock, tf, tf_static, start, *registered)
@@ -75,6 +79,10 @@ def _camera_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
     cfg = setup.model.config
     rates, world = scene.scenario.rates, scene.scenario.frames.world
     return [CameraStreams(Camera.of(cfg.name, cam), rates, world) for cam in cfg.cameras]
+
+
+def _lidar_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
+    return [LidarStream(setup, lidar, scene) for lidar in setup.model.config.lidars]
 
 
 def _ground_truth_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:

@@ -106,6 +106,15 @@ def _static_transforms(setup: RobotSetup, frames: FramesConfig) -> list[Transfor
                 matrix_to_quat(R_LINK_OPTICAL),
             )
         )
+    for lidar in cfg.lidars:
+        out.append(
+            Transform(
+                f"{name}/{lidar.mount.parent}",
+                f"{name}/{lidar.name}_link",
+                np.asarray(lidar.mount.xyz),
+                quat_from_rpy(*lidar.mount.rpy),
+            )
+        )
     return out
 
 

@@ -1,0 +1,95 @@
+"""Per-scan lidar ground truth in the run directory: KITTI / SemanticKITTI files per lidar.
+
+Layout and readers: grade_common.kitti. Scans before the experiment start are not written
+(like camera frames). Each file is staged and moved into place, so an interrupted run leaves
+only whole files.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import IO
+
+import yaml
+
+from grade_common import kitti
+from grade_common.atomic import StagedOutput
+from grade_common.rotations import quat_to_matrix
+from grade_common.tum import pose_header, tum_pose_line
+from grade_sim.engine.protocol import RobotState
+from grade_sim.scene import Scene
+from grade_sim.sensors.lidar.classes import class_ids
+from grade_sim.sensors.messages import TopicSpec
+from grade_sim.sensors.observer import CameraSample, LidarSample
+
+
+class _LidarFiles:
+    def __init__(self, folder: Path, classes: dict[str, int]) -> None:
+        self.folder = folder
+        (folder / kitti.SCANS_DIR).mkdir(parents=True, exist_ok=True)
+        (folder / kitti.LABELS_DIR).mkdir(parents=True, exist_ok=True)
+        (folder / kitti.CLASSES_YAML).write_text(
+            yaml.safe_dump({i: name for name, i in sorted(classes.items(), key=lambda x: x[1])})
+        )
+        # Open for the whole run (one line per scan), closed by close().
+        self.times: IO[str] = open(folder / kitti.TIMES_TXT, "w")  # noqa: SIM115
+        self.poses: IO[str] = open(folder / kitti.POSES_TXT, "w")  # noqa: SIM115
+        self.tum: IO[str] = open(folder / kitti.GROUNDTRUTH_TXT, "w")  # noqa: SIM115
+        self.tum.write(pose_header("lidar frame in world at the scan stamp"))
+        self.count = 0
+
+    def write(self, sample: LidarSample) -> None:
+        scan = sample.scan
+        name = kitti.scan_name(self.count)
+        for sub, suffix, data in (
+            (kitti.SCANS_DIR, ".bin", scan.kitti_bin()),
+            (kitti.LABELS_DIR, ".label", scan.kitti_label()),
+        ):
+            with StagedOutput(self.folder / sub / f"{name}{suffix}", overwrite=True) as tmp:
+                tmp.write_bytes(data)
+        self.times.write(f"{scan.stamp_ns / 1e9:.9f}\n")
+        self.poses.write(
+            kitti.pose_line(scan.position_world_sensor, quat_to_matrix(scan.quat_world_sensor))
+        )
+        self.tum.write(
+            tum_pose_line(scan.stamp_ns, scan.position_world_sensor, scan.quat_world_sensor)
+        )
+        self.count += 1
+
+    def close(self) -> None:
+        for f in (self.times, self.poses, self.tum):
+            f.close()
+
+
+class LidarGroundTruthWriter:
+    """SimObserver (and LidarObserver) writing gt/<robot>/<lidar>/ for every lidar of a scene."""
+
+    def __init__(self, gt_root: Path, scene: Scene, start_step: int) -> None:
+        self.start_step = start_step
+        classes = class_ids({i: info.label for i, info in scene.instances.items()})
+        self._files = {
+            (r.model.name, lidar.name): _LidarFiles(gt_root / r.model.name / lidar.name, classes)
+            for r in scene.robots
+            for lidar in r.model.config.lidars
+        }
+
+    def on_lidar(self, sample: LidarSample) -> None:
+        if sample.step >= self.start_step:
+            self._files[(sample.robot, sample.lidar)].write(sample)
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        return None
+
+    def on_camera(self, sample: CameraSample) -> None:
+        return None
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
+        return None
+
+    def close(self, status: str) -> None:
+        for files in self._files.values():
+            files.close()
+
+    @property
+    def scans_written(self) -> int:
+        return sum(f.count for f in self._files.values())

@@ -1,0 +1,77 @@
+"""What a lidar reports for its hits: intensity, noisy range, and which returns are dropped.
+
+Intensity is the calibrated (range-compensated) reflectance a real sensor reports: the target's
+reflectivity times the cosine of the incidence angle (a Lambertian target), in [0, 1].
+
+Physics-based ray drop (LiDARsim's factors: range, incidence angle, reflectivity; random baseline):
+the received power relative to a white target head-on at the maximum range,
+`signal = reflectivity * cos(incidence) * (range_max / range)^2`, is weak below 1, so
+`p_weak = 1 / (1 + signal^4)`, and a return survives both the weak-signal loss and the baseline:
+`p_drop = 1 - (1 - baseline) * (1 - p_weak)`.
+"""
+
+from __future__ import annotations
+
+from typing import Protocol
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+
+
+def intensity(reflectivity: FloatArray, cos_incidence: FloatArray) -> FloatArray:
+    out: FloatArray = np.clip(reflectivity * cos_incidence, 0.0, 1.0)
+    return out
+
+
+def noisy_range(range_m: FloatArray, sigma_m: float, rng: np.random.Generator) -> FloatArray:
+    """Range plus zero-mean Gaussian noise (never negative); sigma 0 draws nothing."""
+    if sigma_m <= 0.0:
+        return range_m.copy()
+    out: FloatArray = np.maximum(range_m + rng.normal(0.0, sigma_m, size=range_m.shape), 0.0)
+    return out
+
+
+class RayDropModel(Protocol):
+    """Drop probability of each return from its range, incidence and reflectivity."""
+
+    def drop_probability(
+        self, range_m: FloatArray, cos_incidence: FloatArray, reflectivity: FloatArray
+    ) -> FloatArray: ...
+
+
+class PhysicsRayDrop:
+    """The module's physics-based model (see the module doc)."""
+
+    def __init__(self, range_max_m: float, baseline: float) -> None:
+        self.range_max_m = range_max_m
+        self.baseline = baseline
+
+    def drop_probability(
+        self, range_m: FloatArray, cos_incidence: FloatArray, reflectivity: FloatArray
+    ) -> FloatArray:
+        signal = reflectivity * cos_incidence * (self.range_max_m / np.maximum(range_m, 1e-6)) ** 2
+        p_weak = 1.0 / (1.0 + signal**4)
+        out: FloatArray = 1.0 - (1.0 - self.baseline) * (1.0 - p_weak)
+        return out
+
+
+class NoRayDrop:
+    def drop_probability(
+        self, range_m: FloatArray, cos_incidence: FloatArray, reflectivity: FloatArray
+    ) -> FloatArray:
+        return np.zeros_like(range_m)
+
+
+def sample_drops(
+    model: RayDropModel,
+    range_m: FloatArray,
+    cos_incidence: FloatArray,
+    reflectivity: FloatArray,
+    rng: np.random.Generator,
+) -> NDArray[np.bool_]:
+    """True where a return is dropped, drawn from the model's probability."""
+    p = model.drop_probability(range_m, cos_incidence, reflectivity)
+    out: NDArray[np.bool_] = rng.random(len(range_m)) < p
+    return out
