@@ -5,3 +5,7 @@ from grade_common.errors import GradeError
 
 class BackendError(GradeError):
     """An engine backend is unknown, unavailable, or failed."""
+
+
+class SimulationUnstableError(GradeError):
+    """The physics produced NaN, Inf or values no scene can hold; the run stops as `failed`."""

@@ -173,7 +173,7 @@ def export_bag(
         index: dict[ImageKind, list[str]] = {kind: [] for kind, _ in config.images}
         seen: dict[ImageKind, set[str]] = {kind: set() for kind, _ in config.images}
         out_of_range = 0
-        with atomic_output(out) as tmp:
+        with atomic_output(out, src) as tmp:
             tmp.mkdir()
             for kind in index:
                 (tmp / kind.value).mkdir()

@@ -50,6 +50,8 @@ _CORRUPT_ERRORS = (
     KeyError,
     OSError,
     OverflowError,
+    TypeError,  # rosbags reading past the end of an 8-byte MCAP: ord() of b""
+    MemoryError,  # a corrupt length field asking for gigabytes
 )
 
 
@@ -251,14 +253,17 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
         reader.close()
 
 
-def atomic_output(out: Path | str) -> StagedOutput:
+def atomic_output(out: Path | str, source: Path | str | None = None) -> StagedOutput:
     """A temporary path to write `out` at (`with atomic_output(out) as tmp:`), renamed to `out`
     only on success; `<parent>/.<name>.partial/<name>` so a bag keeps its own file names.
 
     Raises:
         BagOutputExistsError: `out` exists already (it is never overwritten).
+        OutputPathError: `out` is, is inside or holds the input bag `source`, or cannot be
+            created (grade_common.output_guard).
     """
-    return StagedOutput(out, nested=True, exists_error=BagOutputExistsError)
+    inputs = [source] if source is not None else []
+    return StagedOutput(out, nested=True, exists_error=BagOutputExistsError, inputs=inputs)
 
 
 def open_writer(path: Path) -> Writer:
