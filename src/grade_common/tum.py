@@ -20,6 +20,7 @@ import yaml
 from numpy.typing import NDArray
 
 from grade_common.errors import FormatError, GradeError
+from grade_common.textfile import read_text
 from grade_common.types import FloatArray
 
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
@@ -115,10 +116,7 @@ def _data_lines(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _read(path: Path, what: str, error: type[GradeError]) -> str:
-    try:
-        return path.read_text()
-    except OSError as err:
-        raise error(f"{path}: cannot read {what}: {err}") from err
+    return read_text(path, what, error=error)
 
 
 def read_poses(

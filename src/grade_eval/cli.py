@@ -9,11 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import yaml
 from tqdm import tqdm
 
 from grade_common.output_guard import check_output
 from grade_common.rundir import RunLayout
+from grade_common.textfile import read_yaml
 from grade_eval.core.align import AlignConfig, AlignMode, align
 from grade_eval.core.ame import AmeResult, RaycastConfig, ame_nearest, ame_raycast
 from grade_eval.core.evaluate import TrajectoryEval, TrajectoryEvalConfig, evaluate_trajectory
@@ -297,10 +297,7 @@ def _cmd_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_batch(args: argparse.Namespace) -> int:
     spec_path = Path(args.spec)
-    try:
-        entries = yaml.safe_load(spec_path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise FormatError(f"{spec_path}: cannot read batch spec: {err}") from err
+    entries = read_yaml(spec_path, "batch spec", error=FormatError)
     if not isinstance(entries, list) or not entries:
         raise FormatError(
             f"{spec_path}: expected a non-empty list of entries with sequence, "

@@ -248,9 +248,29 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
     except _CORRUPT_ERRORS as err:
         raise BagCorruptError(f"{path}: bag is truncated or corrupt: {err}") from err
     try:
-        yield BagSource(path, reader)
+        source = BagSource(path, reader)
+        _check_counts(source)
+        yield source
     finally:
         reader.close()
+
+
+def _check_counts(bag: BagSource) -> None:
+    """The metadata's counts and times are whole numbers (a damaged metadata.yaml can hold
+    `.nan` or `1e999`, which rosbags passes on).
+
+    Raises:
+        BagCorruptError: a count or time that is not a number, naming the bag.
+    """
+    try:
+        for conn in bag.connections:
+            int(conn.msgcount)
+        bag.start_ns, bag.end_ns  # noqa: B018  (the conversions are the check)
+    except (*_CORRUPT_ERRORS, ArithmeticError) as err:
+        raise BagCorruptError(
+            f"{bag.path}: bag metadata is corrupt: a message count or time is not a whole "
+            f"number ({err})"
+        ) from err
 
 
 def atomic_output(out: Path | str, source: Path | str | None = None) -> StagedOutput:
