@@ -14,7 +14,9 @@ from types import FrameType
 
 STOP_SIGNALS = (signal.SIGINT, signal.SIGTERM)
 
-_last_signal: list[int] = []  # the signals stop_flag received in this process, latest last
+_last_signal: list[
+    int
+] = []  # stop signals received in this process (stop_flag, interrupt_on_sigterm)
 
 
 def stopped_exit_code() -> int:
