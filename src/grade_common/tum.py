@@ -10,6 +10,7 @@ arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
 from __future__ import annotations
 
 import enum
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +26,7 @@ from grade_common.types import FloatArray
 
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
 MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
+MAX_IMAGE_SIZE_PX = 16384  # camera_info width/height limit (well above any camera grade renders)
 GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
 TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
 CAMERA_INFO_YAML = "camera_info.yaml"
@@ -238,8 +240,13 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
         )
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
         raise error(f"{file}: camera info needs width, height and K (9 numbers): {err!r}") from err
-    if not (info.depth_scale > 0):
-        raise error(f"{file}: depth_scale = {info.depth_scale}: must be > 0")
+    if not (math.isfinite(info.depth_scale) and info.depth_scale > 0):
+        raise error(f"{file}: depth_scale = {info.depth_scale}: must be a finite number > 0")
+    for name, size in (("width", info.width), ("height", info.height)):
+        if not 1 <= size <= MAX_IMAGE_SIZE_PX:
+            raise error(f"{file}: {name} = {size}: allowed [1, {MAX_IMAGE_SIZE_PX}] pixels")
+    if not np.all(np.isfinite(k)):
+        raise error(f"{file}: K holds a non-finite value {k.ravel().tolist()}; 9 finite numbers")
     if not (k[0, 0] > 0 and k[1, 1] > 0):
         raise error(f"{file}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")
     return info

@@ -3,6 +3,8 @@ works or is refused with an error naming the folder, leaving no output behind.""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
@@ -38,3 +40,30 @@ def test_a_tum_folder_with_a_mutated_file_is_noised_or_refused(
     argv = ["apply", str(cam), str(out), "--seed", "1", "--no-progress"]
     result = accepted_or_refused(lambda: noise_main(argv), root, str(cam))
     assert result == 0 or not out.exists()
+
+
+@pytest.mark.parametrize(
+    ("line", "message"),
+    [
+        ("width: 0", "width = 0: allowed [1, 16384] pixels"),
+        ("K: [.inf, 0, 32, 0, 30, 24, 0, 0, 1]", "K holds a non-finite value"),
+        ("depth_scale: .nan", "depth_scale = nan: must be a finite number > 0"),
+    ],
+)
+def test_absurd_camera_info_values_are_refused(
+    tmp_path: Path, tum_files: dict[str, bytes], line: str, message: str
+) -> None:
+    # Found by the long fuzz run: these crashed the RGB blur (division by zero, inf to int).
+    cam = tmp_path / "camera"
+    for rel, content in tum_files.items():
+        (cam / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cam / rel).write_bytes(content)
+    info = cam / "camera_info.yaml"
+    key = line.split(":")[0]
+    kept = [x for x in info.read_text().splitlines() if not x.startswith((key, "-"))]
+    if key != "K":
+        kept += [x for x in info.read_text().splitlines() if x.startswith(("K:", "-"))]
+    info.write_text("\n".join([*kept, line]) + "\n")
+    argv = ["apply", str(cam), str(tmp_path / "noisy"), "--seed", "1", "--no-progress"]
+    err = accepted_or_refused(lambda: noise_main(argv), tmp_path, str(info))
+    assert message in str(err)
