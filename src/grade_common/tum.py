@@ -26,6 +26,7 @@ from grade_common.types import FloatArray
 
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
 MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
+MAX_STAMP_S = 9e9  # stamps become int64 nanoseconds (up to 9.22e18 ns)
 MAX_IMAGE_SIZE_PX = 16384  # camera_info width/height limit (well above any camera grade renders)
 GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
 TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
@@ -182,9 +183,14 @@ def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> lis
         if len(parts) != 2:
             raise error(f"{file}:{number}: expected 'timestamp filename', got {line!r}")
         try:
-            float(parts[0])
+            stamp_s = float(parts[0])
         except ValueError as err:
             raise error(f"{file}:{number}: bad timestamp {parts[0]!r}") from err
+        if not abs(stamp_s) < MAX_STAMP_S:  # NaN too
+            raise error(
+                f"{file}:{number}: timestamp {parts[0]!r} is out of range; allowed seconds "
+                f"within +-{MAX_STAMP_S:g} (integer nanoseconds)"
+            )
         out.append((parts[0], parts[1]))
     return out
 

@@ -11,6 +11,8 @@ from hypothesis import strategies as st
 from test_noise_apply import make_tum
 
 from fuzzkit import accepted_or_refused, mutated
+from grade_common.errors import FormatError
+from grade_common.tum import read_list
 from grade_noise.cli import main as noise_main
 
 FILES = ("rgb.txt", "depth.txt", "groundtruth.txt", "camera_info.yaml")
@@ -67,3 +69,12 @@ def test_absurd_camera_info_values_are_refused(
     argv = ["apply", str(cam), str(tmp_path / "noisy"), "--seed", "1", "--no-progress"]
     err = accepted_or_refused(lambda: noise_main(argv), tmp_path, str(info))
     assert message in str(err)
+
+
+@pytest.mark.parametrize("stamp", ["1e999", "1e300", "nan"])
+def test_an_absurd_list_stamp_is_refused_with_its_line(tmp_path: Path, stamp: str) -> None:
+    # Found by the long fuzz run: an infinite stamp crashed the conversion to nanoseconds.
+    listing = tmp_path / "rgb.txt"
+    listing.write_text(f"# timestamp filename\n{stamp} rgb/0.png\n")
+    with pytest.raises(FormatError, match=rf"rgb\.txt:2: timestamp '{stamp}' is out of range"):
+        read_list(listing)
