@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, settings
 
 from grade_common.transport import PROFILE_RELPATH, local_transport_environment
 
@@ -20,6 +21,27 @@ os.environ.update(local_transport_environment(REPO_ROOT / PROFILE_RELPATH))
 os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
+
+
+# Property-based and fuzz tests: a fixed, derandomized profile so `make test` (the CI) is
+# deterministic and quick; `GRADE_FUZZ_PROFILE=long make test` (or pytest) searches far longer.
+# No example database: nothing is written into the checkout.
+settings.register_profile(
+    "ci",
+    max_examples=25,
+    derandomize=True,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.register_profile(
+    "long",
+    max_examples=2000,
+    deadline=None,
+    database=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+settings.load_profile(os.environ.get("GRADE_FUZZ_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

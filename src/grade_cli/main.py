@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from grade_cli.commands import load
 from grade_common.errors import GradeError
+from grade_common.signals import interrupt_on_sigterm, stopped_exit_code
 
 # name -> one-line help; grade_cli.commands.load imports the module behind each name.
 SUBCOMMANDS: dict[str, str] = {
@@ -56,13 +57,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         return 2
     try:
-        return load(name).main(rest)
+        with interrupt_on_sigterm():
+            return load(name).main(rest)
     except GradeError as err:
         print(f"grade {name}: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
+        code = stopped_exit_code()
         print(f"grade {name}: interrupted", file=sys.stderr)
-        return 130
+        return code
     except BrokenPipeError:
         # The reader of stdout went away (`grade ... | head`): not a failure of the command.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())

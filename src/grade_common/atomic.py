@@ -8,18 +8,23 @@ One naming scheme for every tool:
   files after their folder (a rosbag2 directory names its storage file `<name>.mcap`).
 
 Only what the staging created is ever removed: an existing output is refused (or, with
-`overwrite=True`, replaced only once the new one is complete), and a leftover staging folder of
-another process is left alone.
+`overwrite=True`, replaced only once the new one is complete, and only if grade wrote it), and a
+leftover staging folder of another process is left alone. Before anything is created the path is
+checked by `grade_common.output_guard` (never an input or around one, creatable, and what
+`overwrite` may replace); a committed folder gets the grade output marker.
 """
 
 from __future__ import annotations
 
 import os
 import shutil
+import sys
+from collections.abc import Iterable
 from pathlib import Path
 from types import TracebackType
 
 from grade_common.errors import GradeError, OutputExistsError
+from grade_common.output_guard import OUTPUT_MARKER, OutputPathError, check_output, write_marker
 
 PARTIAL_MARK = ".partial"
 
@@ -41,10 +46,12 @@ class StagedOutput:
         nested: stage a folder as `.<name>.partial/<name>` (see the module docstring).
         exists_error: the error type raised for an existing output (a package's own subclass of
             GradeError, so its callers catch what they expect).
+        inputs: the paths the output is made from; the output may not be, be inside or hold one.
 
     Raises:
         exists_error: `final` exists and `overwrite` is False, or (nested) a leftover
             `.<name>.partial` folder of an earlier run is in the way.
+        OutputPathError: see `grade_common.output_guard.check_output`.
     """
 
     def __init__(
@@ -54,16 +61,21 @@ class StagedOutput:
         overwrite: bool = False,
         nested: bool = False,
         exists_error: type[GradeError] = OutputExistsError,
+        inputs: Iterable[str | Path] = (),
     ) -> None:
         self.final = Path(final)
         self.overwrite = overwrite
         self._exists_error = exists_error
-        if not overwrite and (self.final.exists() or self.final.is_symlink()):
-            raise exists_error(
-                f"{self.final}: output exists already; grade never overwrites, choose a new path"
-            )
+        replacing = check_output(
+            self.final, inputs=inputs, overwrite=overwrite, exists_error=exists_error
+        )
+        if replacing is not None:
+            print(f"grade: {replacing}", file=sys.stderr)
         parent = self.final.parent
-        parent.mkdir(parents=True, exist_ok=True)
+        try:
+            parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise OutputPathError(f"{self.final}: cannot create {str(parent)!r}: {err}") from err
         self._staging: Path | None = None
         if nested:
             self._staging = parent / f".{self.final.name}{PARTIAL_MARK}"
@@ -87,6 +99,8 @@ class StagedOutput:
         """
         if self.committed:
             return self.final
+        if self.path.is_dir() and not (self.path / OUTPUT_MARKER).exists():
+            write_marker(self.path)
         if self.final.exists() or self.final.is_symlink():
             if not self.overwrite:
                 raise self._exists_error(

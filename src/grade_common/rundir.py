@@ -39,6 +39,7 @@ class RunStatus(enum.StrEnum):
     RUNNING = "running"
     COMPLETE = "complete"
     INTERRUPTED = "interrupted"
+    FAILED = "failed"  # stopped by an error (unstable physics); the message is under `error`
 
 
 class RunLayout:

@@ -10,6 +10,7 @@ arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
 from __future__ import annotations
 
 import enum
+import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -21,10 +22,13 @@ import yaml
 from numpy.typing import NDArray
 
 from grade_common.errors import FormatError, GradeError
+from grade_common.textfile import read_text
 from grade_common.types import FloatArray
 
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
 MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
+MAX_STAMP_S = 9e9  # stamps become int64 nanoseconds (up to 9.22e18 ns)
+MAX_IMAGE_SIZE_PX = 16384  # camera_info width/height limit (well above any camera grade renders)
 GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
 TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
 CAMERA_INFO_YAML = "camera_info.yaml"
@@ -117,10 +121,7 @@ def _data_lines(path: Path, text: str) -> list[tuple[int, str]]:
 
 
 def _read(path: Path, what: str, error: type[GradeError]) -> str:
-    try:
-        return path.read_text()
-    except OSError as err:
-        raise error(f"{path}: cannot read {what}: {err}") from err
+    return read_text(path, what, error=error)
 
 
 def read_poses(
@@ -184,9 +185,14 @@ def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> lis
         if len(parts) != 2:
             raise error(f"{file}:{number}: expected 'timestamp filename', got {line!r}")
         try:
-            float(parts[0])
+            stamp_s = float(parts[0])
         except ValueError as err:
             raise error(f"{file}:{number}: bad timestamp {parts[0]!r}") from err
+        if not abs(stamp_s) < MAX_STAMP_S:  # NaN too
+            raise error(
+                f"{file}:{number}: timestamp {parts[0]!r} is out of range; allowed seconds "
+                f"within +-{MAX_STAMP_S:g} (integer nanoseconds)"
+            )
         out.append((parts[0], parts[1]))
     return out
 
@@ -285,8 +291,15 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
             f"{file}: camera info needs image_width, image_height and camera_matrix "
             f"{{rows: 3, cols: 3, data: [9 numbers]}} (or width, height and K): {err!r}"
         ) from err
-    if not (info.depth_scale > 0):
-        raise error(f"{file}: depth_scale = {info.depth_scale}: must be > 0")
+    if not (math.isfinite(info.depth_scale) and info.depth_scale > 0):
+        raise error(f"{file}: depth_scale = {info.depth_scale}: must be a finite number > 0")
+    for name, pixels in (("image_width", info.width), ("image_height", info.height)):
+        if not 1 <= pixels <= MAX_IMAGE_SIZE_PX:
+            raise error(f"{file}: {name} = {pixels}: allowed [1, {MAX_IMAGE_SIZE_PX}] pixels")
+    if not np.all(np.isfinite(k)):
+        raise error(
+            f"{file}: camera_matrix holds a non-finite value {k.ravel().tolist()}; 9 finite numbers"
+        )
     if not (k[0, 0] > 0 and k[1, 1] > 0):
         raise error(f"{file}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")
     return info

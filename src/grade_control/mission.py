@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
 from grade_common.schema import bounds, file_key, from_mapping
+from grade_common.textfile import read_yaml
 from grade_common.types import FloatArray
 from grade_control.config import PARAMETER_WORDING
 from grade_control.errors import ControlConfigError
@@ -115,14 +115,7 @@ def parse_mission(data: Any, source: str = "<mission>") -> MissionConfig:
 
 def load_mission(path: Path) -> MissionConfig:
     """Read and validate a mission YAML file."""
-    try:
-        text = Path(path).read_text()
-    except OSError as err:
-        raise ControlConfigError(f"cannot read mission file {path}: {err}") from err
-    try:
-        data = yaml.safe_load(text)
-    except yaml.YAMLError as err:
-        raise ControlConfigError(f"mission file {path} is not valid YAML: {err}") from err
+    data = read_yaml(path, "mission file", error=ControlConfigError)
     return parse_mission(data, str(path))
 
 

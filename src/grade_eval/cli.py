@@ -9,10 +9,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
-import yaml
 from tqdm import tqdm
 
+from grade_common.output_guard import check_output
 from grade_common.rundir import RunLayout
+from grade_common.textfile import read_yaml
 from grade_eval.core.align import AlignConfig, AlignMode, align
 from grade_eval.core.ame import AmeResult, RaycastConfig, ame_nearest, ame_raycast
 from grade_eval.core.evaluate import TrajectoryEval, TrajectoryEvalConfig, evaluate_trajectory
@@ -23,7 +24,7 @@ from grade_eval.core.pointmap import PointMap
 from grade_eval.core.sync import SyncConfig, associate, matching_time_indices
 from grade_eval.core.tracking import GAP_THRESHOLD_S, TrackingConfig
 from grade_eval.core.trajectory import PoseTrajectory
-from grade_eval.errors import EvalConfigError, FormatError, MapError
+from grade_eval.errors import EvalConfigError, EvalOutputExistsError, FormatError, MapError
 from grade_eval.io.pointcloud import read_map, write_map
 from grade_eval.io.run import (
     CameraStream,
@@ -296,10 +297,7 @@ def _cmd_overlap(args: argparse.Namespace) -> int:
 
 def _cmd_batch(args: argparse.Namespace) -> int:
     spec_path = Path(args.spec)
-    try:
-        entries = yaml.safe_load(spec_path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise FormatError(f"{spec_path}: cannot read batch spec: {err}") from err
+    entries = read_yaml(spec_path, "batch spec", error=FormatError)
     if not isinstance(entries, list) or not entries:
         raise FormatError(
             f"{spec_path}: expected a non-empty list of entries with sequence, "
@@ -449,8 +447,28 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+# Arguments naming files or folders a command reads; `maps` may be WORLD=PATH.
+_INPUT_ARGS = ("ref", "est", "gt", "est_traj", "gt_traj", "observations", "run", "spec", "maps")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """Refuse bad output paths before any work (grade_common.output_guard): an existing --out,
+    one that is, holds or sits in an input, or cannot be created; --plot-dir may exist."""
+    inputs: list[Path] = []
+    for name in _INPUT_ARGS:
+        value = getattr(args, name, None)
+        for item in value if isinstance(value, list) else [value]:
+            if item:
+                inputs.append(_parse_map_entry(item)[2] if name == "maps" else Path(item))
+    if getattr(args, "out", None):
+        check_output(args.out, inputs=inputs, exists_error=EvalOutputExistsError)
+    if getattr(args, "plot_dir", None):
+        check_output(args.plot_dir, inputs=inputs, existing_folder_ok=True)
+
+
 def run(args: argparse.Namespace) -> int:
     """Run the parsed `grade eval` command (each sub-parser sets its handler as `func`)."""
+    _check_outputs(args)
     code: int = args.func(args)
     return code
 

@@ -14,6 +14,7 @@ __all__ = [
     "AssociationError",
     "EvalConfigError",
     "EvalError",
+    "EvalOutputExistsError",
     "FormatError",
     "MapError",
     "OutputExistsError",
@@ -47,6 +48,10 @@ class MapError(EvalError):
 
 class EvalConfigError(EvalError, ConfigError):
     """A configuration value is out of range; the message names field, value and allowed range."""
+
+
+class EvalOutputExistsError(EvalConfigError, OutputExistsError):
+    """An output path (--out) exists already; grade_eval never overwrites."""
 
 
 # How grade_eval's configs phrase a value out of range (`first_n = 2 is invalid: must be >= 3`).

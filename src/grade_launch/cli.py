@@ -99,14 +99,17 @@ def run(options: argparse.Namespace) -> int:
         stop_on_crash=not options.no_stop_on_crash,
     )
     params_dir = Path(tempfile.mkdtemp(prefix="grade_launch_"))
+    keep = False
     try:
         plan = plan_launch(path, arguments, params_dir)
         _warn_undeclared(path, plan, arguments)
         if options.print_only:
+            # Printed command lines name the parameter files: those (only) are kept.
+            keep = any(params_dir.iterdir())
             return _print_plan(plan, params_dir)
         return _run(plan, config)
     finally:
-        if not options.print_only:  # printed command lines name the parameter files
+        if not keep:
             shutil.rmtree(params_dir, ignore_errors=True)
 
 
@@ -166,8 +169,6 @@ def _print_plan(plan: LaunchPlan, params_dir: Path) -> int:
             f"grade launch: parameter files of inline params are kept in {params_dir}",
             file=sys.stderr,
         )
-    else:
-        params_dir.rmdir()
     return 0
 
 

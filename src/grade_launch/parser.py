@@ -12,6 +12,7 @@ from pathlib import Path
 
 import yaml
 
+from grade_common.textfile import read_text
 from grade_launch.actions import (
     Action,
     Condition,
@@ -82,16 +83,15 @@ def parse_launch_file(path: Path) -> LaunchFile:
 
 
 def _load_yaml(path: Path) -> yaml.Node:
-    try:
-        text = path.read_text()
-    except OSError as err:
-        raise LaunchFileError(f"cannot read launch file {path}: {err.strerror}") from err
+    text = read_text(path, "launch file", error=LaunchFileError)
     try:
         node = yaml.compose(text, Loader=yaml.SafeLoader)
     except yaml.YAMLError as err:
         mark = getattr(err, "problem_mark", None)
         line = mark.line + 1 if mark is not None else 1
         raise LaunchFileError(f"{path}:{line}: invalid YAML: {err}") from err
+    except RecursionError as err:
+        raise LaunchFileError(f"{path}: invalid YAML: nested too deeply") from err
     if node is None:
         raise LaunchFileError(f"{path}:1: empty launch file; expected a 'launch:' list")
     return node

@@ -26,6 +26,7 @@ from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import corruption_description, recover_hint
 from grade_common.bagfile.rosbag2 import BagOutput
 from grade_common.images import array_to_data, image_to_array
+from grade_common.output_guard import check_output as guard_output
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, TopicNoise
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
 from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS
@@ -48,7 +49,7 @@ class ApplyResult:
 
 
 def check_output(input_path: Path, output_path: Path) -> None:
-    """Refuse an output that exists, is the input, or lies inside the input."""
+    """Refuse an output that exists, is the input, lies inside the input or holds it."""
     inp, out = input_path.resolve(), output_path.resolve()
     if out == inp or inp in out.parents:
         raise NoiseOutputExistsError(
@@ -58,6 +59,8 @@ def check_output(input_path: Path, output_path: Path) -> None:
         raise NoiseOutputExistsError(f"output {output_path} exists already; choose a new path")
     if not output_path.parent.is_dir():
         raise NoiseOutputExistsError(f"output folder {output_path.parent} does not exist")
+    # The rest of the common rules: not around the input, a writable folder.
+    guard_output(output_path, inputs=[input_path], exists_error=NoiseOutputExistsError)
 
 
 def _staged(output_path: Path) -> StagedOutput:

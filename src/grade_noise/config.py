@@ -18,9 +18,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from grade_common.schema import PARAMETER, Checked, Wording, bounds, from_mapping, text
+from grade_common.textfile import read_yaml
 from grade_noise.depth import DEPTH_PRESETS
 from grade_noise.errors import NoiseConfigError
 from grade_noise.imu import IMU_PRESETS
@@ -200,13 +199,10 @@ def config_from_parameters(params: Mapping[str, Any]) -> NoiseConfig:
 
 def load_config(path: Path, seed: int | None = None) -> NoiseConfig:
     """Read a ROS 2 parameters file (`noise_node: ros__parameters:`); `seed` overrides its seed."""
-    try:
-        doc = yaml.safe_load(Path(path).read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise NoiseConfigError(f"cannot read noise parameters file {path}: {err}") from err
+    doc = read_yaml(path, "noise parameters file", error=NoiseConfigError)
     try:
         params = dict(doc[NODE_NAME]["ros__parameters"])
-    except (KeyError, TypeError) as err:
+    except (KeyError, TypeError, ValueError) as err:
         raise NoiseConfigError(
             f"{path}: expected '{NODE_NAME}: ros__parameters: ...' at the top level"
         ) from err

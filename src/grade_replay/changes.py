@@ -20,6 +20,7 @@ from typing import Any
 import yaml
 
 from grade_common.errors import ConfigError
+from grade_common.names import ROS_NAME_RULE, is_ros_name
 from grade_replay.errors import ReplayConfigError
 from grade_sim.config.scenario import (
     RatesConfig,
@@ -139,6 +140,12 @@ def parse_camera_change(text: str) -> CameraChange:
             f"--camera {text!r}: expected ROBOT/CAMERA:key=value,... e.g. "
             "uav1/wide:width=320,height=240,hfov_deg=100"
         )
+    for part, name in (("ROBOT", robot), ("CAMERA", camera)):
+        # Both become folder names (gt/<robot>/<camera>) and topic names.
+        if not is_ros_name(name):
+            raise ReplayConfigError(
+                f"--camera {text!r}: {part} {name!r} is not a valid ROS name; use {ROS_NAME_RULE}"
+            )
     values: list[tuple[str, Any]] = []
     for item in body.split(",") if sep and body else []:
         key, eq, raw = item.partition("=")

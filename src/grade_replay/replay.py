@@ -230,7 +230,9 @@ def replay_run(
         run_info[NOISE_SEED_KEY] = changes.noise_seed
     # run_scenario stages and commits the run inside this staging folder; the replay only takes
     # the final name once its fidelity report is written too.
-    staged = StagedOutput(final, nested=True, exists_error=ReplayOutputExistsError)
+    staged = StagedOutput(
+        final, nested=True, exists_error=ReplayOutputExistsError, inputs=[loaded.path]
+    )
     try:
         spec = SimulatorSpec(scene, replay=driver, backend_factory=backend_factory, stop_event=stop)
         result = run_scenario(spec, staged.path, progress=progress, run_info=run_info)

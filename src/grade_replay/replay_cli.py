@@ -16,6 +16,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.signals import stopped_exit_code
 from grade_replay.changes import (
     CAMERA_KEYS,
     MOUNT_KEYS,
@@ -148,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
     finally:
         bar.close()
     print_result(result)
-    return 0 if result.complete else 130
+    return 0 if result.complete else stopped_exit_code()
 
 
 def main(argv: list[str]) -> int:

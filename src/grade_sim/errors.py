@@ -9,3 +9,7 @@ class BackendError(GradeError):
 
 class LidarError(GradeError):
     """A lidar cannot be built or cast (missing Embree, bad ray-drop model file)."""
+
+
+class SimulationUnstableError(GradeError):
+    """The physics produced NaN, Inf or values no scene can hold; the run stops as `failed`."""

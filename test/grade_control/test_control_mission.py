@@ -56,11 +56,11 @@ def test_bad_mission_is_named(data: object, match: str) -> None:
 
 
 def test_unreadable_or_invalid_files(tmp_path: Path) -> None:
-    with pytest.raises(ControlConfigError, match=r"cannot read mission file .*missing\.yaml"):
+    with pytest.raises(ControlConfigError, match=r"missing\.yaml: cannot read mission file"):
         load_mission(tmp_path / "missing.yaml")
     bad = tmp_path / "bad.yaml"
     bad.write_text("waypoints: [\n")
-    with pytest.raises(ControlConfigError, match=r"bad\.yaml is not valid YAML"):
+    with pytest.raises(ControlConfigError, match=r"bad\.yaml: not valid YAML"):
         load_mission(bad)
 
 

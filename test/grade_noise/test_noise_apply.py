@@ -13,6 +13,7 @@ import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
 from rosbags.typesys import Stores, get_typestore
 
+from grade_common.output_guard import OUTPUT_MARKER
 from grade_noise.cli import main as noise_main
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
 
@@ -327,7 +328,8 @@ def test_tum_folder_gets_a_noisy_sibling(tmp_path: Path) -> None:
     noisy = cam.parent / "camera_noisy"
     assert _tree_digest(cam) == before
     names = sorted(str(p.relative_to(cam)) for p in cam.rglob("*"))
-    assert sorted(str(p.relative_to(noisy)) for p in noisy.rglob("*")) == names
+    written = sorted(str(p.relative_to(noisy)) for p in noisy.rglob("*"))
+    assert written == sorted([*names, OUTPUT_MARKER])  # a grade output, marked as such
     assert (noisy / "groundtruth.txt").read_bytes() == (cam / "groundtruth.txt").read_bytes()
     for rel in ("rgb/0.100000.png", "depth/0.100000.png"):
         a = cv2.imread(str(cam / rel), cv2.IMREAD_UNCHANGED)

@@ -76,6 +76,12 @@ def test_parse_camera_change_reads_yaml_values_streams_and_mounts() -> None:
     [
         (lambda: parse_camera_change("camera:width=3"), r"expected ROBOT/CAMERA"),
         (lambda: parse_camera_change("uav1/c:width"), r"'width' is not key=value"),
+        (
+            lambda: parse_camera_change("uav1/..:width=32,height=32"),
+            r"CAMERA '\.\.' is not a valid ROS name",
+        ),
+        (lambda: parse_camera_change("../x/cam:width=32"), r"ROBOT '\.\.' is not a valid"),
+        (lambda: parse_camera_change("uav1/a b"), r"CAMERA 'a b' is not a valid ROS name"),
         (lambda: parse_rgb("1,2"), r"three numbers"),
         (lambda: parse_rate("imu_hz"), r"expected NAME=HZ"),
         (lambda: ReplayChanges(light_scale=-1.0), r"light_scale: -1.0 is out of range"),

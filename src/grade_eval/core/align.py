@@ -62,8 +62,17 @@ def umeyama(x: FloatArray, y: FloatArray, with_scale: bool) -> Alignment:
     mean_y = y.mean(axis=0)
     xc = x - mean_x
     yc = y - mean_y
-    sigma_x = float((xc**2).sum()) / n
-    cov = yc.T @ xc / n
+    with np.errstate(over="ignore", invalid="ignore"):
+        sigma_x = float((xc**2).sum()) / n
+    with np.errstate(over="ignore", invalid="ignore"):
+        cov = yc.T @ xc / n
+    if not (np.all(np.isfinite(cov)) and np.isfinite(sigma_x)):
+        # LAPACK's SVD of a non-finite matrix can spin for ever (and ignores Ctrl-C).
+        biggest = float(max(np.max(np.abs(x)), np.max(np.abs(y))))
+        raise AlignmentError(
+            f"positions too large to align (up to {biggest:.3g} m; their covariance overflows); "
+            "check the trajectories' units and values"
+        )
     u, d, vt = np.linalg.svd(cov)
     if np.count_nonzero(d > np.finfo(d.dtype).eps) < 2:
         raise AlignmentError(

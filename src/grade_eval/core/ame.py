@@ -54,6 +54,11 @@ def ame_nearest(
     Raises:
         MapError: either map empty, or every point unmatched.
     """
+    if not max_distance_m > 0:  # NaN too
+        raise EvalConfigError(
+            f"max_distance_m (--max-dist) = {max_distance_m} is not allowed; use a distance "
+            "> 0 in metres (inf: no limit)"
+        )
     estimate.require_points()
     ground_truth.require_points()
     tree = cKDTree(ground_truth.points_xyz)

@@ -199,7 +199,10 @@ def read_map(path: str | Path) -> PointMap:
     file = Path(path)
     try:
         if file.suffix.lower() == ".npy":
-            arr = np.load(file)
+            try:
+                arr = np.load(file, allow_pickle=False)
+            except (ValueError, EOFError) as err:  # not an .npy, truncated, or pickled objects
+                raise FormatError(f"{file}: not a readable .npy array: {err}") from err
             if arr.ndim != 2 or arr.shape[1] < 3:
                 raise FormatError(f"{file}: .npy map must be (N, 3+), got {arr.shape}")
             return PointMap(arr[:, :3].astype(np.float64), None, file.stem)

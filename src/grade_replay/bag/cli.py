@@ -124,6 +124,10 @@ def run(args: argparse.Namespace) -> int:
         print(f"wrote {args.out}")
     elif args.tool == "reindex":
         rates = dict(_parse_rate(text) for text in args.rate)
+        if not 0 <= args.tolerance_us <= 1e6:
+            raise ReplayConfigError(
+                f"--tolerance-us {args.tolerance_us}: not allowed; use [0, 1000000] microseconds"
+            )
         reindex_config = ReindexConfig(
             rates,
             round(args.tolerance_us * 1000),

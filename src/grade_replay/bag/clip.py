@@ -100,7 +100,7 @@ def clip_bag(
             if config.end_s is not None:
                 stop_ns = bag.start_ns + round(config.end_s * NS_PER_S)
         kept = dropped = latched = 0
-        with atomic_output(out) as tmp:
+        with atomic_output(out, src) as tmp:
             writer = open_writer(tmp)
             try:
                 conn_map = {c.id: copy_connection(writer, c, bag) for c in bag.connections}

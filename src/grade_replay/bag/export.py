@@ -237,7 +237,7 @@ def export_bag(
         seen: dict[ImageKind, set[str]] = {kind: set() for kind, _ in config.images}
         out_of_range = 0
         scan_times: list[str] = []
-        with atomic_output(out) as tmp:
+        with atomic_output(out, src) as tmp:
             tmp.mkdir()
             for kind in index:
                 (tmp / kind.value).mkdir()

@@ -59,7 +59,10 @@ _CORRUPT_ERRORS: tuple[type[Exception], ...] = (
     OSError,
     OverflowError,
     *DECOMPRESSION_ERRORS,
+    TypeError,  # rosbags reading past the end of an 8-byte MCAP: ord() of b""
+    MemoryError,  # a corrupt length field asking for gigabytes
 )
+_COUNT_ERRORS: tuple[type[Exception], ...] = (*_CORRUPT_ERRORS, ArithmeticError)
 
 
 @dataclass(frozen=True)
@@ -275,19 +278,42 @@ def open_bag(path: Path | str) -> Iterator[BagSource]:
             f"{path}: bag is truncated or corrupt: {err}; {recover_hint(path)}"
         ) from err
     try:
-        yield BagSource(path, reader)
+        source = BagSource(path, reader)
+        _check_counts(source)
+        yield source
     finally:
         reader.close()
 
 
-def atomic_output(out: Path | str) -> StagedOutput:
+def _check_counts(bag: BagSource) -> None:
+    """The metadata's counts and times are whole numbers (a damaged metadata.yaml can hold
+    `.nan` or `1e999`, which rosbags passes on).
+
+    Raises:
+        BagCorruptError: a count or time that is not a number, naming the bag.
+    """
+    try:
+        for conn in bag.connections:
+            int(conn.msgcount)
+        bag.start_ns, bag.end_ns  # noqa: B018  (the conversions are the check)
+    except _COUNT_ERRORS as err:
+        raise BagCorruptError(
+            f"{bag.path}: bag metadata is corrupt: a message count or time is not a whole "
+            f"number ({err})"
+        ) from err
+
+
+def atomic_output(out: Path | str, source: Path | str | None = None) -> StagedOutput:
     """A temporary path to write `out` at (`with atomic_output(out) as tmp:`), renamed to `out`
     only on success; `<parent>/.<name>.partial/<name>` so a bag keeps its own file names.
 
     Raises:
         BagOutputExistsError: `out` exists already (it is never overwritten).
+        OutputPathError: `out` is, is inside or holds the input bag `source`, or cannot be
+            created (grade_common.output_guard).
     """
-    return StagedOutput(out, nested=True, exists_error=BagOutputExistsError)
+    inputs = [source] if source is not None else []
+    return StagedOutput(out, nested=True, exists_error=BagOutputExistsError, inputs=inputs)
 
 
 def open_writer(path: Path) -> BagOutput:

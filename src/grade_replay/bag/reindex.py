@@ -51,6 +51,11 @@ class StampKind(enum.Enum):
     RECEIVE = "receive"  # no header: only the bag receive time
 
 
+# Stamps are integer nanoseconds: above 1 MHz a period is under 1000 ns and rounding would
+# bunch them up (1e12 Hz gave every message the same stamp); no sensor publishes that fast.
+MAX_RATE_HZ = 1e6
+
+
 @dataclass(frozen=True)
 class ReindexConfig:
     """Options of `reindex`, validated once.
@@ -71,9 +76,10 @@ class ReindexConfig:
 
     def __post_init__(self) -> None:
         for topic, rate in self.rates_hz.items():
-            if not math.isfinite(rate) or rate <= 0:
+            if not math.isfinite(rate) or not 0 < rate <= MAX_RATE_HZ:
                 raise ReplayConfigError(
-                    f"reindex: rate of {topic} = {rate} Hz must be a finite number > 0"
+                    f"reindex: rate of {topic} = {rate} Hz is not allowed; "
+                    f"use (0, {MAX_RATE_HZ:g}] Hz"
                 )
         if not 0 <= self.tolerance_ns <= NS_PER_S:
             raise ReplayConfigError(
@@ -240,7 +246,7 @@ def reindex_bag(
         index = dict.fromkeys(topics, 0)
         recv_moved = dict.fromkeys(topics, 0)
         written = cut_total = 0
-        with atomic_output(out) as tmp:
+        with atomic_output(out, src) as tmp:
             writer = open_writer(tmp)
             try:
                 conn_map = {c.id: copy_connection(writer, c, bag) for c in bag.connections}

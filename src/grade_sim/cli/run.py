@@ -11,7 +11,9 @@ import yaml
 from tqdm import tqdm
 
 from grade_common.errors import ConfigError
+from grade_common.signals import stopped_exit_code
 from grade_sim.config.scenario import load_scenario
+from grade_sim.io.run_dir import check_run_output
 from grade_sim.sim.run import run_scenario
 
 
@@ -22,7 +24,12 @@ def parse_overrides(items: list[str]) -> dict[str, Any]:
         if "=" not in item:
             raise ConfigError(f"--set {item!r}: expected KEY=VALUE, e.g. --set duration_s=5")
         key, value = item.split("=", 1)
-        out[key.strip()] = yaml.safe_load(value)
+        if not key.strip():
+            raise ConfigError(f"--set {item!r}: the key is empty; e.g. --set duration_s=5")
+        try:
+            out[key.strip()] = yaml.safe_load(value)
+        except (yaml.YAMLError, RecursionError) as err:
+            raise ConfigError(f"--set {item!r}: the value is not valid YAML: {err}") from err
     return out
 
 
@@ -69,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 def run(args: argparse.Namespace) -> int:
     """Simulate the scenario into the new run directory and print its summary; 130 when cut."""
+    # Output first: a refused --out costs nothing, not a scene build.
+    check_run_output(args.out, args.overwrite, inputs=[args.scenario])
     scenario = load_scenario(args.scenario, parse_overrides(args.overrides))
     bar = tqdm(total=1, unit="step", desc="simulating", disable=args.quiet, file=sys.stderr)
 
@@ -77,11 +86,17 @@ def run(args: argparse.Namespace) -> int:
         bar.update(step - bar.n)
 
     try:
-        result = run_scenario(scenario, args.out, overwrite=args.overwrite, progress=progress)
+        result = run_scenario(
+            scenario,
+            args.out,
+            overwrite=args.overwrite,
+            progress=progress,
+            inputs=[args.scenario],
+        )
     finally:
         bar.close()
     print_summary(result.summary, result.path)
-    return 0 if result.stats.status == "complete" else 130
+    return 0 if result.stats.status == "complete" else stopped_exit_code()
 
 
 def main(argv: list[str]) -> int:

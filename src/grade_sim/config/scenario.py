@@ -212,7 +212,7 @@ class RatesConfig:
 
 @dataclass(frozen=True)
 class CameraConfig:
-    name: str = "camera"
+    name: str = field(default="camera", metadata=ros_name())  # a topic token and a folder
     width: int = field(default=640, metadata=bounds(16, 4096))
     height: int = field(default=480, metadata=bounds(16, 4096))
     hfov_deg: float = field(default=88.95, metadata=bounds(10.0, 170.0))
@@ -380,11 +380,21 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     if not file.is_file():
         raise ConfigError(f"scenario file {str(file)!r} does not exist")
     try:
-        data = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as err:
+        data = yaml.safe_load(file.read_text(encoding="utf-8"))
+    except OSError as err:
+        raise ConfigError(f"{file}: cannot be read: {err.strerror or err}") from err
+    except UnicodeDecodeError as err:
+        raise ConfigError(
+            f"{file}: not UTF-8 text (byte {err.start}); a scenario is a UTF-8 YAML file"
+        ) from err
+    except (yaml.YAMLError, RecursionError) as err:
         raise ConfigError(f"{file}: not valid YAML: {err}") from err
     if data is None:
-        data = {}
+        # An empty file is a mistake (a wrong or truncated file), never "run the defaults".
+        raise ConfigError(
+            f"{file}: the scenario file is empty; write the keys to change (`{{}}` for all "
+            "defaults), e.g. duration_s: 20"
+        )
     if overrides:
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: expected a mapping at the top level")

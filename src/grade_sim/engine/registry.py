@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 from collections.abc import Callable
+from contextlib import AbstractContextManager
+from pathlib import Path
 
 from grade_sim.engine.protocol import EngineBackend
 from grade_sim.errors import BackendError
@@ -52,3 +55,22 @@ def create_backend(scene: Scene) -> EngineBackend:
         )
     factory: Callable[[Scene], EngineBackend] = getattr(module, factory_name)
     return factory(scene)
+
+
+def engine_log_in(name: str, folder: Path) -> AbstractContextManager[None]:
+    """While active, the engine `name` writes its own log file into `folder` (the run directory)
+    instead of the current directory; engines without a log file (or unknown here) do nothing.
+    """
+    target = BACKENDS.get(name)
+    if target is None:
+        return contextlib.nullcontext()
+    try:
+        module = importlib.import_module(target.split(":")[0])
+    except ImportError:
+        return contextlib.nullcontext()
+    log_into: Callable[[Path], AbstractContextManager[None]] | None = getattr(
+        module, "log_into", None
+    )
+    if log_into is None or not getattr(module, "is_available", lambda: True)():
+        return contextlib.nullcontext()
+    return log_into(folder)

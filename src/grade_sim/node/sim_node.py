@@ -37,7 +37,7 @@ from sensor_msgs.msg import JointState
 from grade_common.errors import ConfigError, GradeError
 from grade_common.names import ROS_NAME_PATTERN
 from grade_common.schema import KEY_PATH, bounds, from_mapping, text
-from grade_common.signals import stop_flag
+from grade_common.signals import stop_flag, stopped_exit_code
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
@@ -362,6 +362,7 @@ def _run(node: SimNode) -> int:
             spec,
             Path(out),
             overwrite=node.params.overwrite,
+            inputs=[node.params.scenario] if node.params.scenario else [],
             before_run=lambda: _wait_until_ready(node, publisher, spec.stop_event),
         )
         summary = result.summary
@@ -379,6 +380,8 @@ def _run(node: SimNode) -> int:
             stats = sim.run()
     finally:
         sim.finish()
+    if sim.failure is not None:
+        raise sim.failure
     node.get_logger().info(f"run {stats.status} (real-time factor {stats.real_time_factor:.2f})")
     _log_published(node, publisher)
     return 0
@@ -405,7 +408,7 @@ def main(args: list[str] | None = None) -> int:
         print(f"sim_node: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
-        return 130
+        return stopped_exit_code()
     finally:
         executor.shutdown(timeout_sec=1.0)
         if node is not None:

@@ -17,14 +17,17 @@ from typing import Protocol
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import MotionMode
 from grade_sim.engine.protocol import EngineBackend
 from grade_sim.engine.registry import create_backend
+from grade_sim.errors import SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.base import StepState
 from grade_sim.sensors.streams.suite import SensorStreams
+from grade_sim.sim.health import check_actor_positions, check_robot_states
 from grade_sim.sim.step_output import RunStats, StepOutput
 
 
@@ -87,6 +90,12 @@ class Simulator:
         self._replay = replay
         self._output = StepOutput(self._observers, self.backend, self.stats)
         self._step = 0
+        self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
+        # One label per actor body, in actor_body_poses order (people's parts, then objects).
+        self._actor_labels = [f"person {p.name}" for p in scene.people for _ in PART_NAMES] + [
+            f"flying object {o.name}" for o in scene.objects
+        ]
+        self.failure: SimulationUnstableError | None = None
 
     # -- topology -------------------------------------------------------------------------------
     def topics(self) -> list[TopicSpec]:
@@ -100,7 +109,10 @@ class Simulator:
     def run(
         self, max_steps: int | None = None, progress: Callable[[int, int], None] | None = None
     ) -> RunStats:
-        """Step to the end (or max_steps) and return statistics; Ctrl-C stops cleanly."""
+        """Step to the end (or max_steps) and return statistics; Ctrl-C stops cleanly.
+
+        Unstable physics ends the run with status `failed`; the error is kept in `.failure`
+        (the caller reports it once the outputs are closed)."""
         stats = self.stats
         end = self.n_steps if max_steps is None else min(self.n_steps, self._step + max_steps)
         wall0 = time.perf_counter()
@@ -119,6 +131,9 @@ class Simulator:
                     progress(self._step, self.n_steps)
         except KeyboardInterrupt:
             status = "interrupted"
+        except SimulationUnstableError as err:
+            status = "failed"
+            self.failure = err
         finally:
             stats.wall_time_s += time.perf_counter() - wall0
             if self._step < self.n_steps and status == "complete" and max_steps is None:
@@ -161,6 +176,7 @@ class Simulator:
                 self.backend.step()
             self._teleport(stamp_ns)
         timings["physics"] += time.perf_counter() - t1
+        check_actor_positions(actor_positions, self._actor_labels, k, stamp_ns)
         self._emit_step(k, stamp_ns, actor_positions)
         self.stats.steps = k + 1
         self.stats.sim_time_s = stamp_ns / 1e9
@@ -231,6 +247,8 @@ class Simulator:
         out.begin_step()
         t0 = time.perf_counter()
         states = {r.model.name: self.backend.robot_state(r.model.name) for r in self.scene.robots}
+        # Before anything of this step is published or recorded: the outputs end on a valid state.
+        check_robot_states(states, k, stamp_ns, self._robot_index)
         state = StepState(k, stamp_ns, self.backend, states, self.scene, actor_positions)
         for stream in self.streams.streams:
             stream.emit(state, out)

@@ -7,7 +7,7 @@ import json
 import resource
 import shutil
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,7 +23,8 @@ from grade_common.rundir import (
 from grade_common.signals import stop_flag
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.engine.protocol import EngineBackend
-from grade_sim.engine.registry import create_backend
+from grade_sim.engine.registry import create_backend, engine_log_in
+from grade_sim.errors import SimulationUnstableError
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
 from grade_sim.io.lidar_ground_truth import LidarGroundTruthWriter
@@ -107,6 +108,15 @@ def summarize(sim: Simulator, stats: RunStats, frames_written: int) -> dict[str,
     }
 
 
+def _scenario_files(scenario: Scenario) -> Iterator[str]:
+    """The files a scenario reads (URDFs, the environment mesh)."""
+    if scenario.environment.mesh.path:
+        yield scenario.environment.mesh.path
+    for robot in scenario.robots:
+        if robot.urdf:
+            yield robot.urdf
+
+
 def run_scenario(
     simulator: SimulatorSpec | Scenario,
     out: Path,
@@ -115,6 +125,7 @@ def run_scenario(
     progress: Callable[[int, int], None] | None = None,
     before_run: Callable[[], None] | None = None,
     run_info: Mapping[str, Any] | None = None,
+    inputs: Iterable[str | Path] = (),
 ) -> RunResult:
     """Simulate into a new run directory `out` (see docs/conventions.md).
 
@@ -124,10 +135,12 @@ def run_scenario(
         before_run: called once the directory and the simulator exist, with signals already
             setting the stop event (a node waiting for its subscribers or controllers).
         run_info: extra top-level keys of run.yaml (grade replay's provenance).
+        inputs: files the run was made from (the scenario file, a replayed run); the scenario's
+            URDFs and mesh are added here. The run directory may not be, hold or sit in one.
     """
     spec = simulator if isinstance(simulator, SimulatorSpec) else SimulatorSpec.of(simulator)
     scenario = spec.scene.scenario
-    run_dir = RunDirectory(out, overwrite=overwrite)
+    run_dir = RunDirectory(out, overwrite=overwrite, inputs=[*inputs, *_scenario_files(scenario)])
     root = run_dir.path
     extra = dict(run_info or {})
     write_run_yaml(root, RunStatus.RUNNING, scenario_to_mapping(scenario), extra)
@@ -163,14 +176,23 @@ def run_scenario(
     # Signals only ask the loop to stop, from here on: even a Ctrl-C during before_run ends in a
     # closed bag, a summary and a committed directory.
     try:
-        with stop_flag(sim.stop_event):
+        with stop_flag(sim.stop_event), engine_log_in(scenario.backend, root):
             if before_run is not None:
                 before_run()
             stats = sim.run(progress=progress)
     finally:
         sim.finish()
     summary = summarize(sim, stats, gt.frames_written if gt else 0)
+    if sim.failure is not None:
+        summary["error"] = str(sim.failure)
+        extra["error"] = str(sim.failure)
     (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()
+    if sim.failure is not None:
+        # The directory (status `failed`, everything up to the last valid step) stays for a look.
+        raise SimulationUnstableError(
+            f"{sim.failure}\nthe run stopped; its outputs up to the last valid step are in {path} "
+            "(run.yaml status: failed)"
+        ) from sim.failure
     return RunResult(path, stats, summary)

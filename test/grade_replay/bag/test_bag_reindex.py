@@ -191,7 +191,8 @@ def test_unknown_rate_topic_is_named(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("kwargs", "match"),
     [
-        ({"rates_hz": {"/a": 0.0}}, r"rate of /a = 0.0 Hz must be a finite number > 0"),
+        ({"rates_hz": {"/a": 0.0}}, r"rate of /a = 0.0 Hz is not allowed; use \(0, 1e\+06\] Hz"),
+        ({"rates_hz": {"/a": 1e12}}, r"rate of /a = 1000000000000.0 Hz is not allowed"),
         ({"rates_hz": {"/a": float("nan")}}, r"rate of /a = nan Hz"),
         ({"rates_hz": {"/a": 1.0}, "tolerance_ns": -1}, r"tolerance_ns=-1 must be in"),
         ({"depth_cutoff_m": 3.0}, r"--depth-cutoff-m and --depth-topic go together"),

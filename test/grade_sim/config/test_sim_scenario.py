@@ -229,10 +229,33 @@ def test_mesh_path_resolves_relative_to_the_scenario_file(tmp_path: Path) -> Non
     assert scenario.environment.mesh.path == str((tmp_path / "meshes" / "room.obj").resolve())
 
 
-def test_empty_file_gives_the_defaults(tmp_path: Path) -> None:
+@pytest.mark.parametrize("text", ["", "# only a comment\n", "\n\n"])
+def test_empty_file_is_refused_not_run_with_the_defaults(tmp_path: Path, text: str) -> None:
     file = tmp_path / "empty.yaml"
-    file.write_text("")
+    file.write_text(text)
+    with pytest.raises(ConfigError, match=r"empty\.yaml: the scenario file is empty"):
+        load_scenario(file)
+
+
+def test_an_explicit_empty_mapping_gives_the_defaults(tmp_path: Path) -> None:
+    file = tmp_path / "defaults.yaml"
+    file.write_text("{}\n")
     assert load_scenario(file) == Scenario()
+
+
+def test_a_camera_name_must_be_a_ros_name_and_one_path_component(tmp_path: Path) -> None:
+    file = tmp_path / "s.yaml"
+    for bad in ("../../../x", "/abs", "a b", "kameraä"):
+        file.write_text(yaml.safe_dump({"robots": [{"name": "uav1", "cameras": [{"name": bad}]}]}))
+        with pytest.raises(ConfigError, match=r"robots\[0\]\.cameras\[0\]\.name: .* is not"):
+            load_scenario(file)
+
+
+def test_a_non_utf8_scenario_is_refused_with_its_name(tmp_path: Path) -> None:
+    file = tmp_path / "latin1.yaml"
+    file.write_bytes(b"robots:\n  - name: caf\xe9\n")
+    with pytest.raises(ConfigError, match=r"latin1\.yaml: not UTF-8 text"):
+        load_scenario(file)
 
 
 def test_overrides_replace_top_level_keys(tmp_path: Path) -> None:

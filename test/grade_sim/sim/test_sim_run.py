@@ -16,6 +16,7 @@ import yaml
 
 from grade_cli import main as cli
 from grade_common.errors import OutputExistsError
+from grade_common.output_guard import write_marker
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.io.record import load_record
 from grade_sim.io.run_dir import RunDirectory
@@ -116,6 +117,7 @@ def test_overwrite_replaces_only_once_complete(
     out = tmp_path / "run"
     out.mkdir()
     (out / "keep.txt").write_text("old")
+    write_marker(out)  # an earlier grade output: the only kind --overwrite replaces
     result = run_scenario(small_scenario(duration_s=0.2), out, overwrite=True)
     assert result.stats.status == "complete"
     assert not (out / "keep.txt").exists()

@@ -7,7 +7,10 @@ poses, renders RGB, depth and instance masks, and hides instances for replays.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,7 +21,7 @@ from grade_common.types import FloatArray
 from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import CameraConfig
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
-from grade_sim.errors import BackendError
+from grade_sim.errors import BackendError, SimulationUnstableError
 from grade_sim.scene import Scene
 
 HIDDEN_GROUP = 5
@@ -163,10 +166,35 @@ class MujocoEngine:
 
     # -- EngineBackend --------------------------------------------------------------------------
     def step(self) -> None:
+        warned = self._instability_warnings()
         self._mj.mj_step(self.model, self.data)
+        if self._instability_warnings() > warned:
+            # MuJoCo met NaN/Inf/huge values and reset the state: the run cannot go on.
+            raise SimulationUnstableError(
+                f"mujoco: Nan, Inf or huge value in the simulation at t = {self.data.time:.6f} s "
+                f"({self._worst_dof()}); the physics diverged: lower the robots' velocity "
+                "limits, keep start_xyz and waypoints inside the world, or raise rates.physics_hz"
+            )
         # mj_step leaves positions, sensors and accelerations of the state *before* integration;
         # recompute them so poses, IMU and joint states all describe the same instant.
         self._mj.mj_forward(self.model, self.data)
+
+    def _instability_warnings(self) -> int:
+        w = self._mj.mjtWarning
+        kinds = (w.mjWARN_BADQPOS, w.mjWARN_BADQVEL, w.mjWARN_BADQACC)
+        return sum(int(self.data.warning[k].number) for k in kinds)
+
+    def _worst_dof(self) -> str:
+        """The joint named in MuJoCo's last instability warning (`lastinfo` is its DOF)."""
+        w = self._mj.mjtWarning
+        for kind, label in ((w.mjWARN_BADQPOS, "QPOS"), (w.mjWARN_BADQVEL, "QVEL")):
+            stat = self.data.warning[kind]
+            if stat.number:
+                dof = int(stat.lastinfo)
+                joint = int(self.model.dof_jntid[dof]) if 0 <= dof < self.model.nv else -1
+                name = self._mj.mj_id2name(self.model, self._mj.mjtObj.mjOBJ_JOINT, joint)
+                return f"{label} of joint {name!r}" if name else f"{label} of DOF {dof}"
+        return "QACC"
 
     def set_robot_kinematics(
         self, robot: str, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
@@ -324,6 +352,25 @@ class MujocoEngine:
         if self._gl is not None:
             self._gl.free()
             self._gl = None
+
+
+LOG_FILE = "MUJOCO_LOG.TXT"
+
+
+@contextmanager
+def log_into(folder: Path) -> Iterator[None]:
+    """MuJoCo's warnings go to `folder`/MUJOCO_LOG.TXT (not the current directory) meanwhile."""
+    import mujoco
+
+    config = mujoco.MjLogConfig.get()
+    previous = config.logfile
+    config.logfile = str(folder / LOG_FILE)
+    config.set()
+    try:
+        yield
+    finally:
+        config.logfile = previous
+        config.set()
 
 
 def _select_gl() -> None:
