@@ -36,6 +36,7 @@ from grade_batch.pipeline import (
 from grade_batch.runners import Runner
 from grade_batch.spec import SweepFile
 from grade_common.atomic import PARTIAL_MARK
+from grade_common.output_guard import write_marker
 
 
 @dataclass(frozen=True)
@@ -116,6 +117,8 @@ def run_batch(
     batch_dir = batch_dir.resolve()
     manifest = open_manifest(batch_dir, spec.sweep.name, spec.digest(), jobs)
     batch_dir.mkdir(parents=True, exist_ok=True)
+    # A batch folder is grade's own output: its manifest and dataset are replaced in place.
+    write_marker(batch_dir)
     (batch_dir / JOBS_DIR).mkdir(exist_ok=True)
     _reconcile(manifest, jobs, batch_dir)
     by_id = {j.job_id: j for j in jobs}

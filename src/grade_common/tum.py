@@ -298,7 +298,7 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
             raise error(f"{file}: {name} = {pixels}: allowed [1, {MAX_IMAGE_SIZE_PX}] pixels")
     if not np.all(np.isfinite(k)):
         raise error(
-            f"{file}: camera_matrix holds a non-finite value {k.ravel().tolist()}; 9 finite numbers"
+            f"{file}: K holds a non-finite value {k.ravel().tolist()}; K needs 9 finite numbers"
         )
     if not (k[0, 0] > 0 and k[1, 1] > 0):
         raise error(f"{file}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")

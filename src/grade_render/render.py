@@ -22,6 +22,7 @@ import numpy as np
 import yaml
 
 from grade_common.atomic import StagedOutput
+from grade_common.output_guard import write_marker
 from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import (
     RECORD_NPZ,
@@ -268,6 +269,9 @@ def render_run(
     cams = select_frames(source, settings)
     layout = RunLayout(Path(out).resolve())
     layout.root.mkdir(parents=True, exist_ok=True)
+    # Rendered frame by frame (resumable), so the run folder is marked as grade's own output
+    # at once: its files are then replaced in place, and `--overwrite` elsewhere may replace it.
+    write_marker(layout.root)
     _copy_static(source, layout, cams)
     todo = [
         (cf, s)
