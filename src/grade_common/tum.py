@@ -28,6 +28,7 @@ from grade_common.types import FloatArray
 DEPTH_SCALE = 5000.0  # uint16 depth units per metre
 MAX_DEPTH_M = 65535 / DEPTH_SCALE  # deepest representable depth, 13.107 m
 MAX_STAMP_S = 9e9  # stamps become int64 nanoseconds (up to 9.22e18 ns)
+MAX_CAMERA_MATRIX_PX = 1e7  # camera_info K entries limit (a 16384 px image at 0.1 deg fov: 1e7)
 MAX_IMAGE_SIZE_PX = 16384  # camera_info width/height limit (well above any camera grade renders)
 GROUNDTRUTH_TXT = "groundtruth.txt"  # camera (optical frame) poses of a camera folder
 TRAJECTORY_TXT = "trajectory.txt"  # base_link poses of a robot folder, or of an export
@@ -302,4 +303,10 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
         )
     if not (k[0, 0] > 0 and k[1, 1] > 0):
         raise error(f"{file}: K has non-positive focal lengths fx={k[0, 0]}, fy={k[1, 1]}")
+    if np.abs(k).max() > MAX_CAMERA_MATRIX_PX:
+        # A finite but absurd K (1e300) overflows every projection that uses it.
+        raise error(
+            f"{file}: K = {k.ravel().tolist()}: focal lengths and principal point must be "
+            f"within [-{MAX_CAMERA_MATRIX_PX:g}, {MAX_CAMERA_MATRIX_PX:g}] pixels"
+        )
     return info

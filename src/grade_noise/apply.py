@@ -38,6 +38,10 @@ TUM_RGB_TOPIC = "/tum/rgb"
 TUM_DEPTH_TOPIC = "/tum/depth"
 TUM_MOTION_TOPIC = "/tum/groundtruth"
 
+# Camera motion beyond these is refused as a damaged groundtruth.txt (NaN compares False).
+MAX_CAMERA_SPEED_MPS = 1e4
+MAX_CAMERA_RATE_RAD_S = 1e4
+
 
 @dataclass(frozen=True)
 class ApplyResult:
@@ -283,8 +287,20 @@ def _camera_motion_from_groundtruth(
     dt = t[i1] - t[i0]
     if np.any(dt <= 0.0):
         raise NoiseInputError(f"{path}: timestamps must increase")
-    omega = (rot[i0].inv() * rot[i1]).as_rotvec() / dt[:, None]
-    vel = rot.inv().apply(pos[i1] - pos[i0]) / dt[:, None]
+    with np.errstate(over="ignore", invalid="ignore", divide="ignore"):
+        omega = (rot[i0].inv() * rot[i1]).as_rotvec() / dt[:, None]
+        vel = rot.inv().apply(pos[i1] - pos[i0]) / dt[:, None]
+    if not (
+        np.all(np.abs(omega) <= MAX_CAMERA_RATE_RAD_S)
+        and np.all(np.abs(vel) <= MAX_CAMERA_SPEED_MPS)
+    ):
+        # Huge stamps or positions (1e300) give absurd or overflowing velocities, and the blur
+        # would then warp without end; no camera moves like that.
+        raise NoiseInputError(
+            f"{path}: the poses give a camera velocity beyond {MAX_CAMERA_SPEED_MPS:g} m/s or "
+            f"{MAX_CAMERA_RATE_RAD_S:g} rad/s (stamps from {t.min():g} to "
+            f"{t.max():g} s, positions up to {np.abs(pos).max():g} m); check the file's values"
+        )
     return t, omega, vel
 
 

@@ -50,6 +50,7 @@ def test_a_tum_folder_with_a_mutated_file_is_noised_or_refused(
         ("width: 0", "width = 0: allowed [1, 16384] pixels"),
         ("K: [.inf, 0, 32, 0, 30, 24, 0, 0, 1]", "K holds a non-finite value"),
         ("depth_scale: .nan", "depth_scale = nan: must be a finite number > 0"),
+        ("K: [1e300, 0, 32, 0, 1e300, 24, 0, 0, 1]", "focal lengths and principal point"),
     ],
 )
 def test_absurd_camera_info_values_are_refused(
@@ -69,6 +70,28 @@ def test_absurd_camera_info_values_are_refused(
     argv = ["apply", str(cam), str(tmp_path / "noisy"), "--seed", "1", "--no-progress"]
     err = accepted_or_refused(lambda: noise_main(argv), tmp_path, str(info))
     assert message in str(err)
+
+
+@pytest.mark.parametrize("value", ["1e300", "-1e300", "1e6"])
+def test_poses_with_an_absurd_camera_velocity_are_refused(
+    tmp_path: Path, tum_files: dict[str, bytes], value: str
+) -> None:
+    # Found by the long fuzz run: a huge position in groundtruth.txt overflowed the blur's
+    # motion or made it warp without end.
+    cam = tmp_path / "camera"
+    for rel, content in tum_files.items():
+        (cam / rel).parent.mkdir(parents=True, exist_ok=True)
+        (cam / rel).write_bytes(content)
+    truth = cam / "groundtruth.txt"
+    lines = truth.read_text().splitlines()
+    last = [i for i, line in enumerate(lines) if not line.startswith("#")][-1]
+    fields = lines[last].split()
+    fields[1] = value  # tx of the last pose
+    lines[last] = " ".join(fields)
+    truth.write_text("\n".join(lines) + "\n")
+    argv = ["apply", str(cam), str(tmp_path / "noisy"), "--seed", "1", "--no-progress"]
+    err = accepted_or_refused(lambda: noise_main(argv), tmp_path, str(truth))
+    assert "camera velocity beyond" in str(err)
 
 
 @pytest.mark.parametrize("stamp", ["1e999", "1e300", "nan"])

@@ -57,6 +57,9 @@ _NODE_DEFAULTS: dict[str, Any] = {
     "map_output": "",
 }
 
+# Camera poses kept to pair with depth images: 4 s at the default 60 Hz pose rate.
+_POSE_QUEUE = 240
+
 
 def depth_image_to_array(msg: Image) -> np.ndarray:
     """sensor_msgs/Image (32FC1 metres or 16UC1 millimetres) -> float metres (H, W)."""
@@ -141,8 +144,10 @@ class ExplorerNode(Node):
         self.create_subscription(
             CameraInfo, f"/{robot}/{camera}/camera_info", self._on_info, qos_profile_sensor_data
         )
+        # Every camera pose is kept (reliable, deep queue): a depth image is only used with the
+        # pose of its own stamp, and a busy executor would otherwise drop exactly those poses.
         self.create_subscription(
-            PoseStamped, f"/{robot}/{camera}/pose", self._on_pose, qos_profile_sensor_data
+            PoseStamped, f"/{robot}/{camera}/pose", self._on_pose, QoSProfile(depth=_POSE_QUEUE)
         )
         self.create_subscription(Odometry, f"/{robot}/odom", self._on_odom, qos_profile_sensor_data)
         self._path_pub = self.create_publisher(Path, f"/{robot}/setpoint/path", QoSProfile(depth=5))
@@ -166,7 +171,7 @@ class ExplorerNode(Node):
 
     def _on_pose(self, msg: PoseStamped) -> None:
         self._poses[self._stamp_ns(msg.header.stamp)] = pose_matrix(msg.pose)
-        while len(self._poses) > 120:
+        while len(self._poses) > _POSE_QUEUE:
             self._poses.pop(next(iter(self._poses)))
 
     def _on_odom(self, msg: Odometry) -> None:
