@@ -83,7 +83,10 @@ def test_static_map_to_odom_beside_the_simulator_gives_one_tree(
         proc = sim_node(
             tmp_path,
             "publish_world_odom:=false",
-            "duration_s:=1.0",
+            # Paced to the wall clock: a run faster than real time can end before the observer
+            # has matched the simulator's publishers on a loaded machine.
+            "realtime:=true",
+            "duration_s:=3.0",
             "start_delay_s:=2.0",
         )
         spin_until(
