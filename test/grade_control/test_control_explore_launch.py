@@ -70,6 +70,9 @@ def test_explorer_covers_the_free_floor_of_a_short_run(tmp_path: Path, repo_root
                 f"scenario:={scenario}",
                 f"output_dir:={run_dir}",
                 f"map_output:={seen_file}",
+                # Lockstep waits for the controller, not the explorer: unpaced, the simulator
+                # ran at 2.5x real time and ended before a starved explorer picked a frontier.
+                "realtime:=true",
             ]
         ),
         cwd=tmp_path,
