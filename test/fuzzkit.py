@@ -75,3 +75,17 @@ def accepted_or_refused(
     assert names in str(refused), f"the message does not name {names!r}: {refused}"
     assert tree(folder) == before, "a refused input left files behind"
     return refused
+
+
+def loaded_or_refused(
+    tmp_path: Path, name: str, data: bytes, load: Callable[[Path], Any], error: type[GradeError]
+) -> Any:
+    """Write `data` as `name` in a folder of its own, then `accepted_or_refused(load(file))`.
+
+    Hypothesis reuses `tmp_path` across examples, so the file is simply rewritten each time.
+    """
+    folder = tmp_path / "in"
+    folder.mkdir(exist_ok=True)
+    file = folder / name
+    file.write_bytes(data)
+    return accepted_or_refused(lambda: load(file), folder, str(file), error)

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hypothesis import given
 
-from fuzzkit import accepted_or_refused, mutated
+from fuzzkit import accepted_or_refused, loaded_or_refused, mutated
 from grade_launch.errors import LaunchFileError
 from grade_launch.validate import check_launch_file
 
@@ -16,11 +16,7 @@ BASE = (REPO / "launch" / "indoor_uav.launch.yaml").read_bytes()
 
 @given(data=mutated(BASE))
 def test_a_mutated_launch_file_is_checked_or_refused(tmp_path: Path, data: bytes) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir(exist_ok=True)
-    file = folder / "fuzz.launch.yaml"
-    file.write_bytes(data)
-    accepted_or_refused(lambda: check_launch_file(file), folder, str(file), LaunchFileError)
+    loaded_or_refused(tmp_path, "fuzz.launch.yaml", data, check_launch_file, LaunchFileError)
 
 
 def test_a_non_utf8_launch_file_names_the_byte(tmp_path: Path) -> None:

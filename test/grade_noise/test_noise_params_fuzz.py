@@ -6,7 +6,7 @@ from pathlib import Path
 
 from hypothesis import given
 
-from fuzzkit import accepted_or_refused, mutated
+from fuzzkit import loaded_or_refused, mutated
 from grade_noise.config import load_config
 from grade_noise.errors import NoiseConfigError
 
@@ -16,8 +16,4 @@ BASE = (REPO / "config" / "noise.yaml").read_bytes()
 
 @given(data=mutated(BASE))
 def test_a_mutated_parameters_file_loads_or_is_refused(tmp_path: Path, data: bytes) -> None:
-    folder = tmp_path / "in"
-    folder.mkdir(exist_ok=True)
-    file = folder / "noise.yaml"
-    file.write_bytes(data)
-    accepted_or_refused(lambda: load_config(file), folder, str(file), NoiseConfigError)
+    loaded_or_refused(tmp_path, "noise.yaml", data, load_config, NoiseConfigError)

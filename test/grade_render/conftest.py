@@ -6,40 +6,13 @@ from pathlib import Path
 
 import pytest
 
-from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.sim.run import run_scenario
-
-
-def small_scenario(width: int = 80, height: int = 60) -> Scenario:
-    return scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": 0.25,
-            "bootstrap_s": 0.1,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": 2},
-            "flying_objects": {"count": 1},
-            "lights": {"count": 1},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [
-                        {
-                            "name": "camera",
-                            "width": width,
-                            "height": height,
-                            "mount": {"xyz": [0.2, 0.0, 0.0]},
-                        }
-                    ],
-                }
-            ],
-        }
-    )
+from scenario_kit import small_scenario
 
 
 @pytest.fixture(scope="session")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("render_src") / "run"
-    result = run_scenario(small_scenario(), out)
+    result = run_scenario(small_scenario(80, 60, duration_s=0.25), out)
     assert result.stats.status == "complete"
     return result.path

@@ -27,42 +27,16 @@ from grade_replay.replay import (
     RunDirError,
     replay_run,
 )
-from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
+from grade_sim.config.scenario import scenario_from_mapping, scenario_to_mapping
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
 from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sim.orchestrator import stamp_ns_of
 from grade_sim.sim.run import SimulatorSpec, run_scenario
+from scenario_kit import small_scenario
 
 PERSON_IDS_KEY = "person"
-
-
-def _small_scenario() -> Scenario:
-    return scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": 0.5,
-            "bootstrap_s": 0.1,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": 2},
-            "flying_objects": {"count": 1},
-            "lights": {"count": 1},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [
-                        {
-                            "name": "camera",
-                            "width": 160,
-                            "height": 120,
-                            "mount": {"xyz": [0.2, 0.0, 0.0]},
-                        }
-                    ],
-                }
-            ],
-        }
-    )
 
 
 def _snapshot(root: Path) -> dict[str, str]:
@@ -94,7 +68,7 @@ def _frames(cam_dir: Path, kind: str) -> dict[str, np.ndarray]:
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A small recorded run (160x120 camera, 2 people, 0.6 s) shared by this module."""
     out = tmp_path_factory.mktemp("recorded") / "orig"
-    result = run_scenario(_small_scenario(), out)
+    result = run_scenario(small_scenario(), out)
     assert result.stats.status == "complete"
     return result.path
 
@@ -316,7 +290,7 @@ def test_lights_rates_and_noise_seed(recorded: Path, replay: Callable[..., Repla
 
 
 def test_interrupted_record_replays_up_to_its_last_step(tmp_path: Path) -> None:
-    spec = SimulatorSpec(build_scene(_small_scenario()))
+    spec = SimulatorSpec(build_scene(small_scenario()))
 
     def stop_at_50(step: int, total: int) -> None:
         if step >= 50:
@@ -332,7 +306,7 @@ def test_interrupted_record_replays_up_to_its_last_step(tmp_path: Path) -> None:
 
 
 def test_replay_of_a_kinematic_teleport_run_reproduces_the_imu(tmp_path: Path) -> None:
-    scenario = _small_scenario()
+    scenario = small_scenario()
     data = scenario_to_mapping(scenario)
     data["robots"][0]["motion"]["mode"] = "teleport"
     original = run_scenario(scenario_from_mapping(data), tmp_path / "kinematic")

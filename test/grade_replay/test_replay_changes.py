@@ -19,23 +19,13 @@ from grade_replay.changes import (
     parse_rgb,
 )
 from grade_replay.errors import ReplayConfigError
-from grade_sim.config.scenario import Scenario, Stream, scenario_from_mapping
+from grade_sim.config.scenario import Scenario, Stream
 from grade_sim.scene import Scene, build_scene
+from scenario_kit import small_scenario
 
 
 def _scenario(**overrides: Any) -> Scenario:
-    data: dict[str, Any] = {
-        "seed": 11,
-        "duration_s": 0.5,
-        "bootstrap_s": 0.1,
-        "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-        "people": {"count": 2},
-        "flying_objects": {"count": 1},
-        "lights": {"count": 2},
-        "robots": [{"name": "uav1", "cameras": [{"name": "camera", "width": 160, "height": 120}]}],
-    }
-    data.update(overrides)
-    return scenario_from_mapping(data)
+    return small_scenario(**{"seed": 11, "lights": {"count": 2}, **overrides})
 
 
 def _assert_same_draw(a: Scene, b: Scene) -> None:

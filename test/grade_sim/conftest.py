@@ -13,34 +13,7 @@ from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene
 from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
-
-
-def small_mapping(**overrides: Any) -> dict[str, Any]:
-    """Plain data of a small, fast scenario (160x120 camera, 2x1 rooms, short run)."""
-    data: dict[str, Any] = {
-        "seed": 7,
-        "duration_s": 0.5,
-        "bootstrap_s": 0.1,
-        "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-        "people": {"count": 2},
-        "flying_objects": {"count": 1},
-        "lights": {"count": 1},
-        "robots": [
-            {
-                "name": "uav1",
-                "cameras": [
-                    {
-                        "name": "camera",
-                        "width": 160,
-                        "height": 120,
-                        "mount": {"xyz": [0.2, 0.0, 0.0]},
-                    }
-                ],
-            }
-        ],
-    }
-    data.update(overrides)
-    return data
+from scenario_kit import small_mapping
 
 
 @pytest.fixture(scope="session")

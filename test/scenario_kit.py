@@ -1,0 +1,44 @@
+"""The small scenario most tests run: 2x1 procedural rooms, two people, a flying object, a UAV.
+
+One definition, so the simulator, replay and render tests exercise the same small world and a
+change to it is made once.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from grade_sim.config.scenario import Scenario, scenario_from_mapping
+
+
+def small_mapping(width: int = 160, height: int = 120, **overrides: Any) -> dict[str, Any]:
+    """Plain data of a small, fast scenario (a `width` x `height` camera, short run)."""
+    data: dict[str, Any] = {
+        "seed": 7,
+        "duration_s": 0.5,
+        "bootstrap_s": 0.1,
+        "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
+        "people": {"count": 2},
+        "flying_objects": {"count": 1},
+        "lights": {"count": 1},
+        "robots": [
+            {
+                "name": "uav1",
+                "cameras": [
+                    {
+                        "name": "camera",
+                        "width": width,
+                        "height": height,
+                        "mount": {"xyz": [0.2, 0.0, 0.0]},
+                    }
+                ],
+            }
+        ],
+    }
+    data.update(overrides)
+    return data
+
+
+def small_scenario(width: int = 160, height: int = 120, **overrides: Any) -> Scenario:
+    """The validated small scenario (see `small_mapping`)."""
+    return scenario_from_mapping(small_mapping(width, height, **overrides))
