@@ -4,7 +4,8 @@ processes in lockstep; the explorer's seen map covers a stated share of the free
 A short run in a small world (two 5 x 5 m rooms, no people), depth-only 160 x 120 camera: the
 UAV turns on the spot (about 13 s), then flies to frontiers; after 25 simulated seconds the
 explorer must have seen at least 70 % of the free floor (measured: 96.9 %). Lockstep makes the
-run independent of the machine's speed.
+run independent of the machine's speed: the simulator waits for the controller's command at
+every odometry sample and for the explorer's acknowledgement of every depth image.
 """
 
 from __future__ import annotations
@@ -70,9 +71,6 @@ def test_explorer_covers_the_free_floor_of_a_short_run(tmp_path: Path, repo_root
                 f"scenario:={scenario}",
                 f"output_dir:={run_dir}",
                 f"map_output:={seen_file}",
-                # Lockstep waits for the controller, not the explorer: unpaced, the simulator
-                # ran at 2.5x real time and ended before a starved explorer picked a frontier.
-                "realtime:=true",
             ]
         ),
         cwd=tmp_path,
@@ -81,6 +79,9 @@ def test_explorer_covers_the_free_floor_of_a_short_run(tmp_path: Path, repo_root
         assert launch.wait(timeout_s=300) == 0, launch.text
     finally:
         launch.cleanup()
+    assert "acknowledged by followers: /uav1/camera/depth/image_raw:/uav1/explorer/depth_ack" in (
+        launch.text
+    )
     assert "look around" in launch.text
     assert "frontier at" in launch.text, launch.text
     seen, track = load_seen_map(seen_file)

@@ -8,6 +8,11 @@ joint_controller's path mode, at `altitude_m`, facing the direction of travel) a
 nav_msgs/OccupancyGrid on /<robot>/explorer/map. When to look around, replan or finish is
 `grade_control.exploration`. With `map_output` set, the seen map (first-seen stamp per cell) and
 the robot's track are written there on shutdown, for `grade explore coverage`.
+
+With `depth_ack` on (lockstep runs), every depth image is integrated as it arrives (not at
+`map_rate_hz`) and its stamp is then published as std_msgs/Header on /<robot>/explorer/depth_ack;
+sim_node's `lockstep_acks` waits for it before the next image, so the explorer keeps up with the
+simulation however busy the machine is.
 """
 
 from __future__ import annotations
@@ -23,6 +28,7 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import Header
 
 from grade_common.atomic import StagedOutput
 from grade_common.images import image_to_array
@@ -55,6 +61,7 @@ _NODE_DEFAULTS: dict[str, Any] = {
     "min_goal_distance_m": 1.0,
     "stuck_timeout_s": 8.0,
     "map_output": "",
+    "depth_ack": False,
 }
 
 # Camera poses kept to pair with depth images: 4 s at the default 60 Hz pose rate.
@@ -156,7 +163,13 @@ class ExplorerNode(Node):
             f"/{robot}/explorer/map",
             QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL),
         )
-        self.create_timer(1.0 / float(p["map_rate_hz"]), self._integrate)
+        self._ack_pub = (
+            self.create_publisher(Header, f"/{robot}/explorer/depth_ack", QoSProfile(depth=10))
+            if p["depth_ack"]
+            else None
+        )
+        if self._ack_pub is None:
+            self.create_timer(1.0 / float(p["map_rate_hz"]), self._integrate)
         self.create_timer(float(p["replan_period_s"]), self._replan)
 
     @staticmethod
@@ -165,14 +178,20 @@ class ExplorerNode(Node):
 
     def _on_depth(self, msg: Image) -> None:
         self._depth = msg
+        if self._ack_pub is not None:
+            self._integrate()
 
     def _on_info(self, msg: CameraInfo) -> None:
         self._camera_matrix = np.array(msg.k, dtype=np.float64).reshape(3, 3)
+        if self._ack_pub is not None:
+            self._integrate()
 
     def _on_pose(self, msg: PoseStamped) -> None:
         self._poses[self._stamp_ns(msg.header.stamp)] = pose_matrix(msg.pose)
         while len(self._poses) > _POSE_QUEUE:
             self._poses.pop(next(iter(self._poses)))
+        if self._ack_pub is not None:
+            self._integrate()
 
     def _on_odom(self, msg: Odometry) -> None:
         self._position = np.array([msg.pose.pose.position.x, msg.pose.pose.position.y])
@@ -185,22 +204,35 @@ class ExplorerNode(Node):
     def _integrate(self) -> None:
         if self._depth is None or self._camera_matrix is None or not self._poses:
             return
-        depth_msg, self._depth = self._depth, None
-        stamp = self._stamp_ns(depth_msg.header.stamp)
+        stamp = self._stamp_ns(self._depth.header.stamp)
         nearest = min(self._poses, key=lambda s: abs(s - stamp))
         if abs(nearest - stamp) > 20_000_000:  # no camera pose within 20 ms of the image
+            if self._ack_pub is not None and max(self._poses) < stamp:
+                return  # acknowledging: its pose is still on the way; wait for it
             self.get_logger().warning(
                 "depth image without a matching camera pose: skipped", throttle_duration_sec=2.0
             )
+            self._finish(False)
             return
         try:
-            depth = depth_image_to_array(depth_msg)
+            depth = depth_image_to_array(self._depth)
         except ControlError as err:
             self.get_logger().warning(str(err), throttle_duration_sec=5.0)
+            self._finish(False)
             return
         self.explorer.integrate_depth(
             depth, self._camera_matrix, self._poses[nearest], stamp_s=stamp / 1e9
         )
+        self._finish(True)
+
+    def _finish(self, integrated: bool) -> None:
+        """Done with the pending depth image (integrated or skipped): acknowledge its stamp."""
+        done, self._depth = self._depth, None
+        if self._ack_pub is not None and done is not None:
+            ack = Header()
+            ack.stamp = done.header.stamp
+            ack.frame_id = "integrated" if integrated else "skipped"
+            self._ack_pub.publish(ack)
 
     def _replan(self) -> None:
         self._publish_map()

@@ -33,6 +33,7 @@ from rclpy.qos import (
 )
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 
 from grade_common.errors import ConfigError, GradeError
 from grade_common.names import ROS_NAME_PATTERN
@@ -44,6 +45,7 @@ from grade_sim.scene import build_scene
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
+from grade_sim.sim.acks import AckGate, parse_ack_links
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 
@@ -125,6 +127,12 @@ class SimNodeParameters:
     lockstep_timeout_s: float = _parameter(
         10.0, "wall-clock seconds to wait for a lockstep command", _NONNEGATIVE
     )
+    lockstep_acks: str = _parameter(
+        "",
+        "lockstep: INPUT:ACK topic pairs, comma-separated; each message on INPUT waits for the "
+        "previous one's stamp on ACK (std_msgs/Header) from a follower such as the explorer",
+        _TEXT,
+    )
     start_delay_s: float = _parameter(
         1.0, "wall-clock seconds to let subscribers connect before stepping", _NONNEGATIVE
     )
@@ -166,6 +174,7 @@ class SimNodeParameters:
             raise ConfigError(
                 f"parameter 'duration_s': {self.duration_s} must be > 0 (or -1 to keep)"
             )
+        parse_ack_links(self.lockstep_acks)
 
     def sensor_qos_profile(self, topic: TopicSpec) -> QoSProfile:
         """The publisher QoS of a sensor topic (the core marks them QosProfile.SENSOR)."""
@@ -219,6 +228,7 @@ class _Publisher:
         commands: CommandStore,
         odom_topics: dict[str, str],
         qos: Callable[[TopicSpec], QoSProfile] = lambda t: QOS[t.qos],
+        acks: AckGate | None = None,
     ) -> None:
         self._pubs = {
             t.name: node.create_publisher(_msg_class(t.msgtype), t.name, qos(t)) for t in topics
@@ -229,8 +239,21 @@ class _Publisher:
         self._odom_topic = dict(odom_topics)
         self._last_state: dict[str, bytes] = {}
         commands.resend = self.resend_state
+        self._acks = acks
+        if acks is not None:
+            unknown = [
+                link.input_topic for link in acks.links if link.input_topic not in self._pubs
+            ]
+            if unknown:
+                raise ConfigError(
+                    f"parameter 'lockstep_acks': the simulator publishes no topic {unknown}; "
+                    f"it publishes {sorted(self._pubs)}"
+                )
+            acks.resend = lambda topic, cdr: self._pubs[topic].publish(cdr)
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        if self._acks is not None:
+            self._acks.before_publish(topic.name, stamp_ns, cdr)
         self._pubs[topic.name].publish(cdr)
         self.published[topic.name] += 1
         robot = self._odom_robot.get(topic.name)
@@ -258,6 +281,19 @@ class _Publisher:
                     raise LockstepTimeoutError(
                         f"lockstep: no controller for robot {robot!r} within {timeout_s} s "
                         f"(nothing subscribes to {topic} or publishes /{robot}/joint_commands)"
+                    )
+                stop.wait(0.05)
+        for link in self._acks.links if self._acks is not None else ():
+            while not stop.is_set():
+                if (
+                    self._pubs[link.input_topic].get_subscription_count() > 0
+                    and node.count_publishers(link.ack_topic) > 0
+                ):
+                    break
+                if time.monotonic() > deadline:
+                    raise LockstepTimeoutError(
+                        f"lockstep: no follower within {timeout_s} s (nothing subscribes to "
+                        f"{link.input_topic} or publishes {link.ack_topic})"
                     )
                 stop.wait(0.05)
 
@@ -300,6 +336,15 @@ class SimNode(Node):
             self.scenario = replace(self.scenario, robots=self.scenario.robots[: p.robot_count])
         self.params = p
         self.commands = CommandStore(p.command_timeout_s, p.lockstep, p.lockstep_timeout_s)
+        links = parse_ack_links(p.lockstep_acks) if p.lockstep else ()
+        self.acks = AckGate(links, p.lockstep_timeout_s) if links else None
+        for link in links:
+            self.create_subscription(
+                Header,
+                link.ack_topic,
+                lambda msg, t=link.ack_topic: self._on_ack(t, msg),
+                QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE),
+            )
         self._joints: dict[str, tuple[str, ...]] = {}
         for robot in self.scenario.robots:
             self._joints[robot.name] = robot_model(robot).joint_names
@@ -313,7 +358,12 @@ class SimNode(Node):
         self.get_logger().info(
             f"scenario {p.scenario} (seed {self.scenario.seed}, {self.scenario.duration_s} s, "
             f"{len(self.scenario.robots)} robot(s)), lockstep={p.lockstep}"
+            + (f", acknowledged by followers: {p.lockstep_acks}" if links else "")
         )
+
+    def _on_ack(self, ack_topic: str, msg: Header) -> None:
+        if self.acks is not None:
+            self.acks.acknowledge(ack_topic, msg.stamp.sec * 1_000_000_000 + msg.stamp.nanosec)
 
     def _on_command(self, robot: str, msg: JointState) -> None:
         stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
@@ -354,6 +404,7 @@ def _run(node: SimNode) -> int:
         node.commands,
         odom_topics,
         node.params.publisher_qos,
+        node.acks,
     )
     spec = SimulatorSpec(scene, observers=(publisher,), command_source=node.commands)
     out = node.params.output_dir
