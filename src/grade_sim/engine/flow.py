@@ -21,6 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.engine.geom_frames import apply_per_geom
 from grade_sim.engine.pixels import pixel_grid, project
 
 
@@ -51,16 +52,19 @@ def backward_flow(
     out = np.full((h, w, 2), np.nan, dtype=np.float32)
     if previous is None:
         return out
-    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0)
-    g = geom_ids[hit]
-    world = points_cam[hit] @ now.r_world_optical.T + now.position_world_optical
-    local = np.einsum("nji,nj->ni", now.geom_rot[g], world - now.geom_pos[g])
-    world_prev = np.einsum("nij,nj->ni", previous.geom_rot[g], local) + previous.geom_pos[g]
-    cam_prev = (world_prev - previous.position_world_optical) @ previous.r_world_optical
-    in_front = cam_prev[:, 2] > 1e-9
-    uv_prev = np.full((len(g), 2), np.nan)
-    uv_prev[in_front] = project(cam_prev[in_front], k)
+    # Per geom, the map from the camera frame at t to the camera frame at t-1:
+    # world X = Rc p + c; carried X' = D (X - x_g) + x_g' with D = R_g' R_g^T; p' = Rc'^T (X' - c').
+    d = previous.geom_rot @ np.swapaxes(now.geom_rot, 1, 2)
+    rot = previous.r_world_optical.T @ d @ now.r_world_optical
+    carried = np.einsum("gij,gj->gi", d, now.position_world_optical - now.geom_pos)
+    shift = (carried + previous.geom_pos - previous.position_world_optical) @ (
+        previous.r_world_optical
+    )
+    seen_before = apply_per_geom(rot, shift, geom_ids, points_cam)
+    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0) & (seen_before[..., 2] > 1e-9)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        uv_prev = project(seen_before, k)
     u, v = pixel_grid(h, w)
-    here = np.stack([u[hit], v[hit]], axis=-1)
-    out[hit] = (here - uv_prev).astype(np.float32)
+    out[..., 0] = np.where(hit, u - uv_prev[..., 0], np.nan)
+    out[..., 1] = np.where(hit, v - uv_prev[..., 1], np.nan)
     return out

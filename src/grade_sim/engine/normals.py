@@ -16,6 +16,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.engine.geom_frames import apply_per_geom
 
 # mjtGeom values (the core does not import MuJoCo)
 PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
@@ -24,44 +25,39 @@ PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 def primitive_normals_local(
     points_local: FloatArray, geom_type: NDArray[np.int_], size: FloatArray
 ) -> FloatArray:
-    """Outward normals (n, 3) of points (n, 3) on primitives, in each geom's frame.
+    """Outward unit normals (n, 3) of points (n, 3) on primitives, in each geom's frame.
 
     Rows of another type (mesh, height field) are NaN.
     """
     p = points_local
     out = np.full_like(p, np.nan)
-    ez = np.zeros_like(p)
-    ez[:, 2] = 1.0
-    sel = geom_type == PLANE
-    out[sel] = ez[sel]
-    sel = geom_type == SPHERE
-    out[sel] = p[sel]
-    sel = geom_type == ELLIPSOID
-    out[sel] = p[sel] / size[sel] ** 2
-    sel = geom_type == BOX
-    if np.any(sel):
-        pb, half = p[sel], size[sel]
-        face = np.argmax(np.abs(pb) - half, axis=1)
-        n = np.zeros_like(pb)
-        n[np.arange(len(pb)), face] = np.sign(pb[np.arange(len(pb)), face])
-        out[sel] = n
-    sel = geom_type == CAPSULE
-    if np.any(sel):
-        pc, half_len = p[sel], size[sel, 1]
-        axis_point = np.zeros_like(pc)
-        axis_point[:, 2] = np.clip(pc[:, 2], -half_len, half_len)
-        out[sel] = pc - axis_point
-    sel = geom_type == CYLINDER
-    if np.any(sel):
-        py, radius, half_len = p[sel], size[sel, 0], size[sel, 1]
-        radial = np.hypot(py[:, 0], py[:, 1])
-        on_cap = np.abs(py[:, 2]) - half_len > radial - radius
-        n = py.copy()
+    present = set(np.unique(geom_type).tolist())
+    if PLANE in present:
+        out[geom_type == PLANE] = (0.0, 0.0, 1.0)
+    if SPHERE in present:
+        out = np.where((geom_type == SPHERE)[:, None], p, out)
+    if ELLIPSOID in present:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            out = np.where((geom_type == ELLIPSOID)[:, None], p / size**2, out)
+    if BOX in present:
+        face = np.argmax(np.abs(p) - size, axis=1)
+        n = np.zeros_like(p)
+        rows = np.arange(len(p))
+        n[rows, face] = np.sign(p[rows, face])
+        out = np.where((geom_type == BOX)[:, None], n, out)
+    if CAPSULE in present:
+        n = p.copy()
+        n[:, 2] -= np.clip(p[:, 2], -size[:, 1], size[:, 1])  # minus the nearest axis point
+        out = np.where((geom_type == CAPSULE)[:, None], n, out)
+    if CYLINDER in present:
+        radial = np.hypot(p[:, 0], p[:, 1])
+        on_cap = np.abs(p[:, 2]) - size[:, 1] > radial - size[:, 0]
+        n = p.copy()
         n[:, 2] = 0.0
         n[on_cap] = 0.0
-        n[on_cap, 2] = np.sign(py[on_cap, 2])
-        out[sel] = n
-    norm = np.linalg.norm(out, axis=1, keepdims=True)
+        n[on_cap, 2] = np.sign(p[on_cap, 2])
+        out = np.where((geom_type == CYLINDER)[:, None], n, out)
+    norm = np.sqrt(np.einsum("ij,ij->i", out, out))[:, None]
     with np.errstate(invalid="ignore", divide="ignore"):
         unit: FloatArray = out / norm
     return unit
@@ -122,21 +118,36 @@ def normals_camera(
     """
     h, w, _ = points_cam.shape
     hit = (geom_ids >= 0) & (points_cam[..., 2] > 0)
-    out = np.full((h, w, 3), np.nan)
-    g = geom_ids[hit]
-    world = points_cam[hit] @ r_world_optical.T + position_world_optical
-    rot = geom_rot[g]
-    local = np.einsum("nji,nj->ni", rot, world - geom_pos[g])
-    n_local = primitive_normals_local(local, geom_type[g], geom_size[g])
-    n_world = np.einsum("nij,nj->ni", rot, n_local)
-    out[hit] = n_world @ r_world_optical
+    # Per geom, camera frame -> geom frame: local = R_g^T (Rc p + c - x_g).
+    to_geom = np.swapaxes(geom_rot, 1, 2) @ r_world_optical
+    shift = np.einsum("gji,gj->gi", geom_rot, position_world_optical - geom_pos)
+    local = apply_per_geom(to_geom, shift, geom_ids, points_cam).reshape(-1, 3)
+    g = np.maximum(geom_ids, 0).reshape(-1)
+    types = geom_type[g]
+    axes_cam = np.swapaxes(to_geom, 1, 2)  # [:, :, j]: the geom's axis j in the camera frame
+    flat = np.full((h * w, 3), np.nan)
+    # Planes and boxes: one of the geom's axes (the cheap, common case: walls, floors, furniture).
+    sel = np.flatnonzero(types == PLANE)
+    flat[sel] = axes_cam[g[sel], :, 2]
+    sel = np.flatnonzero(types == BOX)
+    if len(sel):
+        pb = local[sel]
+        face = np.argmax(np.abs(pb) - geom_size[g[sel]], axis=1)
+        sign = np.sign(pb[np.arange(len(sel)), face])
+        flat[sel] = axes_cam[g[sel], :, face] * sign[:, None]
+    # Curved primitives: the normal in the geom's frame, turned into the camera frame.
+    sel = np.flatnonzero(np.isin(types, (SPHERE, CAPSULE, ELLIPSOID, CYLINDER)))
+    if len(sel):
+        n_local = primitive_normals_local(local[sel], types[sel], geom_size[g[sel]])
+        flat[sel] = np.einsum("nij,nj->ni", axes_cam[g[sel]], n_local)
+    out = flat.reshape(h, w, 3)
     from_depth = hit & np.isnan(out[..., 0])
     if np.any(from_depth):
         labels = np.where(hit, geom_ids, -1)
         out[from_depth] = depth_normals(points_cam, labels)[from_depth]
     # Face the camera: the normal points against the viewing ray (inside views of a sphere too).
-    flip = np.einsum("hwc,hwc->hw", np.nan_to_num(out), points_cam) > 0
-    out[flip] *= -1.0
+    facing = np.sign(np.einsum("hwc,hwc->hw", out, points_cam))
+    out *= np.where(facing > 0, -1.0, 1.0)[..., None]
     out[~hit] = 0.0
     result: NDArray[np.float32] = np.nan_to_num(out, nan=0.0).astype(np.float32)
     return result

@@ -57,7 +57,7 @@ def _png(path: Path) -> np.ndarray:
 
 
 def test_the_stream_names_are_the_folder_names() -> None:
-    assert EXTRA_IMAGE_KINDS == (Stream.SEMANTIC.value, Stream.NORMALS.value, Stream.FLOW.value)
+    assert (Stream.SEMANTIC.value, Stream.NORMALS.value, Stream.FLOW.value) == EXTRA_IMAGE_KINDS
 
 
 def test_classes_yaml_is_the_class_table(run: tuple[Path, Bag, ClassTable]) -> None:
@@ -96,12 +96,15 @@ def test_normals_and_flow_files_match_the_bag(run: tuple[Path, Bag, ClassTable])
     flow_bag = _bag_images(bag, "flow")
     stamps = sorted(normals_bag, key=float)  # the bag has the bootstrap frames too
     written = {ln.split()[0] for ln in (cam / "normals.txt").read_text().splitlines()[2:]}
-    assert written and written <= set(stamps)
+    assert written
+    assert written <= set(stamps)
     for k, t in enumerate(stamps):
         n, flow = normals_bag[t], flow_bag[t]
-        assert n.shape == (120, 160, 3) and n.dtype == np.float32
+        assert n.shape == (120, 160, 3)
+        assert n.dtype == np.float32
         np.testing.assert_allclose(np.linalg.norm(n, axis=-1), 1.0, atol=1e-5)  # a closed room
-        assert flow.shape == (120, 160, 2) and flow.dtype == np.float32
+        assert flow.shape == (120, 160, 2)
+        assert flow.dtype == np.float32
         if k == 0:
             assert np.isnan(flow).all()  # no previous frame
         else:
