@@ -14,6 +14,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -39,7 +40,7 @@ _ENCODE: dict[Stream, tuple[str, Callable[[CameraFrame], NDArray[np.generic] | N
     Stream.NORMALS: ("32FC3", lambda f: f.normals_cam),
     Stream.FLOW: ("32FC2", lambda f: f.flow_px),
 }
-_PNG: dict[Stream, Callable[[NDArray[np.generic]], NDArray[np.generic]]] = {
+_PNG: dict[Stream, Callable[[NDArray[np.generic]], NDArray[Any]]] = {
     Stream.SEMANTIC: lambda a: a,
     Stream.NORMALS: lambda a: normals_to_png_u16(a.astype(np.float32)),
     Stream.FLOW: lambda a: flow_to_png_u16(a.astype(np.float32)),

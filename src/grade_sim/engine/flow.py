@@ -16,6 +16,7 @@ surface, no previous frame, or the point was behind the previous camera.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -37,7 +38,7 @@ class PoseSnapshot:
 
 def backward_flow(
     points_cam: FloatArray,
-    geom_ids: NDArray[np.int_],
+    geom_ids: NDArray[np.integer[Any]],
     k: FloatArray,
     now: PoseSnapshot,
     previous: PoseSnapshot | None,

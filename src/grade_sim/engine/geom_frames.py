@@ -7,6 +7,8 @@ component by component is an order of magnitude faster than per-pixel einsum or 
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -14,7 +16,7 @@ from grade_common.types import FloatArray
 
 
 def apply_per_geom(
-    rot: FloatArray, shift: FloatArray, geom_ids: NDArray[np.int_], points: FloatArray
+    rot: FloatArray, shift: FloatArray, geom_ids: NDArray[np.integer[Any]], points: FloatArray
 ) -> FloatArray:
     """rot[g] @ p + shift[g] for every pixel, g = its geom id (negative ids use geom 0).
 

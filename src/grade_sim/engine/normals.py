@@ -12,6 +12,8 @@ an edge. Every normal is unit length and faces the camera; pixels without a surf
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 from numpy.typing import NDArray
 
@@ -23,7 +25,7 @@ PLANE, HFIELD, SPHERE, CAPSULE, ELLIPSOID, CYLINDER, BOX, MESH = range(8)
 
 
 def primitive_normals_local(
-    points_local: FloatArray, geom_type: NDArray[np.int_], size: FloatArray
+    points_local: FloatArray, geom_type: NDArray[np.integer[Any]], size: FloatArray
 ) -> FloatArray:
     """Outward unit normals (n, 3) of points (n, 3) on primitives, in each geom's frame.
 
@@ -63,13 +65,12 @@ def primitive_normals_local(
     return unit
 
 
-def depth_normals(points_cam: FloatArray, labels: NDArray[np.int_]) -> FloatArray:
+def depth_normals(points_cam: FloatArray, labels: NDArray[np.integer[Any]]) -> FloatArray:
     """Normals (h, w, 3) from back-projected points, differencing only within one label.
 
     Pixels whose label is negative, or with no neighbour of the same label along a direction,
     are NaN.
     """
-    _h, _w, _ = points_cam.shape
     valid = labels >= 0
 
     def tangent(axis: int) -> FloatArray:
@@ -77,11 +78,12 @@ def depth_normals(points_cam: FloatArray, labels: NDArray[np.int_]) -> FloatArra
         idx = np.arange(n)
         fwd = np.minimum(idx + 1, n - 1)
         back = np.maximum(idx - 1, 0)
-        take = (lambda a, i: a[:, i]) if axis == 1 else (lambda a, i: a[i])
-        same_f = valid & (take(labels, fwd) == labels) & (idx != n - 1).reshape(_shape(axis, n))
-        same_b = valid & (take(labels, back) == labels) & (idx != 0).reshape(_shape(axis, n))
-        p_f = np.where(same_f[..., None], take(points_cam, fwd), points_cam)
-        p_b = np.where(same_b[..., None], take(points_cam, back), points_cam)
+        same_f = valid & (np.take(labels, fwd, axis=axis) == labels)
+        same_f &= (idx != n - 1).reshape(_shape(axis, n))
+        same_b = valid & (np.take(labels, back, axis=axis) == labels)
+        same_b &= (idx != 0).reshape(_shape(axis, n))
+        p_f = np.where(same_f[..., None], np.take(points_cam, fwd, axis=axis), points_cam)
+        p_b = np.where(same_b[..., None], np.take(points_cam, back, axis=axis), points_cam)
         t: FloatArray = p_f - p_b
         t[~(same_f | same_b)] = np.nan
         return t
@@ -100,10 +102,10 @@ def _shape(axis: int, n: int) -> tuple[int, int]:
 
 def normals_camera(
     points_cam: FloatArray,
-    geom_ids: NDArray[np.int_],
+    geom_ids: NDArray[np.integer[Any]],
     r_world_optical: FloatArray,
     position_world_optical: FloatArray,
-    geom_type: NDArray[np.int_],
+    geom_type: NDArray[np.integer[Any]],
     geom_size: FloatArray,
     geom_pos: FloatArray,
     geom_rot: FloatArray,

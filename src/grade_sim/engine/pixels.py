@@ -3,7 +3,10 @@ image coordinate (0, 0)), shared by the normal and the optical-flow ground truth
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
+from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
 
@@ -14,7 +17,7 @@ def pixel_grid(height: int, width: int) -> tuple[FloatArray, FloatArray]:
     return u, v
 
 
-def backproject(depth_m: FloatArray, k: FloatArray) -> FloatArray:
+def backproject(depth_m: NDArray[np.floating[Any]], k: FloatArray) -> FloatArray:
     """(h, w, 3) points in the optical frame (z forward) from planar depth; 0 depth -> z = 0."""
     h, w = depth_m.shape
     u, v = pixel_grid(h, w)

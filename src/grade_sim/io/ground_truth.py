@@ -130,16 +130,16 @@ class _CameraFiles:
             f.close()
         if self.object_poses is not None:
             self.object_poses.close()
-        for f in self.extra_lists.values():
-            f.close()
+        for listing in self.extra_lists.values():
+            listing.close()
 
     def extra_list(self, kind: str) -> TextIO:
         """The list file of an opt-in image kind (and its folder), made on first use."""
         if kind not in self.extra_lists:
             (self.root / kind).mkdir(parents=True, exist_ok=True)
-            f = open(self.root / list_file(kind), "w")
-            f.write(list_header(kind))
-            self.extra_lists[kind] = f
+            listing = open(self.root / list_file(kind), "w")
+            listing.write(list_header(kind))
+            self.extra_lists[kind] = listing
         return self.extra_lists[kind]
 
 
