@@ -127,16 +127,20 @@ def normals_camera(
     g = np.maximum(geom_ids, 0).reshape(-1)
     types = geom_type[g]
     axes_cam = np.swapaxes(to_geom, 1, 2)  # [:, :, j]: the geom's axis j in the camera frame
-    flat = np.full((h * w, 3), np.nan)
-    # Planes and boxes: one of the geom's axes (the cheap, common case: walls, floors, furniture).
-    sel = np.flatnonzero(types == PLANE)
-    flat[sel] = axes_cam[g[sel], :, 2]
+    # Planes and boxes (walls, floors, furniture: most pixels) take one of seven normals of
+    # their geom: -x, +x, -y, +y, -z, +z (box faces) or +z (plane), gathered in one `take`.
+    faces = np.empty((len(to_geom), 7, 3))
+    faces[:, 0:6:2] = -to_geom  # rows of to_geom: the geom's axes in the camera frame
+    faces[:, 1:6:2] = to_geom
+    faces[:, 6] = to_geom[:, 2]
+    code = np.full(h * w, 6, dtype=np.int64)
     sel = np.flatnonzero(types == BOX)
     if len(sel):
         pb = local[sel]
         face = np.argmax(np.abs(pb) - geom_size[g[sel]], axis=1)
-        sign = np.sign(pb[np.arange(len(sel)), face])
-        flat[sel] = axes_cam[g[sel], :, face] * sign[:, None]
+        code[sel] = 2 * face + (pb[np.arange(len(sel)), face] > 0)
+    flat = np.take(faces.reshape(-1, 3), g * 7 + code, axis=0)
+    flat[(types != PLANE) & (types != BOX)] = np.nan
     # Curved primitives: the normal in the geom's frame, turned into the camera frame.
     sel = np.flatnonzero(np.isin(types, (SPHERE, CAPSULE, ELLIPSOID, CYLINDER)))
     if len(sel):
