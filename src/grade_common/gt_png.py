@@ -23,12 +23,12 @@ NORMAL_SCALE = 32767.0
 
 def flow_to_png_u16(flow_px: NDArray[np.float32]) -> NDArray[np.uint16]:
     """(h, w, 2) flow (NaN = none) -> (h, w, 3) uint16 KITTI channels (R, G, B order)."""
-    valid = np.isfinite(flow_px).all(axis=-1)
-    scaled = np.rint(np.nan_to_num(flow_px.astype(np.float64)) * FLOW_SCALE) + FLOW_OFFSET
+    valid = np.isfinite(flow_px[..., 0]) & np.isfinite(flow_px[..., 1])
+    scaled = np.rint(flow_px.astype(np.float32) * np.float32(FLOW_SCALE)) + np.float32(FLOW_OFFSET)
+    np.clip(scaled, 0, 65535, out=scaled)
     out = np.zeros((*flow_px.shape[:2], 3), dtype=np.uint16)
-    out[..., :2] = np.clip(scaled, 0, 65535).astype(np.uint16)
+    out[..., :2] = np.where(valid[..., None], scaled, 0)
     out[..., 2] = valid
-    out[~valid, :2] = 0
     return out
 
 
