@@ -4,7 +4,8 @@ RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_se
 RUN/summary.json    topic counts and rates, timings
 RUN/bag/            rosbag2 (MCAP)
 RUN/record.npz      experiment record
-RUN/gt/instances.yaml, RUN/gt/<robot>/trajectory.txt, RUN/gt/<robot>/<camera>/ (TUM RGB-D)
+RUN/gt/instances.yaml, RUN/gt/classes.yaml (semantic classes), RUN/gt/<robot>/trajectory.txt,
+RUN/gt/<robot>/<camera>/ (TUM RGB-D)
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ BAG_DIR = "bag"
 RECORD_NPZ = "record.npz"
 GT_DIR = "gt"
 INSTANCES_YAML = "instances.yaml"
+CLASSES_YAML = "classes.yaml"  # semantic class id -> name, colour (docs/ground_truth.md)
 
 
 # Top-level keys of run.yaml
@@ -53,6 +55,7 @@ class RunLayout:
         self.record = self.root / RECORD_NPZ
         self.gt = self.root / GT_DIR
         self.instances = self.gt / INSTANCES_YAML
+        self.classes = self.gt / CLASSES_YAML
 
     def robot_dir(self, robot: str) -> Path:
         return self.gt / robot

@@ -8,6 +8,7 @@ bag's order with the same pipeline as the online node, so the same seed gives id
 from __future__ import annotations
 
 import dataclasses
+import json
 import shutil
 import sys
 from dataclasses import dataclass
@@ -30,6 +31,7 @@ from grade_common.output_guard import check_output as guard_output
 from grade_noise.config import MESSAGE_TYPES, ModelKind, NoiseConfig, TopicNoise
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
 from grade_noise.images import DEPTH_ENCODINGS, RGB_ENCODINGS
+from grade_noise.masks import blurred_labels
 from grade_noise.odometry import OdometrySample
 from grade_noise.pipeline import NoisePipeline
 
@@ -312,13 +314,19 @@ def _tum_intrinsics(folder: Path) -> NDArray[np.float64] | None:
 
 
 def apply_to_tum(
-    input_dir: Path, output_dir: Path, config: NoiseConfig, progress: bool = True
+    input_dir: Path,
+    output_dir: Path,
+    config: NoiseConfig,
+    progress: bool = True,
+    blur_masks: bool = False,
 ) -> ApplyResult:
     """Write output_dir: a copy of the TUM camera folder with rgb/ and depth/ images noised.
 
     The config's topics TUM_RGB_TOPIC / TUM_DEPTH_TOPIC select the models; the blur motion comes
     from groundtruth.txt. All other files (lists, ground truth, masks, boxes) are copied unchanged
-    so the noisy images stay paired with the exact data.
+    so the noisy images stay paired with the exact data; with `blur_masks` (A-GRADE,
+    grade_noise.masks) the instance and semantic masks get the RGB frames' blur and the 2D boxes
+    in boxes2d.jsonl the extent of the blurred instances.
     """
     check_output(input_dir, output_dir)
     rgb_list, depth_list = tum.list_file("rgb"), tum.list_file("depth")
@@ -372,4 +380,59 @@ def apply_to_tum(
             if not cv2.imwrite(str(tmp / rel), np.asarray(out, dtype=img.dtype)):
                 raise NoiseInputError(f"cannot write {tmp / rel}")
             counts[topic] += 1
+        if blur_masks:
+            if TUM_RGB_TOPIC not in specs or motion is None:
+                raise NoiseInputError(
+                    "--blur-masks blurs masks like the RGB images: it needs an RGB preset and "
+                    f"the camera motion from {tum.GROUNDTRUTH_TXT}"
+                )
+            counts["masks"] = _blur_masks(input_dir, tmp, pipeline, motion, k)
     return ApplyResult(output_dir, counts, 0)
+
+
+def _blur_masks(
+    input_dir: Path,
+    out_dir: Path,
+    pipeline: NoisePipeline,
+    motion: tuple[NDArray[np.float64], NDArray[np.float64], NDArray[np.float64]],
+    k: NDArray[np.float64] | None,
+) -> int:
+    """Blur instance/ and semantic/ masks of out_dir like their RGB frames and widen the boxes
+    of boxes2d.jsonl to the blurred instances; returns the masks written."""
+    written = 0
+    boxes_by_stamp: dict[str, dict[int, tuple[int, int, int, int]]] = {}
+    for kind in ("instance", "semantic"):
+        listing = input_dir / tum.list_file(kind)
+        if not listing.is_file():
+            continue
+        for stamp, rel in tum.read_list(listing, error=NoiseInputError):
+            labels = cv2.imread(str(input_dir / rel), cv2.IMREAD_UNCHANGED)
+            if labels is None or labels.ndim != 2:
+                raise NoiseInputError(f"cannot read the 1-channel mask {input_dir / rel}")
+            stamp_s = float(stamp)
+            stamp_ns = round(stamp_s * 1e9)
+            i = int(np.argmin(np.abs(motion[0] - stamp_s)))
+            pipeline.update_camera_motion(stamp_ns, motion[1][i], motion[2][i])
+
+            def blur(mask: NDArray[np.uint8], t: int = stamp_ns) -> NDArray[np.uint8]:
+                return pipeline.rgb_geometry(TUM_RGB_TOPIC, t, mask, k)
+
+            blurred, boxes = blurred_labels(labels.astype(np.uint16), blur)
+            if not cv2.imwrite(str(out_dir / rel), blurred.astype(labels.dtype)):
+                raise NoiseInputError(f"cannot write {out_dir / rel}")
+            if kind == "instance":
+                boxes_by_stamp[stamp] = boxes
+            written += 1
+    boxes_file = out_dir / tum.BOXES_2D_JSONL
+    if boxes_by_stamp and boxes_file.is_file():
+        lines = []
+        for line in boxes_file.read_text().splitlines():
+            frame = json.loads(line)
+            blurred_boxes = boxes_by_stamp.get(f"{frame['t']:.6f}", {})
+            for box in frame["boxes"]:
+                if box["id"] in blurred_boxes:
+                    x0, y0, x1, y1 = blurred_boxes[box["id"]]
+                    box.update(x_min=x0, y_min=y0, x_max=x1, y_max=y1)
+            lines.append(json.dumps(frame) + "\n")
+        boxes_file.write_text("".join(lines))  # out_dir as a whole is staged
+    return written

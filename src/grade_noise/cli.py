@@ -1,7 +1,7 @@
 """`grade noise`: add sensor noise offline to a recorded bag or a TUM RGB-D ground-truth folder.
 
 grade noise apply BAG OUTPUT_BAG --params config/noise.yaml [--seed N] [--drop-ground-truth]
-grade noise apply TUM_FOLDER [OUTPUT] [--seed N] [--rgb-preset P] [--depth-preset P]
+grade noise apply TUM_FOLDER [OUTPUT] [--seed N] [--rgb-preset P] [--depth-preset P] [--blur-masks]
 grade noise presets
 """
 
@@ -103,6 +103,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=2.0,
         help="TUM: scene plane depth for translational blur",
     )
+    app.add_argument(
+        "--blur-masks",
+        action="store_true",
+        help="TUM: A-GRADE: blur instance/semantic masks and widen 2D boxes like the RGB blur",
+    )
     app.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sub.add_parser("presets", help="list the noise presets per model")
     return parser
@@ -132,7 +137,13 @@ def run(args: argparse.Namespace) -> int:
         )
     elif (inp / "rgb.txt").is_file() or (inp / "depth.txt").is_file():
         out = args.output or inp.parent / f"{inp.name}_noisy"
-        result = apply_to_tum(inp, out, _tum_config(args), progress=not args.no_progress)
+        result = apply_to_tum(
+            inp,
+            out,
+            _tum_config(args),
+            progress=not args.no_progress,
+            blur_masks=args.blur_masks,
+        )
     else:
         raise NoiseInputError(
             f"{inp} is neither a rosbag2 folder (metadata.yaml) nor a TUM RGB-D folder (rgb.txt)"

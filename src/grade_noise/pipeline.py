@@ -32,7 +32,9 @@ from grade_noise.odometry import (
 )
 from grade_noise.rgb import (
     CameraMotion,
+    RgbNoiseParams,
     RgbSequenceState,
+    blur_and_shutter,
     initial_rgb_state,
     intrinsics_from_hfov,
     rgb_noise,
@@ -174,21 +176,7 @@ class NoisePipeline:
         """Noisy 8-bit colour image (rgb8 or bgr8); k defaults to the configured field of view."""
         stream = self._check(topic, ModelKind.RGB, encoding, RGB_ENCODINGS)
         params = rgb_preset(stream.spec.preset)
-        motion = CameraMotion.zero()
-        if needs_motion(params):
-            if self._motion is None:
-                raise NoiseInputError(
-                    f"RGB topic {topic} at {stamp_ns} ns needs the camera motion for blur, but no "
-                    f"sample arrived yet on motion topic '{self.config.motion_topic}'"
-                )
-            age_ns = abs(stamp_ns - (self._motion_stamp_ns or 0))
-            if age_ns > MAX_MOTION_AGE_NS:
-                raise NoiseInputError(
-                    f"RGB topic {topic} at {stamp_ns} ns: the latest sample on motion topic "
-                    f"'{self.config.motion_topic}' is {age_ns * 1e-9:.3f} s away (> "
-                    f"{MAX_MOTION_AGE_NS * 1e-9} s); the IMU/odometry stream stopped or lags"
-                )
-            motion = self._motion
+        motion = self._motion_for(topic, stamp_ns, params)
         img = np.asarray(image, dtype=np.uint8)
         h, w = img.shape[:2]
         kk = intrinsics_from_hfov(w, h, self.config.camera_hfov_deg) if k is None else k
@@ -196,6 +184,50 @@ class NoisePipeline:
         return rgb_noise(
             img, kk, motion, stream.rgb_state, stream.rng, params, self.config.blur_plane_depth_m
         )
+
+    def rgb_geometry(
+        self, topic: str, stamp_ns: int, image: NDArray[np.uint8], k: FloatArray | None = None
+    ) -> NDArray[np.uint8]:
+        """The motion blur and rolling shutter that `rgb` gives topic's frame at stamp_ns, alone
+        (no photometric noise, no randomness), on any 8-bit image of that frame: A-GRADE's
+        blurred masks (grade_noise.masks). Call it after the motion update of that frame."""
+        stream = self._streams.get(topic)
+        if stream is None or stream.spec.model is not ModelKind.RGB:
+            raise NoiseInputError(f"topic {topic} has no RGB noise model")
+        params = rgb_preset(stream.spec.preset)
+        motion = self._motion_for(topic, stamp_ns, params)
+        h, w = image.shape[:2]
+        kk = intrinsics_from_hfov(w, h, self.config.camera_hfov_deg) if k is None else k
+        assert stream.rgb_state is not None
+        exposure_s = stream.rgb_state.exposure_s if params.blur else 0.0
+        return blur_and_shutter(
+            image,
+            kk,
+            motion,
+            exposure_s,
+            stream.rgb_state.readout_s,
+            self.config.blur_plane_depth_m,
+            params.max_step_px,
+        )
+
+    def _motion_for(self, topic: str, stamp_ns: int, params: RgbNoiseParams) -> CameraMotion:
+        """The camera motion blurring topic's frame at stamp_ns (zero when the preset has no
+        motion effects)."""
+        if not needs_motion(params):
+            return CameraMotion.zero()
+        if self._motion is None:
+            raise NoiseInputError(
+                f"RGB topic {topic} at {stamp_ns} ns needs the camera motion for blur, but no "
+                f"sample arrived yet on motion topic '{self.config.motion_topic}'"
+            )
+        age_ns = abs(stamp_ns - (self._motion_stamp_ns or 0))
+        if age_ns > MAX_MOTION_AGE_NS:
+            raise NoiseInputError(
+                f"RGB topic {topic} at {stamp_ns} ns: the latest sample on motion topic "
+                f"'{self.config.motion_topic}' is {age_ns * 1e-9:.3f} s away (> "
+                f"{MAX_MOTION_AGE_NS * 1e-9} s); the IMU/odometry stream stopped or lags"
+            )
+        return self._motion
 
     def depth(
         self,

@@ -25,6 +25,7 @@ import yaml
 from grade_common.atomic import PARTIAL_MARK, StagedOutput
 from grade_common.bagfile.recover import RecoveryReport, recover_bag
 from grade_common.errors import OutputExistsError
+from grade_common.gt_png import EXTRA_IMAGE_KINDS
 from grade_common.rundir import STATUS_KEY, RunLayout, RunStatus, read_run_yaml
 from grade_common.tum import (
     BOXES_2D_JSONL,
@@ -92,7 +93,9 @@ def _complete_lines(path: Path) -> list[str]:
 def _fix_camera(camera: Path) -> tuple[int, int]:
     """Make a copied TUM camera folder consistent; returns (frames kept, frames dropped)."""
     stamps_per_kind: list[set[str]] = []
-    for kind in IMAGE_KINDS:
+    extra = [k for k in EXTRA_IMAGE_KINDS if (camera / list_file(k)).is_file()]
+    kinds = (*IMAGE_KINDS, *extra)
+    for kind in kinds:
         listed = [
             line.split()
             for line in _complete_lines(camera / list_file(kind))
@@ -103,7 +106,7 @@ def _fix_camera(camera: Path) -> tuple[int, int]:
     present = [s for s in stamps_per_kind if s]
     keep = set.intersection(*present) if present else set()
     dropped: set[str] = set()
-    for kind in IMAGE_KINDS:
+    for kind in kinds:
         for png in (camera / kind).glob("*.png"):
             if png.stem not in keep:
                 dropped.add(png.stem)

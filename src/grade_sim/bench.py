@@ -13,13 +13,15 @@ import shutil
 import sys
 import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.errors import ConfigError
 from grade_common.rundir import RunLayout
 from grade_common.share import shipped_file
-from grade_sim.config.scenario import load_scenario
+from grade_sim.config.scenario import Scenario, Stream, load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
@@ -33,16 +35,48 @@ def default_scenario_path() -> Path:
     return shipped_file("config/indoor_uav.yaml")
 
 
+def with_camera_streams(scenario: Scenario, streams: str) -> Scenario:
+    """The scenario with every camera's streams replaced (names as in the scenario file)."""
+    try:
+        chosen = tuple(Stream(s.strip()) for s in streams.split(","))
+    except ValueError as err:
+        allowed = ", ".join(s.value for s in Stream)
+        raise ConfigError(f"--camera-streams: {err}; allowed: {allowed}") from err
+    robots = tuple(
+        replace(r, cameras=tuple(replace(c, streams=chosen) for c in r.cameras))
+        for r in scenario.robots
+    )
+    return replace(scenario, robots=robots)
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grade bench sim", description=__doc__)
     parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
     parser.add_argument("--duration-s", type=float, default=60.0, help="simulated seconds (60)")
     parser.add_argument("--no-ros", action="store_true", help="do not publish on ROS 2")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directory here")
+    parser.add_argument(
+        "--camera-streams",
+        default=None,
+        help="comma-separated streams for every camera, e.g. rgb,depth,instance,semantic,flow",
+    )
+    parser.add_argument(
+        "--ground-truth",
+        action="store_true",
+        help="instead: the per-frame cost of each opt-in ground-truth stream (semantic, normals, "
+        "flow) against the default streams, interleaved",
+    )
+    parser.add_argument("--frames", type=int, default=60, help="frames for --ground-truth (60)")
     args, _ = parser.parse_known_args(argv)
+    if args.ground_truth:
+        from grade_sim.cli.bench_ground_truth import run
+
+        return run(args.scenario or default_scenario_path(), args.frames)
     scenario = load_scenario(
         args.scenario or default_scenario_path(), {"duration_s": args.duration_s, "realtime": False}
     )
+    if args.camera_streams:
+        scenario = with_camera_streams(scenario, args.camera_streams)
     scene = build_scene(scenario)
     node = None
     observers: tuple[SimObserver, ...] = ()
@@ -80,6 +114,8 @@ def main(argv: list[str]) -> int:
         f"scenario: {args.scenario or default_scenario_path()} ({s['sim_time_s']:.1f} s simulated, "
         f"ROS publishing {'off' if node is None else 'on'})"
     )
+    if args.camera_streams:
+        print(f"camera streams: {args.camera_streams}")
     print(
         f"real-time factor: {s['real_time_factor']:.3f} (target >= 0.5); loop wall time "
         f"{s['wall_time_s']:.1f} s, total incl. set-up and closing {wall:.1f} s"

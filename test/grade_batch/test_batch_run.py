@@ -197,6 +197,9 @@ def test_yolo_boxes_match_tight_boxes(local_batch: Batch) -> None:
                 (b["y_max"] - b["y_min"] + 1) / 72,
             )
             for b in boxes
+            # boxes2d.jsonl also boxes furniture; the export keeps its two categories
+            if classes[b["id"]]["class"] == "person"
+            or classes[b["id"]]["class"].startswith("flying_")
         )
         got = sorted(
             (int(v[0]), *map(float, v[1:]))

@@ -11,6 +11,7 @@ from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import RunLayout
 from grade_common.tum import read_poses
 from grade_render.world_state import WorldState
+from grade_sim.config.scenario import Stream
 from grade_sim.io.record import load_record
 
 
@@ -27,7 +28,7 @@ def test_posing_a_step_reproduces_the_recorded_camera_and_masks(recorded: Path) 
             assert np.allclose(p, poses.positions_xyz[k], atol=1e-8)
             assert np.allclose(quat_to_matrix(q), quat_to_matrix(poses.quats_wxyz[k]), atol=1e-8)
             # The simulator's own renderer at the re-posed state draws the recorded mask.
-            frame = world.engine.render("uav1", "camera", rgb=False, depth=False, instance=True)
+            frame = world.engine.render("uav1", "camera", frozenset({Stream.INSTANCE}))
             recorded_mask = cv2.imread(str(cam_dir / "instance" / f"{stamp}.png"), -1)
             assert frame.instance is not None
             assert np.array_equal(frame.instance, recorded_mask)

@@ -55,6 +55,10 @@ class Stream(enum.Enum):
     RGB = "rgb"
     DEPTH = "depth"
     INSTANCE = "instance"
+    # Opt-in ground truth (docs/ground_truth.md): class ids, optical-frame normals, optical flow.
+    SEMANTIC = "semantic"
+    NORMALS = "normals"
+    FLOW = "flow"
 
 
 class PersonMotion(enum.Enum):
@@ -226,7 +230,8 @@ class CameraConfig:
         if self.near_m >= self.far_m:
             raise ConfigError(f"{path}.near_m: {self.near_m} must be below far_m {self.far_m}")
         if not self.streams:
-            raise ConfigError(f"{path}.streams: empty; allowed any of rgb, depth, instance")
+            allowed = ", ".join(s.value for s in Stream)
+            raise ConfigError(f"{path}.streams: empty; allowed any of {allowed}")
 
 
 @dataclass(frozen=True)

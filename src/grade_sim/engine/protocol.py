@@ -14,6 +14,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.config.scenario import Stream
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,10 @@ class CameraFrame:
     rgb: NDArray[np.uint8] | None  # (h, w, 3)
     depth_m: NDArray[np.float32] | None  # (h, w), planar depth, 0 = no return
     instance: NDArray[np.uint16] | None  # (h, w), 0 = background
+    # The ground-truth streams of docs/ground_truth.md, rendered only when asked for.
+    semantic: NDArray[np.uint16] | None = None  # (h, w) class ids of the scene's ClassTable
+    normals_cam: NDArray[np.float32] | None = None  # (h, w, 3) unit, optical frame; 0 = none
+    flow_px: NDArray[np.float32] | None = None  # (h, w, 2) backward flow (dx, dy); NaN = none
 
 
 class MeshOwner(enum.Enum):
@@ -102,10 +107,10 @@ class EngineBackend(Protocol):
     def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
         """World pose of a robot link (base_link, <camera>_link, imu_link, camera_mount)."""
 
-    def render(
-        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
-    ) -> CameraFrame:
-        """Render the streams of a camera at the current state."""
+    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+        """Render the asked-for streams of a camera at the current state (others are None).
+
+        A camera's FLOW is relative to its previous render that asked for FLOW."""
 
     def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
         """Make these instances invisible to every camera (replay with changed surroundings)."""

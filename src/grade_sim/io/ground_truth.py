@@ -4,6 +4,10 @@ Image files are encoded and written by one background thread (OpenCV releases th
 compression overlaps rendering on a 2-core machine. Only frames from the experiment start on are
 written; the bag keeps the bootstrap too.
 
+The opt-in ground-truth images (docs/ground_truth.md) go beside them: semantic/ (uint16 class
+ids, gt/classes.yaml), normals/ and flow/ (16-bit PNG encodings of grade_common.gt_png), each
+with its list file, created at the first such frame.
+
 Crash safety: a frame's index lines (rgb.txt, depth.txt, instance.txt), its groundtruth.txt pose
 and its box lines are appended by the same thread right after the frame's PNGs are in place, and
 flushed, so after a kill -9 every listed PNG exists and at most the frame being written is
@@ -15,6 +19,7 @@ from __future__ import annotations
 import json
 import queue
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -22,10 +27,12 @@ from typing import Any, TextIO
 import cv2
 import numpy as np
 import yaml
+from numpy.typing import NDArray
 
 from grade_common.atomic import StagedOutput
+from grade_common.gt_png import flow_to_png_u16, normals_to_png_u16
 from grade_common.rotations import quat_to_matrix
-from grade_common.rundir import INSTANCES_YAML
+from grade_common.rundir import CLASSES_YAML, INSTANCES_YAML
 from grade_common.tum import (
     BOXES_2D_JSONL,
     BOXES_3D_JSONL,
@@ -45,15 +52,40 @@ from grade_common.tum import (
     tum_pose_line,
     tum_stamp,
 )
-from grade_sim.engine.protocol import RobotState
+from grade_sim.config.scenario import Stream
+from grade_sim.engine.protocol import CameraFrame, RobotState
+from grade_sim.engine.semantic import ClassTable
 from grade_sim.scene import Scene
-from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
+from grade_sim.sensors.boxes import (
+    Box3D,
+    free_body_box,
+    loose_box_2d,
+    static_boxes,
+    tight_boxes_2d,
+)
 from grade_sim.sensors.camera import vertical_fov_deg
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule
 
 QUEUE_FRAMES = 16
+
+
+def _normals_png(frame: CameraFrame) -> NDArray[np.uint16] | None:
+    return None if frame.normals_cam is None else normals_to_png_u16(frame.normals_cam)
+
+
+def _flow_png(frame: CameraFrame) -> NDArray[np.uint16] | None:
+    return None if frame.flow_px is None else flow_to_png_u16(frame.flow_px)
+
+
+# The opt-in image kinds (grade_common.gt_png.EXTRA_IMAGE_KINDS): folder/list name -> the frame's
+# image as written, channels in R, G, B order.
+EXTRA_IMAGES: dict[str, Callable[[CameraFrame], NDArray[np.uint16] | None]] = {
+    Stream.SEMANTIC.value: lambda f: f.semantic,
+    Stream.NORMALS.value: _normals_png,
+    Stream.FLOW.value: _flow_png,
+}
 
 
 @dataclass
@@ -89,6 +121,7 @@ class _CameraFiles:
         self.boxes2d = open(root / BOXES_2D_JSONL, "w")
         self.boxes3d = open(root / BOXES_3D_JSONL, "w")
         self.object_poses: Any = None  # opened at the first frame with loose objects
+        self.extra_lists: dict[str, TextIO] = {}  # opened at the first frame of each kind
         for f in (*self.lists.values(), self.groundtruth):
             f.flush()  # the headers are on disk before the first frame
 
@@ -97,6 +130,17 @@ class _CameraFiles:
             f.close()
         if self.object_poses is not None:
             self.object_poses.close()
+        for listing in self.extra_lists.values():
+            listing.close()
+
+    def extra_list(self, kind: str) -> TextIO:
+        """The list file of an opt-in image kind (and its folder), made on first use."""
+        if kind not in self.extra_lists:
+            (self.root / kind).mkdir(parents=True, exist_ok=True)
+            listing = open(self.root / list_file(kind), "w")
+            listing.write(list_header(kind))
+            self.extra_lists[kind] = listing
+        return self.extra_lists[kind]
 
 
 class GroundTruthWriter:
@@ -118,9 +162,17 @@ class GroundTruthWriter:
                 }
             )
         )
-        self._actor_ids = {p.instance_id for p in scene.people} | {
-            o.instance_id for o in scene.objects
-        }
+        classes = ClassTable.of_labels(info.label for info in scene.instances.values())
+        (gt_root / CLASSES_YAML).write_text(yaml.safe_dump(classes.to_mapping(), sort_keys=False))
+        self._static_boxes = static_boxes(scene.world)
+        self._free_bodies = {b.name: b for b in scene.world.free_bodies}
+        # Boxes for actors, static objects and loose objects (not for walls and floors).
+        self._boxed_ids = (
+            {p.instance_id for p in scene.people}
+            | {o.instance_id for o in scene.objects}
+            | {b.instance_id for b in self._static_boxes}
+            | {b.instance_id for b in scene.world.free_bodies}
+        )
         self._cameras: dict[tuple[str, str], _CameraFiles] = {}
         from grade_sim.sensors.camera import intrinsics
 
@@ -202,6 +254,7 @@ class GroundTruthWriter:
             job.images.append((files.root / "instance" / f"{t}.png", frame.instance))
             job.lines.append((files.lists[ImageKind.INSTANCE], list_line(t, ImageKind.INSTANCE)))
             job.lines += self._box_lines(files, sample, t, frame.instance)
+        self._extra_images(job, files, frame, t)
         job.lines.append(
             (
                 files.groundtruth,
@@ -214,6 +267,17 @@ class GroundTruthWriter:
             job.lines.append(self._object_pose_line(files, sample, t))
         self._queue.put(job)
         self.frames_written += 1
+
+    @staticmethod
+    def _extra_images(job: _FrameJob, files: _CameraFiles, frame: CameraFrame, t: str) -> None:
+        for kind, encode in EXTRA_IMAGES.items():
+            image = encode(frame)
+            if image is None:
+                continue
+            if image.ndim == 3:
+                image = np.ascontiguousarray(image[..., ::-1])  # OpenCV writes B, G, R
+            job.images.append((files.root / kind / f"{t}.png", image))
+            job.lines.append((files.extra_list(kind), list_line(t, kind)))
 
     @staticmethod
     def _object_pose_line(files: _CameraFiles, sample: CameraSample, t: str) -> tuple[TextIO, str]:
@@ -237,10 +301,15 @@ class GroundTruthWriter:
     def _box_lines(
         self, files: _CameraFiles, sample: CameraSample, t: str, instance: np.ndarray
     ) -> list[tuple[TextIO, str]]:
-        tight = tight_boxes_2d(instance, self._actor_ids)
+        tight = tight_boxes_2d(instance, self._boxed_ids)
         r_wo = quat_to_matrix(sample.quat_world_optical)
         h, w = instance.shape
-        by_id = {b.instance_id: b for b in sample.boxes}
+        loose_objects: list[Box3D] = [
+            free_body_box(self._free_bodies[name], pos, quat)
+            for name, pos, quat in sample.object_poses
+            if name in self._free_bodies
+        ]
+        by_id = {b.instance_id: b for b in (*self._static_boxes, *loose_objects, *sample.boxes)}
         boxes2d: list[dict[str, Any]] = []
         boxes3d: list[dict[str, Any]] = []
         for iid, (x0, y0, x1, y1) in sorted(tight.items()):

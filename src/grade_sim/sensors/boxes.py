@@ -1,4 +1,5 @@
-"""Ground-truth boxes of actors: 3D oriented boxes from the scene, 2D boxes from masks."""
+"""Ground-truth boxes of actors and static objects: 3D oriented boxes from the scene, 2D boxes
+from masks."""
 
 from __future__ import annotations
 
@@ -11,6 +12,10 @@ from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.scene import Scene
+from grade_sim.world.model import FreeBody, World
+
+# Labels of the structure around the objects: no boxes for them (a room's wall is not an object).
+STRUCTURE_LABELS = frozenset({"floor", "wall", "ceiling", "ground", "terrain", "environment"})
 
 
 @dataclass(frozen=True)
@@ -72,6 +77,49 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
             )
         )
     return boxes
+
+
+def static_boxes(world: World) -> list[Box3D]:
+    """3D boxes of the world's static objects (furniture, trees, rocks, mesh parts), one per
+    instance: a box of several parts gets the box of all their corners, in the yaw of its first
+    part; a mesh gets the world-axis-aligned box of its vertices."""
+    corners: dict[int, list[FloatArray]] = {}
+    yaw: dict[int, float] = {}
+    for box in world.boxes:
+        if box.label in STRUCTURE_LABELS:
+            continue
+        yaw.setdefault(box.instance_id, box.yaw_rad)
+        part = Box3D(
+            box.instance_id,
+            np.asarray(box.center_xyz, dtype=np.float64),
+            2 * np.asarray(box.half_size_xyz, dtype=np.float64),
+            _rot_z(box.yaw_rad),
+        )
+        corners.setdefault(box.instance_id, []).append(part.corners_world())
+    for mesh in world.meshes:
+        if mesh.label not in STRUCTURE_LABELS:
+            yaw.setdefault(mesh.instance_id, 0.0)
+            corners.setdefault(mesh.instance_id, []).append(np.asarray(mesh.vertices_xyz))
+    out = []
+    for iid, pts in corners.items():
+        rot = _rot_z(yaw[iid])
+        local = np.concatenate(pts) @ rot
+        lo, hi = local.min(axis=0), local.max(axis=0)
+        out.append(Box3D(iid, rot @ ((lo + hi) / 2), hi - lo, rot))
+    return out
+
+
+def free_body_box(body: FreeBody, position: FloatArray, quat_wxyz: FloatArray) -> Box3D:
+    """The 3D box of a loose object at a pose: its mesh's box in the body frame, posed."""
+    v = np.asarray(body.vertices_xyz)
+    lo, hi = v.min(axis=0), v.max(axis=0)
+    rot = quat_to_matrix(np.asarray(quat_wxyz))
+    return Box3D(body.instance_id, np.asarray(position) + rot @ ((lo + hi) / 2), hi - lo, rot)
+
+
+def _rot_z(yaw: float) -> FloatArray:
+    c, s = np.cos(yaw), np.sin(yaw)
+    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def tight_boxes_2d(

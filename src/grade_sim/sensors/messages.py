@@ -184,6 +184,8 @@ IMAGE_ENCODINGS = {
     "32FC1": (np.float32, 1),
     "mono16": (np.uint16, 1),
     "16UC1": (np.uint16, 1),
+    "32FC2": (np.float32, 2),  # optical flow (dx, dy)
+    "32FC3": (np.float32, 3),  # surface normals
 }
 
 

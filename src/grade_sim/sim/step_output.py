@@ -7,6 +7,7 @@ from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample, LidarObserver, LidarSample, SimObserver
@@ -59,11 +60,9 @@ class StepOutput:
             obs.on_message(topic, stamp_ns, cdr)
         self._observers_s += time.perf_counter() - t0
 
-    def render(
-        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
-    ) -> CameraFrame:
+    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
         t0 = time.perf_counter()
-        frame = self._backend.render(robot, camera, rgb, depth, instance)
+        frame = self._backend.render(robot, camera, streams)
         self._render_s += time.perf_counter() - t0
         self._stats.camera_frames += 1
         return frame

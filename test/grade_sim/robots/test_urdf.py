@@ -16,7 +16,7 @@ import trimesh
 
 from grade_common.errors import ConfigError
 from grade_common.rotations import quat_from_rpy, quat_to_matrix
-from grade_sim.config.scenario import load_scenario, scenario_from_mapping
+from grade_sim.config.scenario import Stream, load_scenario, scenario_from_mapping
 from grade_sim.engine.mujoco.builder import build_model
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.urdf import GeomShape, UrdfError, load_urdf
@@ -292,7 +292,9 @@ def test_urdf_body_is_rendered_with_the_robot_instance_id(
         box_center_xyz=(3.0, 3.0, 2.5),
         robot={"urdf": str(bot), "cameras": [camera]},
     )
-    frame = engine_of(scene).render("uav1", "camera", rgb=True, depth=True, instance=True)
+    frame = engine_of(scene).render(
+        "uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
+    )
     assert frame.instance is not None
     assert frame.depth_m is not None
     assert frame.rgb is not None

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from grade_sim.config.scenario import Stream
 from grade_sim.scene import Scene
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 from grade_sim.sensors.schedule import AtStep
@@ -19,7 +20,7 @@ class _Published:
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         self.messages.append((topic.name, stamp_ns, cdr))
 
-    def render(self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool) -> Any:
+    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> Any:
         raise AssertionError("a message stream never renders")
 
     def lidar_sample(self, sample: object) -> None:

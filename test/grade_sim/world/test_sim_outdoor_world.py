@@ -18,6 +18,7 @@ from grade_sim.config.scenario import (
     EnvironmentKind,
     LightsConfig,
     OutdoorConfig,
+    Stream,
     load_scenario,
     scenario_from_mapping,
 )
@@ -155,7 +156,9 @@ def test_shipped_savanna_scenario_places_robots_on_the_loop_and_renders() -> Non
         loop = list(sim.scene.world.tour_xy)
         for k, robot in enumerate(sim.scene.robots):
             assert tuple(robot.start_xyz[:2]) == pytest.approx(loop[k])
-        frame = sim.backend.render("uav1", "camera", True, True, True)
+        frame = sim.backend.render(
+            "uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
+        )
     finally:
         sim.finish()
     assert frame.rgb is not None

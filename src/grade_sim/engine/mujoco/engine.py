@@ -1,7 +1,8 @@
 """The embedded default engine: MuJoCo physics with offscreen CPU rendering (EGL, else OSMesa).
 
 The model comes from `builder.build_model`; this module steps it, reads robot states and camera
-poses, renders RGB, depth and instance masks, and hides instances for replays.
+poses, renders RGB, depth, instance and semantic masks, surface normals and optical flow
+(docs/ground_truth.md), and hides instances for replays.
 """
 
 from __future__ import annotations
@@ -19,12 +20,19 @@ from numpy.typing import NDArray
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.actors.people import PART_NAMES
-from grade_sim.config.scenario import CameraConfig
+from grade_sim.config.scenario import CameraConfig, Stream
+from grade_sim.engine.flow import PoseSnapshot, backward_flow
+from grade_sim.engine.normals import normals_camera
+from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
+from grade_sim.engine.semantic import ClassTable, semantic_image
 from grade_sim.errors import BackendError, SimulationUnstableError
 from grade_sim.scene import Scene
 
 HIDDEN_GROUP = 5
+# Streams that need the per-pixel geom ids of the segmentation pass, and those that need depth.
+_SEGMENT_STREAMS = frozenset({Stream.INSTANCE, Stream.SEMANTIC, Stream.NORMALS, Stream.FLOW})
+_DEPTH_STREAMS = frozenset({Stream.DEPTH, Stream.NORMALS, Stream.FLOW})
 
 
 def is_available() -> bool:
@@ -104,6 +112,10 @@ class MujocoEngine:
         )
         # geom id -> instance id, for segmentation and hiding.
         self._geom_instance = built.geom_instance_ids
+        table = ClassTable.of_labels(info.label for info in scene.instances.values())
+        self._class_lut = table.instance_lut({i: info.label for i, info in scene.instances.items()})
+        # The poses at each camera's last frame with flow: the flow of its next frame needs them.
+        self._flow_previous: dict[tuple[str, str], PoseSnapshot] = {}
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
         for name, setup in self._robots.items():
             for cam in setup.model.config.cameras:
@@ -276,9 +288,7 @@ class MujocoEngine:
             groups[mask] = HIDDEN_GROUP
         self.model.geom_group[:] = groups
 
-    def render(
-        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
-    ) -> CameraFrame:
+    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
         mj = self._mj
         self._ensure_renderer()
         slot = self._cameras[(robot, camera)]
@@ -292,40 +302,91 @@ class MujocoEngine:
         mj.mjv_updateScene(
             self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
         )
-        out_rgb = out_depth = out_inst = None
-        if rgb or depth:
+        want_rgb = Stream.RGB in streams
+        want_depth = bool(streams & _DEPTH_STREAMS)
+        out_rgb = out_depth = None
+        if want_rgb or want_depth:
             mj.mjr_render(rect, vscene, self._con)
-            rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if rgb else None
-            depth_buf = np.empty((h, w), dtype=np.float32) if depth else None
+            rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else None
+            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth else None
             mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
-        if instance:
-            flags = vscene.flags
-            saved = (flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR])
-            flags[mj.mjtRndFlag.mjRND_SEGMENT] = True
-            flags[mj.mjtRndFlag.mjRND_IDCOLOR] = True
-            try:
-                mj.mjr_render(rect, vscene, self._con)
-                seg = np.empty((h, w, 3), dtype=np.uint8)
-                mj.mjr_readPixels(seg, None, rect, self._con)
-            finally:
-                flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
-            segid = (
-                seg[::-1, :, 0].astype(np.int32)
-                | (seg[::-1, :, 1].astype(np.int32) << 8)
-                | (seg[::-1, :, 2].astype(np.int32) << 16)
+        if not streams & _SEGMENT_STREAMS:
+            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
+        geoms = self._geom_ids(rect, h, w)
+        instance = self._geom_instance[np.maximum(geoms, 0)]
+        instance[geoms < 0] = 0
+        normals = flow = None
+        if streams & {Stream.NORMALS, Stream.FLOW}:
+            assert out_depth is not None
+            points = backproject(out_depth, self._intrinsics(slot))
+            pos, quat = self.camera_pose(robot, camera)
+            now = PoseSnapshot(
+                pos,
+                quat_to_matrix(quat),
+                self.data.geom_xpos.copy(),
+                self.data.geom_xmat.reshape(-1, 3, 3).copy(),
             )
-            ngeom = vscene.ngeom
-            lut = np.zeros(ngeom + 2, dtype=np.uint16)
-            for i in range(ngeom):
-                g = vscene.geoms[i]
-                if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
-                    lut[g.segid + 1] = self._geom_instance[g.objid]
-            out_inst = lut[np.clip(segid, 0, ngeom + 1)]
-        return CameraFrame(out_rgb, out_depth, out_inst)
+            if Stream.NORMALS in streams:
+                normals = normals_camera(
+                    points,
+                    geoms,
+                    now.r_world_optical,
+                    now.position_world_optical,
+                    self.model.geom_type,
+                    self.model.geom_size,
+                    now.geom_pos,
+                    now.geom_rot,
+                )
+            if Stream.FLOW in streams:
+                previous = self._flow_previous.get((robot, camera))
+                flow = backward_flow(points, geoms, self._intrinsics(slot), now, previous)
+                self._flow_previous[(robot, camera)] = now
+        return CameraFrame(
+            out_rgb,
+            out_depth if Stream.DEPTH in streams else None,
+            instance if Stream.INSTANCE in streams else None,
+            semantic_image(instance, self._class_lut) if Stream.SEMANTIC in streams else None,
+            normals,
+            flow,
+        )
+
+    def _geom_ids(self, rect: Any, h: int, w: int) -> NDArray[np.int32]:
+        """The segmentation pass: the geom id of every pixel, -1 where none (or not a geom)."""
+        mj = self._mj
+        vscene = self._vscene
+        flags = vscene.flags
+        saved = (flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR])
+        flags[mj.mjtRndFlag.mjRND_SEGMENT] = True
+        flags[mj.mjtRndFlag.mjRND_IDCOLOR] = True
+        try:
+            mj.mjr_render(rect, vscene, self._con)
+            seg = np.empty((h, w, 3), dtype=np.uint8)
+            mj.mjr_readPixels(seg, None, rect, self._con)
+        finally:
+            flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
+        segid = (
+            seg[::-1, :, 0].astype(np.int32)
+            | (seg[::-1, :, 1].astype(np.int32) << 8)
+            | (seg[::-1, :, 2].astype(np.int32) << 16)
+        )
+        ngeom = vscene.ngeom
+        lut = np.full(ngeom + 2, -1, dtype=np.int32)
+        for i in range(ngeom):
+            g = vscene.geoms[i]
+            if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
+                lut[g.segid + 1] = g.objid
+        out: NDArray[np.int32] = lut[np.clip(segid, 0, ngeom + 1)]
+        return out
+
+    def _intrinsics(self, slot: _CameraSlot) -> FloatArray:
+        """K of the rendered image, from the MuJoCo camera's own vertical field of view."""
+        h, w = slot.config.height, slot.config.width
+        f = 0.5 * h / np.tan(np.radians(float(self.model.cam_fovy[slot.cam_id])) / 2)
+        return np.array([[f, 0.0, (w - 1) / 2], [0.0, f, (h - 1) / 2], [0.0, 0.0, 1.0]])
 
     def _linear_depth(self, buf: NDArray[np.float32], cfg: CameraConfig) -> NDArray[np.float32]:
         extent = self.model.stat.extent

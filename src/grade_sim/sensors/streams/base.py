@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Protocol
 
 from grade_common.types import FloatArray
+from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import Box3D, actor_boxes
@@ -54,9 +55,7 @@ class StreamOutput(Protocol):
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         """Hand one encoded message to every observer."""
 
-    def render(
-        self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
-    ) -> CameraFrame:
+    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
         """Render one camera through the engine (timed as rendering, not sensors)."""
         ...
 

@@ -32,6 +32,9 @@ IMAGE_FORMATS: dict[Stream, ImageFormat] = {
     Stream.RGB: ImageFormat(lambda f: f.rgb, "rgb8"),
     Stream.DEPTH: ImageFormat(lambda f: f.depth_m, "32FC1"),
     Stream.INSTANCE: ImageFormat(lambda f: f.instance, "mono16"),
+    Stream.SEMANTIC: ImageFormat(lambda f: f.semantic, "mono16"),
+    Stream.NORMALS: ImageFormat(lambda f: f.normals_cam, "32FC3"),
+    Stream.FLOW: ImageFormat(lambda f: f.flow_px, "32FC2"),
 }
 
 
@@ -101,13 +104,7 @@ class CameraStreams:
             )
         if not frame_due:
             return
-        frame = out.render(
-            cam.robot,
-            cam.name,
-            Stream.RGB in self._images,
-            Stream.DEPTH in self._images,
-            Stream.INSTANCE in self._images,
-        )
+        frame = out.render(cam.robot, cam.name, frozenset(self._images))
         for kind, fmt in IMAGE_FORMATS.items():
             array = fmt.array(frame)
             if kind in self._images and array is not None:

@@ -1,0 +1,71 @@
+"""Optical flow ground truth from the known motion of every pixel's surface point.
+
+Convention (causal, backward): the flow of frame t at pixel p is p minus where the same surface
+point was seen in the camera's previous frame t-1:
+
+    flow_px[v, u] = (u, v) - project_{t-1}(point)
+
+so `frame_{t-1}` sampled at `(u, v) - flow_px[v, u]` gives `frame_t` (backward warping), and the
+flow is known at t without looking into the future. Each pixel's point is back-projected with
+the planar depth, taken into the frame of the geom it belongs to at t (every geom moves rigidly
+with its body), put back with that geom's pose at t-1 and projected with the camera pose at t-1.
+Occlusion is not checked: a point hidden at t-1 still has its flow. NaN where there is no
+surface, no previous frame, or the point was behind the previous camera.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+from grade_sim.engine.geom_frames import apply_per_geom
+from grade_sim.engine.pixels import pixel_grid, project
+
+
+@dataclass(frozen=True)
+class PoseSnapshot:
+    """The camera pose and every geom's world pose at one rendered frame."""
+
+    position_world_optical: FloatArray  # (3,)
+    r_world_optical: FloatArray  # (3, 3)
+    geom_pos: FloatArray  # (ngeom, 3)
+    geom_rot: FloatArray  # (ngeom, 3, 3)
+
+
+def backward_flow(
+    points_cam: FloatArray,
+    geom_ids: NDArray[np.integer[Any]],
+    k: FloatArray,
+    now: PoseSnapshot,
+    previous: PoseSnapshot | None,
+) -> NDArray[np.float32]:
+    """(h, w, 2) float32 flow (dx, dy) in pixels, see the module docstring.
+
+    Args:
+        points_cam: (h, w, 3) back-projected points in the optical frame at t (z = 0: none).
+        geom_ids: (h, w) geom id of each pixel, -1 for none.
+    """
+    h, w, _ = points_cam.shape
+    out = np.full((h, w, 2), np.nan, dtype=np.float32)
+    if previous is None:
+        return out
+    # Per geom, the map from the camera frame at t to the camera frame at t-1:
+    # world X = Rc p + c; carried X' = D (X - x_g) + x_g' with D = R_g' R_g^T; p' = Rc'^T (X' - c').
+    d = previous.geom_rot @ np.swapaxes(now.geom_rot, 1, 2)
+    rot = previous.r_world_optical.T @ d @ now.r_world_optical
+    carried = np.einsum("gij,gj->gi", d, now.position_world_optical - now.geom_pos)
+    shift = (carried + previous.geom_pos - previous.position_world_optical) @ (
+        previous.r_world_optical
+    )
+    seen_before = apply_per_geom(rot, shift, geom_ids, points_cam)
+    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0) & (seen_before[..., 2] > 1e-9)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        uv_prev = project(seen_before, k)
+    u, v = pixel_grid(h, w)
+    out[..., 0] = np.where(hit, u - uv_prev[..., 0], np.nan)
+    out[..., 1] = np.where(hit, v - uv_prev[..., 1], np.nan)
+    return out
