@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -145,8 +146,9 @@ class MujocoEngine:
         if self._con is not None:
             return
         mj = self._mj
-        width = max((s.config.width for s in self._cameras.values()), default=64)
-        height = max((s.config.height for s in self._cameras.values()), default=64)
+        ss = self.scene.scenario.render.supersample
+        width = ss * max((s.config.width for s in self._cameras.values()), default=64)
+        height = ss * max((s.config.height for s in self._cameras.values()), default=64)
         try:
             self._gl = mj.GLContext(width, height)
             self._gl.make_current()
@@ -162,7 +164,7 @@ class MujocoEngine:
         self._vscene = mj.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
         self._vscene.flags[mj.mjtRndFlag.mjRND_SHADOW] = bool(self.scene.scenario.lights.shadows)
         self._vscene.flags[mj.mjtRndFlag.mjRND_REFLECTION] = False
-        self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = False
+        self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = self.scene.world.sky is not None
 
     # -- EngineBackend --------------------------------------------------------------------------
     def step(self) -> None:
@@ -293,7 +295,16 @@ class MujocoEngine:
             self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
         )
         out_rgb = out_depth = out_inst = None
-        if rgb or depth:
+        ss = self.scene.scenario.render.supersample
+        if ss > 1 and rgb:
+            # Antialiasing: RGB drawn at ss times the size and averaged down. Depth and masks
+            # come from the exact segmentation pass below, never from blended samples.
+            big = mj.MjrRect(0, 0, w * ss, h * ss)
+            mj.mjr_render(big, vscene, self._con)
+            big_buf = np.empty((h * ss, w * ss, 3), dtype=np.uint8)
+            mj.mjr_readPixels(big_buf, None, big, self._con)
+            out_rgb = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
+        elif rgb or depth:
             mj.mjr_render(rect, vscene, self._con)
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if rgb else None
             depth_buf = np.empty((h, w), dtype=np.float32) if depth else None
@@ -302,7 +313,8 @@ class MujocoEngine:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
-        if instance:
+        exact_depth = depth and out_depth is None
+        if instance or exact_depth:
             flags = vscene.flags
             saved = (flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR])
             flags[mj.mjtRndFlag.mjRND_SEGMENT] = True
@@ -310,9 +322,13 @@ class MujocoEngine:
             try:
                 mj.mjr_render(rect, vscene, self._con)
                 seg = np.empty((h, w, 3), dtype=np.uint8)
-                mj.mjr_readPixels(seg, None, rect, self._con)
+                seg_depth = np.empty((h, w), dtype=np.float32) if exact_depth else None
+                mj.mjr_readPixels(seg, seg_depth, rect, self._con)
             finally:
                 flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
+            if seg_depth is not None:
+                out_depth = self._linear_depth(seg_depth[::-1], cfg)
+        if instance:
             segid = (
                 seg[::-1, :, 0].astype(np.int32)
                 | (seg[::-1, :, 1].astype(np.int32) << 8)
