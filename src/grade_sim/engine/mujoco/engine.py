@@ -307,7 +307,9 @@ class MujocoEngine:
         elif rgb or depth:
             mj.mjr_render(rect, vscene, self._con)
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if rgb else None
-            depth_buf = np.empty((h, w), dtype=np.float32) if depth else None
+            # The skybox writes depth; with a sky, depth comes from the exact pass below.
+            sky = bool(vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX])
+            depth_buf = np.empty((h, w), dtype=np.float32) if depth and not sky else None
             mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
