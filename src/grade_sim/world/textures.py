@@ -111,7 +111,7 @@ def _value_noise(rng: np.random.Generator, size: int, cells_y: int, cells_x: int
         interpolation=cv2.INTER_CUBIC,
     )
     oy, ox = round(pad * sy), round(pad * sx)
-    out: Field = big[oy : oy + size, ox : ox + size]
+    out: Field = np.asarray(big[oy : oy + size, ox : ox + size], dtype=np.float32)
     return out
 
 

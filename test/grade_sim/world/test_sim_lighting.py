@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
@@ -34,7 +35,7 @@ def test_colour_temperature_sets_the_hue_not_the_brightness() -> None:
     assert max(noon) / min(noon) < 1.25  # daylight: near white
     # Monotone: the warmer, the redder.
     ratios = [kelvin_to_rgb(k)[0] / kelvin_to_rgb(k)[2] for k in range(2000, 12001, 500)]
-    assert all(a >= b for a, b in zip(ratios, ratios[1:], strict=False))
+    assert all(a >= b for a, b in itertools.pairwise(ratios))
 
 
 def test_ceiling_lights_light_every_room_within_the_count_range() -> None:
@@ -50,7 +51,8 @@ def test_ceiling_lights_light_every_room_within_the_count_range() -> None:
             )
         for lt in lights:
             assert lt.position_xyz[2] == pytest.approx(2.65)
-            assert not lt.directional and lt.direction_xyz == (0.0, 0.0, -1.0)
+            assert not lt.directional
+            assert lt.direction_xyz == (0.0, 0.0, -1.0)
     assert counts == {4, 5, 6, 7, 8}  # the count is randomised over its whole range
 
 
@@ -75,17 +77,20 @@ def test_sun_rises_east_peaks_at_noon_and_sets_west() -> None:
     for d in (morning, noon, evening):
         assert math.isclose(float(np.linalg.norm(d)), 1.0)
     assert noon[2] == pytest.approx(math.sin(math.radians(65.0)))
-    assert morning[2] == pytest.approx(evening[2]) and morning[2] < 0.2
-    assert morning[0] > 0.9 and evening[0] < -0.9
+    assert morning[2] == pytest.approx(evening[2])
+    assert morning[2] < 0.2
+    assert morning[0] > 0.9
+    assert evening[0] < -0.9
 
 
 def test_outdoor_sun_is_warmer_and_weaker_low_in_the_sky() -> None:
     def at(hour: float) -> tuple[float, float, float, float]:
         config = LightsConfig(intensity=(0.8, 0.8), color_jitter=0.0, time_of_day_h=(hour, hour))
         (sun, fill), amb, sky = outdoor_lights(config, np.random.default_rng(1))
-        assert sun.directional and not fill.casts_shadow
+        assert sun.directional
+        assert not fill.casts_shadow
         np.testing.assert_allclose(sun.direction_xyz, -np.asarray(sky.sun_direction_xyz))
-        r, g, b = sun.diffuse_rgb
+        r, _g, b = sun.diffuse_rgb
         return luminance(sun.diffuse_rgb), r / b, sky.zenith_rgb[2], amb.ambient_rgb[0]
 
     dawn, noon = at(6.5), at(12.0)

@@ -43,7 +43,8 @@ def test_the_issue_kinds_are_all_in_the_library() -> None:
 @pytest.mark.parametrize("kind", PROCEDURAL_KINDS, ids=lambda k: k.value)
 def test_each_kind_is_seeded_textured_and_tiles(kind: TextureKind) -> None:
     img = generate(spec(kind))
-    assert img.shape == (SIZE, SIZE, 3) and img.dtype == np.uint8
+    assert img.shape == (SIZE, SIZE, 3)
+    assert img.dtype == np.uint8
     np.testing.assert_array_equal(img, generate(spec(kind)))  # same spec, same image
     assert not np.array_equal(img, generate(spec(kind, seed=2)))
     assert img.astype(float).std() > 2.0  # a pattern, not a flat colour

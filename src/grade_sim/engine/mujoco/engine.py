@@ -303,7 +303,8 @@ class MujocoEngine:
             mj.mjr_render(big, vscene, self._con)
             big_buf = np.empty((h * ss, w * ss, 3), dtype=np.uint8)
             mj.mjr_readPixels(big_buf, None, big, self._con)
-            out_rgb = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
+            small = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
+            out_rgb = np.asarray(small, dtype=np.uint8)
         elif rgb or depth:
             mj.mjr_render(rect, vscene, self._con)
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if rgb else None
