@@ -281,7 +281,7 @@ class _SceneBuilder:
                 pos=_g(box.center_xyz),
                 size=_g(box.half_size_xyz),
                 material=self._material(
-                    f"mat_{box.name}", box.material, _main_face_m(box.half_size_xyz)
+                    f"mat_{box.name}", box.material, main_face_m(box.half_size_xyz)
                 ),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
@@ -568,7 +568,7 @@ class _SceneBuilder:
         return {"type": mujoco.mjtGeom.mjGEOM_MESH, "meshname": mesh_name}
 
 
-def _main_face_m(half_xyz: tuple[float, float, float]) -> tuple[float, float]:
+def main_face_m(half_xyz: tuple[float, float, float]) -> tuple[float, float]:
     """Width and height (metres) of a box's largest face along MuJoCo's texture axes.
 
     Per face MuJoCo maps u, v to: x, y (top and bottom), x, z (faces along x), y, z (faces
