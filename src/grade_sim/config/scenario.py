@@ -7,6 +7,7 @@ what is allowed. All randomness downstream is drawn from one generator seeded by
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -202,8 +203,12 @@ class RenderConfig:
 
     # RGB is drawn at this many times the camera's width and height, then averaged down
     # (antialiasing); depth and masks come from a separate exact pass. 1 turns it off.
-    supersample: int = field(default=2, metadata=bounds(1, 3))
+    supersample: float = field(default=2.0, metadata=bounds(1.0, 3.0))
     texture_size_px: int = field(default=512, metadata=bounds(64, 2048))
+
+    def supersampled(self, pixels: int) -> int:
+        """Pixels of one side of the supersampled RGB image for a camera side of `pixels`."""
+        return math.ceil(pixels * self.supersample - 1e-9)
 
     def validate(self, path: str) -> None:
         n = self.texture_size_px

@@ -34,7 +34,7 @@ MIN_BRIGHTNESS_RANGE = 0.25
 MIN_BRIGHTNESS_STD = 0.08
 
 
-def _scene(world: World, supersample: int, width: int = 160, height: int = 120) -> Scene:
+def _scene(world: World, supersample: float, width: int = 160, height: int = 120) -> Scene:
     scenario = scenario_from_mapping(
         {
             "duration_s": 1.0,
@@ -86,7 +86,7 @@ BOXES = (
 def render() -> Iterator[Any]:
     engines: list[MujocoEngine] = []
 
-    def make(world: World, supersample: int) -> Any:
+    def make(world: World, supersample: float) -> Any:
         engine = MujocoEngine(_scene(world, supersample))
         engines.append(engine)
         return engine.render("uav1", "camera", True, True, True)
@@ -96,8 +96,10 @@ def render() -> Iterator[Any]:
         e.close()
 
 
-def test_supersampling_keeps_masks_and_depth_exact(render: Any) -> None:
-    plain, smooth = render(_world(BOXES), 1), render(_world(BOXES), 2)
+@pytest.mark.parametrize("factor", [1.5, 2.0])
+def test_supersampling_keeps_masks_and_depth_exact(render: Any, factor: float) -> None:
+    plain, smooth = render(_world(BOXES), 1), render(_world(BOXES), factor)
+    assert smooth.rgb.shape == plain.rgb.shape == (120, 160, 3)
     ids = set(np.unique(smooth.instance).tolist())
     assert {1, 3, 4} <= ids <= {0, 1, 3, 4, ROBOT_ID}  # only ids that exist: nothing blended
     # The exact pass is the one without antialiasing: identical masks and depth.

@@ -149,9 +149,9 @@ class _SceneBuilder:
         spec.stat.extent = _g(extent, 6)[0]
         spec.stat.center = _g((lo + hi) / 2)
         vis = spec.visual
-        ss = sc.render.supersample  # RGB is drawn ss times larger (antialiasing)
-        vis.global_.offwidth = ss * max((c.width for c in cams), default=64)
-        vis.global_.offheight = ss * max((c.height for c in cams), default=64)
+        # RGB is drawn supersample times larger (antialiasing).
+        vis.global_.offwidth = sc.render.supersampled(max((c.width for c in cams), default=64))
+        vis.global_.offheight = sc.render.supersampled(max((c.height for c in cams), default=64))
         vis.quality.shadowsize = 2048 if sc.lights.shadows else 0
         # offsamples=0: no multisampling. It would blend segmentation colours at object edges
         # into ids of other objects; the engine antialiases RGB by supersampling instead.

@@ -146,9 +146,9 @@ class MujocoEngine:
         if self._con is not None:
             return
         mj = self._mj
-        ss = self.scene.scenario.render.supersample
-        width = ss * max((s.config.width for s in self._cameras.values()), default=64)
-        height = ss * max((s.config.height for s in self._cameras.values()), default=64)
+        ss = self.scene.scenario.render
+        width = ss.supersampled(max((s.config.width for s in self._cameras.values()), default=64))
+        height = ss.supersampled(max((s.config.height for s in self._cameras.values()), default=64))
         try:
             self._gl = mj.GLContext(width, height)
             self._gl.make_current()
@@ -295,13 +295,16 @@ class MujocoEngine:
             self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
         )
         out_rgb = out_depth = out_inst = None
-        ss = self.scene.scenario.render.supersample
-        if ss > 1 and rgb:
-            # Antialiasing: RGB drawn at ss times the size and averaged down. Depth and masks
-            # come from the exact segmentation pass below, never from blended samples.
-            big = mj.MjrRect(0, 0, w * ss, h * ss)
+        big_w, big_h = (
+            self.scene.scenario.render.supersampled(w),
+            self.scene.scenario.render.supersampled(h),
+        )
+        if (big_w, big_h) != (w, h) and rgb:
+            # Antialiasing: RGB drawn larger and averaged down. Depth and masks come from the
+            # exact segmentation pass below, never from blended samples.
+            big = mj.MjrRect(0, 0, big_w, big_h)
             mj.mjr_render(big, vscene, self._con)
-            big_buf = np.empty((h * ss, w * ss, 3), dtype=np.uint8)
+            big_buf = np.empty((big_h, big_w, 3), dtype=np.uint8)
             mj.mjr_readPixels(big_buf, None, big, self._con)
             small = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
             out_rgb = np.asarray(small, dtype=np.uint8)
