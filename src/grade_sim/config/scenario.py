@@ -203,7 +203,7 @@ class RenderConfig:
 
     # RGB is drawn at this many times the camera's width and height, then averaged down
     # (antialiasing); depth and masks come from a separate exact pass. 1 turns it off.
-    supersample: float = field(default=2.0, metadata=bounds(1.0, 3.0))
+    supersample: float = field(default=1.5, metadata=bounds(1.0, 3.0))
     texture_size_px: int = field(default=512, metadata=bounds(64, 2048))
 
     def supersampled(self, pixels: int) -> int:

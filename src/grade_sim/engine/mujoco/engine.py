@@ -144,6 +144,8 @@ class MujocoEngine:
 
     def _ensure_renderer(self) -> None:
         if self._con is not None:
+            # Several engines in one process (grade bench looks) take turns on their contexts.
+            self._gl.make_current()
             return
         mj = self._mj
         ss = self.scene.scenario.render
