@@ -62,6 +62,8 @@ def load(name: str) -> Command:
             from grade_sim.cli import lidar as module
         case "bench sim":
             from grade_sim import bench as module
+        case "bench looks":
+            from grade_sim import bench_looks as module
         case "bench control":
             from grade_control import bench as module
         case "bench bag":

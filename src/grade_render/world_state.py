@@ -114,6 +114,14 @@ class WorldState:
             if rgba[3] <= 0.0:
                 continue
             texture, repeat = self._texture(matid)
+            box = int(m.geom_type[g]) == int(self._mj.mjtGeom.mjGEOM_BOX)
+            if box and texture is not None and not m.mat_texuniform[matid]:
+                from grade_sim.engine.mujoco.builder import main_face_m
+
+                # Library textures on boxes span each face (grade_sim's builder): back to the
+                # tiles per metre of the box's main face, which the job's mapping expects.
+                half = m.geom_size[g]
+                repeat /= main_face_m((float(half[0]), float(half[1]), float(half[2])))[0]
             gtype = int(m.geom_type[g])
             smooth = gtype in (
                 self._mj.mjtGeom.mjGEOM_SPHERE,

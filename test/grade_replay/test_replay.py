@@ -12,6 +12,7 @@ import cv2
 import numpy as np
 import pytest
 import yaml
+from scipy.ndimage import binary_dilation
 
 from grade_cli.main import main as grade_main
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
@@ -164,8 +165,11 @@ def test_replay_hiding_people_removes_exactly_them(
         person_px = np.isin(inst_a[t], people)
         seen += int(person_px.sum())
         assert not np.isin(inst_b[t], people).any(), t
-        # Outside the people nothing changes: colour, depth, and the other instances.
-        assert not (rgb_a[t] != rgb_b[t]).any(axis=2)[~person_px].any(), t
+        # Outside the people nothing changes: colour, depth, and the other instances. Colour
+        # is antialiased (supersampled), so a person's outline also tints the pixels touching
+        # its exact mask: those may change, nothing further away.
+        near_person = binary_dilation(person_px, structure=np.ones((3, 3), dtype=bool))
+        assert not (rgb_a[t] != rgb_b[t]).any(axis=2)[~near_person].any(), t
         assert (dep_a[t] == dep_b[t])[~person_px].all(), t
         assert (inst_a[t] == inst_b[t])[~person_px].all(), t
     assert seen > 0, "the recorded camera never saw a person; the test would prove nothing"

@@ -7,6 +7,7 @@ what is allowed. All randomness downstream is drawn from one generator seeded by
 from __future__ import annotations
 
 import enum
+import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
@@ -189,9 +190,34 @@ class LightsConfig:
     intensity: Range = field(default=(0.45, 0.8), metadata=bounds(0.0, 2.0))
     color_jitter: float = field(default=0.1, metadata=bounds(0.0, 0.5))
     shadows: bool = False
+    # Generated worlds (procedural rooms, outdoor) only; see docs/looks.md.
+    count_jitter: int = field(default=0, metadata=bounds(0, 4))  # count +- this many lights
+    color_temperature_k: Range = field(default=(2700.0, 6500.0), metadata=bounds(1000.0, 12000.0))
+    ambient: Range = field(default=(0.1, 0.2), metadata=bounds(0.0, 1.0))
+    time_of_day_h: Range = field(default=(7.0, 17.0), metadata=bounds(0.0, 24.0))
 
     def validate(self, path: str) -> None:
-        _check_range_pair(self.intensity, f"{path}.intensity")
+        for name in ("intensity", "color_temperature_k", "ambient", "time_of_day_h"):
+            _check_range_pair(getattr(self, name), f"{path}.{name}")
+
+
+@dataclass(frozen=True)
+class RenderConfig:
+    """How cameras render (see docs/looks.md for what each costs)."""
+
+    # RGB is drawn at this many times the camera's width and height, then averaged down
+    # (antialiasing); depth and masks come from a separate exact pass. 1 turns it off.
+    supersample: float = field(default=1.5, metadata=bounds(1.0, 3.0))
+    texture_size_px: int = field(default=512, metadata=bounds(64, 2048))
+
+    def supersampled(self, pixels: int) -> int:
+        """Pixels of one side of the supersampled RGB image for a camera side of `pixels`."""
+        return math.ceil(pixels * self.supersample - 1e-9)
+
+    def validate(self, path: str) -> None:
+        n = self.texture_size_px
+        if n & (n - 1):
+            raise ConfigError(f"{path}.texture_size_px: {n}; allowed: a power of two in [64, 2048]")
 
 
 @dataclass(frozen=True)
@@ -326,6 +352,7 @@ class Scenario:
     people: PeopleConfig = field(default_factory=PeopleConfig)
     flying_objects: FlyingObjectsConfig = field(default_factory=FlyingObjectsConfig)
     lights: LightsConfig = field(default_factory=LightsConfig)
+    render: RenderConfig = field(default_factory=RenderConfig)
     rates: RatesConfig = field(default_factory=RatesConfig)
     robots: tuple[RobotConfig, ...] = field(default_factory=lambda: (RobotConfig(name="uav1"),))
     record: RecordConfig = field(default_factory=RecordConfig)

@@ -18,18 +18,43 @@ from grade_common.types import FloatArray
 
 
 class TextureKind(enum.Enum):
+    """What a material's texture shows: nothing, one of MuJoCo's builtin patterns (checker,
+    gradient, noise), or an image of the procedural library (`grade_sim.world.textures`)."""
+
     NONE = "none"
     CHECKER = "checker"
     GRADIENT = "gradient"
     NOISE = "noise"
+    WOOD = "wood"
+    PARQUET = "parquet"
+    TILES = "tiles"
+    CARPET = "carpet"
+    PLASTER = "plaster"
+    PAINTED = "painted"  # painted wall with grime
+    BRICK = "brick"
+    CONCRETE = "concrete"
+    FABRIC = "fabric"
+    GRASS = "grass"
+    DIRT = "dirt"
+    BARK = "bark"
+    LEAVES = "leaves"
+    MARBLE = "marble"
+    METAL = "metal"
 
 
 @dataclass(frozen=True)
 class Material:
+    """A surface's look: colour, texture kind, second texture colour and texture tile size.
+
+    Procedural kinds draw their image from rgba's colour and rgb2 (grain, grout, mortar...);
+    `seed` picks one variant of that image, so two floors of one kind and colour can differ.
+    """
+
     rgba: tuple[float, float, float, float]
     texture: TextureKind = TextureKind.NONE
     rgb2: tuple[float, float, float] = (0.0, 0.0, 0.0)  # second texture colour
-    texrepeat_m: float = 1.0  # texture tile size
+    texrepeat_m: float = 1.0  # texture tile size: metres the texture image spans
+    seed: int = 0
 
 
 @dataclass(frozen=True)
@@ -78,9 +103,40 @@ class FreeBody:
 
 @dataclass(frozen=True)
 class Light:
+    """A light source: a spot (a ceiling fixture when cutoff_deg is wide) or directional (sun)."""
+
     position_xyz: tuple[float, float, float]
     diffuse_rgb: tuple[float, float, float]
     directional: bool = False
+    direction_xyz: tuple[float, float, float] = (0.0, 0.0, -1.0)
+    cutoff_deg: float = 45.0  # spot cone half-angle
+    exponent: float = 10.0  # spot fall-off towards the cone's edge
+    # Constant, linear, quadratic fall-off with distance (1, 0, 0: none).
+    attenuation: tuple[float, float, float] = (1.0, 0.0, 0.0)
+    casts_shadow: bool = True  # when the scenario turns shadows on
+
+
+@dataclass(frozen=True)
+class Sky:
+    """A gradient sky with a sun disc, seen where no geometry covers the view."""
+
+    zenith_rgb: tuple[float, float, float]
+    horizon_rgb: tuple[float, float, float]
+    ground_rgb: tuple[float, float, float]  # below the horizon (hidden by terrain mostly)
+    sun_direction_xyz: tuple[float, float, float]  # unit vector towards the sun
+    sun_rgb: tuple[float, float, float]
+
+
+@dataclass(frozen=True)
+class Ambience:
+    """Light that comes from no single source: ambient fill and the camera's headlight.
+
+    The defaults are the old fixed look (a strong headlight); generated worlds set a small
+    ambient and no headlight so that their own lights shape the image.
+    """
+
+    ambient_rgb: tuple[float, float, float] = (0.3, 0.3, 0.3)
+    headlight_rgb: tuple[float, float, float] = (0.35, 0.35, 0.35)
 
 
 @dataclass(frozen=True)
@@ -178,3 +234,5 @@ class World:
     tour_xy: tuple[tuple[float, float], ...] = field(default=())
     ceiling_height_m: float = 2.7
     free_bodies: tuple[FreeBody, ...] = field(default=())
+    ambience: Ambience = field(default=Ambience())
+    sky: Sky | None = None  # None: no sky is drawn (indoor worlds)

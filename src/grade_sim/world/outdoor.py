@@ -15,13 +15,13 @@ import math
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, OutdoorConfig
-from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, TextureKind, World
+from grade_sim.world.lighting import outdoor_lights
+from grade_sim.world.model import Material, OccupancyGrid, StaticBox, TextureKind, World
 
 GRID_RESOLUTION_M = 0.2
 GROUND_THICKNESS_M = 0.1
 # Obstacle footprints keep this much free ground between them (people and robots pass).
 SPACING_M = 0.8
-SUN_HEIGHT_M = 60.0
 PLACEMENT_TRIES = 60
 # Boxes whose bottom is above this height (tree crowns) leave the ground walkable.
 WALKABLE_BELOW_M = 1.0
@@ -199,20 +199,8 @@ def generate_outdoor(
                 mat,
             )
             next_id += 1
-    world_lights = []
-    for _ in range(lights.count):
-        x = float(rng.uniform(-hx, hx))
-        y = float(rng.uniform(-hy, hy))
-        intensity = rng.uniform(*lights.intensity)
-        tint = 1.0 + rng.uniform(-lights.color_jitter, lights.color_jitter, 3)
-        diffuse = np.clip(intensity * tint, 0.0, 2.0)
-        world_lights.append(
-            Light(
-                (x, y, SUN_HEIGHT_M),
-                (float(diffuse[0]), float(diffuse[1]), float(diffuse[2])),
-                directional=True,
-            )
-        )
+    # Drawn last, so the sun and sky never change where things stand.
+    world_lights, ambience, sky = outdoor_lights(lights, rng)
     return World(
         boxes=tuple(boxes),
         meshes=(),
@@ -224,4 +212,6 @@ def generate_outdoor(
         bounds_max_xyz=(hx, hy, float(max_height)),
         tour_xy=tuple(tour_polygon(config)),
         ceiling_height_m=float(max_height),
+        ambience=ambience,
+        sky=sky,
     )

@@ -8,10 +8,13 @@ through each room centre, keeping those flights and most walking paths clear.
 
 from __future__ import annotations
 
+import hashlib
+
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
-from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, TextureKind, World
+from grade_sim.world.lighting import ceiling_lights, indoor_ambience
+from grade_sim.world.model import Material, OccupancyGrid, StaticBox, TextureKind, World
 
 # name, size (x, y, z) in metres: common indoor furniture.
 FURNITURE = (
@@ -49,6 +52,59 @@ def _random_material(
         rgb2=(rgb2[0], rgb2[1], rgb2[2]),
         texrepeat_m=float(rng.uniform(0.4, 1.2)),
     )
+
+
+# Floors and walls: (kind, main colour, second colour, colour jitter, texture span in metres).
+FLOOR_LOOKS = (
+    (TextureKind.WOOD, (0.55, 0.37, 0.22), (0.36, 0.22, 0.12), 0.08, (0.9, 1.3)),
+    (TextureKind.PARQUET, (0.62, 0.46, 0.3), (0.42, 0.28, 0.16), 0.08, (1.0, 1.4)),
+    (TextureKind.TILES, (0.82, 0.8, 0.76), (0.5, 0.49, 0.46), 0.1, (1.2, 2.0)),
+    (TextureKind.CARPET, (0.45, 0.35, 0.3), (0.3, 0.26, 0.24), 0.15, (1.0, 2.0)),
+    (TextureKind.MARBLE, (0.88, 0.87, 0.84), (0.45, 0.45, 0.47), 0.05, (1.5, 2.5)),
+    (TextureKind.CONCRETE, (0.6, 0.6, 0.58), (0.45, 0.45, 0.43), 0.05, (2.0, 3.0)),
+)
+WALL_LOOKS = (
+    (TextureKind.PAINTED, (0.82, 0.8, 0.74), (0.55, 0.52, 0.46), 0.12, (2.0, 3.0)),
+    (TextureKind.PLASTER, (0.86, 0.83, 0.77), (0.72, 0.68, 0.62), 0.08, (2.0, 3.0)),
+)
+ACCENT_WALL_LOOKS = (
+    (TextureKind.BRICK, (0.6, 0.3, 0.2), (0.72, 0.7, 0.65), 0.08, (0.9, 1.2)),
+    (TextureKind.TILES, (0.85, 0.87, 0.88), (0.55, 0.56, 0.56), 0.08, (0.8, 1.2)),
+    (TextureKind.PAINTED, (0.55, 0.65, 0.72), (0.35, 0.38, 0.4), 0.15, (2.0, 3.0)),
+    (TextureKind.CONCRETE, (0.62, 0.62, 0.6), (0.48, 0.48, 0.46), 0.05, (2.0, 3.0)),
+)
+LookChoice = tuple[
+    TextureKind, tuple[float, float, float], tuple[float, float, float], float, tuple[float, float]
+]
+
+
+def _look_material(rng: np.random.Generator, choices: tuple[LookChoice, ...]) -> Material:
+    kind, c1, c2, jitter, span_m = choices[int(rng.integers(len(choices)))]
+    shift = rng.uniform(-jitter, jitter, 3)
+    main = np.clip(np.asarray(c1) + shift, 0.0, 1.0)
+    second = np.clip(np.asarray(c2) + shift, 0.0, 1.0)
+    return Material(
+        rgba=(float(main[0]), float(main[1]), float(main[2]), 1.0),
+        texture=kind,
+        rgb2=(float(second[0]), float(second[1]), float(second[2])),
+        texrepeat_m=float(rng.uniform(*span_m)),
+        seed=int(rng.integers(1 << 16)),
+    )
+
+
+def _looks_generator(rng: np.random.Generator) -> np.random.Generator:
+    """A generator seeded from `rng`'s current state, leaving `rng` where it was."""
+    digest = hashlib.sha256(repr(rng.bit_generator.state).encode()).digest()
+    return np.random.default_rng(np.frombuffer(digest, dtype=np.uint32))
+
+
+def _floor_material(rng: np.random.Generator) -> Material:
+    return _look_material(rng, FLOOR_LOOKS)
+
+
+def _wall_palette(rng: np.random.Generator) -> tuple[Material, Material]:
+    """The flat's main wall finish and an accent finish."""
+    return _look_material(rng, WALL_LOOKS), _look_material(rng, ACCENT_WALL_LOOKS)
 
 
 class _Builder:
@@ -98,26 +154,29 @@ def generate_rooms(
     door_h = min(2.1, height - 0.2)
     b = _Builder(first_instance_id)
 
-    floor_mat = _random_material(
-        rng, (0.55, 0.45, 0.35), 0.15, (TextureKind.CHECKER, TextureKind.NOISE)
-    )
-    wall_base = tuple(float(v) for v in rng.uniform(0.6, 0.9, 3))
+    # Looks (materials of the shell, lights) come from a child generator: the geometry's draws
+    # stay those of the main generator whatever the looks draw.
+    looks = _looks_generator(rng)
+    floor_mat = _floor_material(looks)
+    wall_palette = _wall_palette(looks)
     b.add("floor", "floor", (xs[0] - t, ys[0] - t, -0.1), (xs[-1] + t, ys[-1] + t, 0.0), floor_mat)
     b.add(
         "ceiling",
         "ceiling",
         (xs[0] - t, ys[0] - t, height),
         (xs[-1] + t, ys[-1] + t, height + 0.1),
-        Material(rgba=(0.92, 0.92, 0.9, 1.0)),
+        Material(
+            rgba=(0.93, 0.92, 0.9, 1.0),
+            texture=TextureKind.PLASTER,
+            rgb2=(0.85, 0.84, 0.82),
+            texrepeat_m=2.0,
+            seed=int(looks.integers(1 << 16)),
+        ),
     )
 
     def wall_material() -> Material:
-        return _random_material(
-            rng,
-            (wall_base[0], wall_base[1], wall_base[2]),
-            0.12,
-            (TextureKind.NONE, TextureKind.GRADIENT, TextureKind.NOISE),
-        )
+        # Mostly the main finish, now and then the accent (a brick or tiled wall).
+        return wall_palette[0] if looks.random() < 0.75 else wall_palette[1]
 
     # Walls along x (at each y line), then along y (at each x line); interior ones get a doorway
     # in the middle of every room side, so neighbouring room centres see each other through it.
@@ -168,7 +227,12 @@ def generate_rooms(
         ("floor", "ceiling"),
         walkable_below_m=1.0,
     )
-    world_lights = _lights(lights, rng, xs, ys, height)
+    rooms_xy = [
+        (float(xs[i]), float(ys[j]), float(xs[i + 1]), float(ys[j + 1]))
+        for j in range(config.rooms_y)
+        for i in range(config.rooms_x)
+    ]
+    world_lights = ceiling_lights(lights, looks, rooms_xy, float(height))
     return World(
         boxes=tuple(b.boxes),
         meshes=(),
@@ -180,6 +244,7 @@ def generate_rooms(
             (float(x), float(y)) for x, y in _tour(centres, config.rooms_x, config.rooms_y)
         ),
         ceiling_height_m=float(height),
+        ambience=indoor_ambience(lights, looks),
     )
 
 
@@ -267,22 +332,3 @@ def _furnish(
             (TextureKind.NONE, TextureKind.NOISE, TextureKind.GRADIENT),
         )
         b.add(f"{kind}_r{i}{j}_{k}", "furniture", (lo[0], lo[1], 0.0), (hi[0], hi[1], sz), mat)
-
-
-def _lights(
-    config: LightsConfig, rng: np.random.Generator, xs: np.ndarray, ys: np.ndarray, height: float
-) -> tuple[Light, ...]:
-    lights = []
-    for _ in range(config.count):
-        x = rng.uniform(xs[0], xs[-1])
-        y = rng.uniform(ys[0], ys[-1])
-        intensity = rng.uniform(*config.intensity)
-        tint = 1.0 + rng.uniform(-config.color_jitter, config.color_jitter, 3)
-        rgb = np.clip(intensity * tint, 0.0, 2.0)
-        lights.append(
-            Light(
-                (float(x), float(y), float(height - 0.2)),
-                (float(rgb[0]), float(rgb[1]), float(rgb[2])),
-            )
-        )
-    return tuple(lights)

@@ -12,9 +12,11 @@ the compiled model, and so every run, stays identical to those runs.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -29,7 +31,15 @@ from grade_sim.config.scenario import MountConfig
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import Material, TextureKind
+from grade_sim.world.model import Material, Sky, TextureKind
+from grade_sim.world.sky import sky_cube
+from grade_sim.world.textures import (
+    TextureCache,
+    TextureSpec,
+    default_cache_dir,
+    is_procedural,
+    surface_of,
+)
 
 VELOCITY_BANDWIDTH_HZ = 40.0  # actuator time constant 1 / (2 pi 40) ~ 4 ms
 LINK_MASS_KG = 0.01
@@ -55,6 +65,19 @@ _BUILTIN_TEXTURES = {
     TextureKind.CHECKER: mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
     TextureKind.GRADIENT: mujoco.mjtBuiltin.mjBUILTIN_GRADIENT,
 }
+
+
+SKY_FACE_PX = 256
+
+
+@functools.lru_cache(maxsize=4)
+def _cache_at(folder: str) -> TextureCache:
+    return TextureCache(Path(folder))
+
+
+def texture_cache() -> TextureCache:
+    """The process's texture cache for the current cache folder (images stay in memory too)."""
+    return _cache_at(str(default_cache_dir()))
 
 
 @dataclass(frozen=True)
@@ -88,6 +111,7 @@ class _SceneBuilder:
         self.scene = scene
         self.spec = mujoco.MjSpec()
         self._instance_geoms: list[tuple[Any, int]] = []
+        self._textures: dict[TextureSpec, str] = {}  # one MuJoCo texture per distinct image
 
     def build(self) -> BuiltModel:
         self._set_globals()
@@ -125,20 +149,26 @@ class _SceneBuilder:
         spec.stat.extent = _g(extent, 6)[0]
         spec.stat.center = _g((lo + hi) / 2)
         vis = spec.visual
-        vis.global_.offwidth = max((c.width for c in cams), default=64)
-        vis.global_.offheight = max((c.height for c in cams), default=64)
+        # RGB is drawn supersample times larger (antialiasing).
+        vis.global_.offwidth = sc.render.supersampled(max((c.width for c in cams), default=64))
+        vis.global_.offheight = sc.render.supersampled(max((c.height for c in cams), default=64))
         vis.quality.shadowsize = 2048 if sc.lights.shadows else 0
         # offsamples=0: no multisampling. It would blend segmentation colours at object edges
-        # into ids of other objects, and it is most of llvmpipe's rendering time.
+        # into ids of other objects; the engine antialiases RGB by supersampling instead.
         vis.quality.offsamples = 0
-        vis.headlight.ambient = [0.3, 0.3, 0.3]
-        vis.headlight.diffuse = [0.35, 0.35, 0.35]
+        ambience = scene.world.ambience
+        vis.headlight.active = any(v > 0 for v in (*ambience.ambient_rgb, *ambience.headlight_rgb))
+        vis.headlight.ambient = _g(ambience.ambient_rgb)
+        vis.headlight.diffuse = _g(ambience.headlight_rgb)
         vis.headlight.specular = [0.0, 0.0, 0.0]
         vis.map.znear = _g(near / extent)[0]
         vis.map.zfar = _g(far * 1.5 / extent)[0]
 
-    def _material(self, name: str, mat: Material) -> str:
+    def _material(self, name: str, mat: Material, face_m: tuple[float, float] | None = None) -> str:
+        """A material for `mat`; `face_m` (width, height) of a box's main face in metres."""
         spec = self.spec
+        if is_procedural(mat.texture):
+            return self._procedural_material(name, mat, face_m)
         if mat.texture is TextureKind.NONE:
             spec.add_material(name=name, rgba=_g(mat.rgba), specular=0.1)
             return name
@@ -161,17 +191,81 @@ class _SceneBuilder:
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
         return name
 
+    def _procedural_material(
+        self, name: str, mat: Material, face_m: tuple[float, float] | None
+    ) -> str:
+        """A material showing an image of the texture library (one texture per distinct image).
+
+        MuJoCo's spatially uniform mapping (texuniform) stretches 2D textures on the sides of
+        boxes, so a box's texture instead spans each face once, repeated face size / tile size
+        times: exact on the box's largest face (and its opposite), stretched only on the others.
+        """
+        spec = self.spec
+        tex_spec = TextureSpec(
+            mat.texture,
+            (mat.rgba[0], mat.rgba[1], mat.rgba[2]),
+            mat.rgb2,
+            seed=mat.seed,
+            size_px=self.scene.scenario.render.texture_size_px,
+        )
+        tex_name = self._textures.get(tex_spec)
+        if tex_name is None:
+            image = texture_cache().image(tex_spec)
+            tex_name = f"tex_{len(self._textures)}_{mat.texture.value}"
+            tex = spec.add_texture(
+                name=tex_name,
+                type=mujoco.mjtTexture.mjTEXTURE_2D,
+                width=image.shape[1],
+                height=image.shape[0],
+                nchannel=3,
+            )
+            tex.data = image.tobytes()
+            self._textures[tex_spec] = tex_name
+        surface = surface_of(mat.texture)
+        if face_m is None:
+            repeat = _g([1.0 / mat.texrepeat_m] * 2, 6)
+        else:
+            repeat = _g([face_m[0] / mat.texrepeat_m, face_m[1] / mat.texrepeat_m], 6)
+        material = spec.add_material(
+            name=name,
+            rgba=[1.0, 1.0, 1.0, *_g(mat.rgba[3])],  # the image carries the colour
+            texrepeat=repeat,
+            texuniform=face_m is None,
+            specular=surface.specular,
+            shininess=surface.shininess,
+            reflectance=surface.reflectance,
+        )
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex_name
+        return name
+
+    def _add_sky(self, sky: Sky) -> None:
+        """A cube-map skybox: gradient from horizon to zenith with a sun disc."""
+        image = sky_cube(sky, SKY_FACE_PX)
+        tex = self.spec.add_texture(
+            name="sky",
+            type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
+            width=SKY_FACE_PX,
+            height=SKY_FACE_PX * 6,
+            nchannel=3,
+        )
+        tex.data = image.tobytes()
+
     def _add_world(self) -> None:
         scene, world = self.scene, self.spec.worldbody
         shadows = bool(scene.scenario.lights.shadows)
+        if scene.world.sky is not None:
+            self._add_sky(scene.world.sky)
         for k, light in enumerate(scene.world.lights):
             world.add_light(
                 name=f"light_{k}",
                 pos=_g(light.position_xyz),
-                dir=[0.0, 0.0, -1.0],
+                dir=_g(light.direction_xyz),
                 diffuse=_g(light.diffuse_rgb),
                 specular=[0.05, 0.05, 0.05],
-                castshadow=shadows,
+                cutoff=_g(light.cutoff_deg)[0],
+                exponent=_g(light.exponent)[0],
+                attenuation=_g(light.attenuation),
+                castshadow=shadows and light.casts_shadow,
                 type=(
                     mujoco.mjtLightType.mjLIGHT_DIRECTIONAL
                     if light.directional
@@ -186,7 +280,9 @@ class _SceneBuilder:
                 type=mujoco.mjtGeom.mjGEOM_BOX,
                 pos=_g(box.center_xyz),
                 size=_g(box.half_size_xyz),
-                material=self._material(f"mat_{box.name}", box.material),
+                material=self._material(
+                    f"mat_{box.name}", box.material, main_face_m(box.half_size_xyz)
+                ),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )
@@ -470,6 +566,17 @@ class _SceneBuilder:
             inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
         )
         return {"type": mujoco.mjtGeom.mjGEOM_MESH, "meshname": mesh_name}
+
+
+def main_face_m(half_xyz: tuple[float, float, float]) -> tuple[float, float]:
+    """Width and height (metres) of a box's largest face along MuJoCo's texture axes.
+
+    Per face MuJoCo maps u, v to: x, y (top and bottom), x, z (faces along x), y, z (faces
+    along y); every face of a box shares one texrepeat, so it is set for the largest.
+    """
+    sx, sy, sz = (2.0 * h for h in half_xyz)
+    faces = {(sx, sy): sx * sy, (sx, sz): sx * sz, (sy, sz): sy * sz}
+    return max(faces, key=lambda f: faces[f])
 
 
 def build_model(scene: Scene) -> BuiltModel:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import cv2
 import numpy as np
 from numpy.typing import NDArray
 
@@ -155,10 +156,13 @@ class MujocoEngine:
 
     def _ensure_renderer(self) -> None:
         if self._con is not None:
+            # Several engines in one process (grade bench looks) take turns on their contexts.
+            self._gl.make_current()
             return
         mj = self._mj
-        width = max((s.config.width for s in self._cameras.values()), default=64)
-        height = max((s.config.height for s in self._cameras.values()), default=64)
+        ss = self.scene.scenario.render
+        width = ss.supersampled(max((s.config.width for s in self._cameras.values()), default=64))
+        height = ss.supersampled(max((s.config.height for s in self._cameras.values()), default=64))
         try:
             self._gl = mj.GLContext(width, height)
             self._gl.make_current()
@@ -174,7 +178,7 @@ class MujocoEngine:
         self._vscene = mj.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
         self._vscene.flags[mj.mjtRndFlag.mjRND_SHADOW] = bool(self.scene.scenario.lights.shadows)
         self._vscene.flags[mj.mjtRndFlag.mjRND_REFLECTION] = False
-        self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = False
+        self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = self.scene.world.sky is not None
 
     # -- EngineBackend --------------------------------------------------------------------------
     def step(self) -> None:
@@ -305,18 +309,38 @@ class MujocoEngine:
         want_rgb = Stream.RGB in streams
         want_depth = bool(streams & _DEPTH_STREAMS)
         out_rgb = out_depth = None
-        if want_rgb or want_depth:
+        big_w, big_h = (
+            self.scene.scenario.render.supersampled(w),
+            self.scene.scenario.render.supersampled(h),
+        )
+        if (big_w, big_h) != (w, h) and want_rgb:
+            # Antialiasing: RGB drawn larger and averaged down. Depth and masks come from the
+            # exact segmentation pass below, never from blended samples.
+            big = mj.MjrRect(0, 0, big_w, big_h)
+            mj.mjr_render(big, vscene, self._con)
+            big_buf = np.empty((big_h, big_w, 3), dtype=np.uint8)
+            mj.mjr_readPixels(big_buf, None, big, self._con)
+            small = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
+            out_rgb = np.asarray(small, dtype=np.uint8)
+        elif want_rgb or want_depth:
             mj.mjr_render(rect, vscene, self._con)
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else None
-            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth else None
+            # The skybox writes depth; with a sky, depth comes from the exact pass below.
+            sky = bool(vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX])
+            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth and not sky else None
             mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
+        exact_depth = want_depth and out_depth is None
+        if not streams & _SEGMENT_STREAMS and not exact_depth:
+            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
+        geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
+        if seg_depth is not None:
+            out_depth = self._linear_depth(seg_depth, cfg)
         if not streams & _SEGMENT_STREAMS:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
-        geoms = self._geom_ids(rect, h, w)
         instance = self._geom_instance[np.maximum(geoms, 0)]
         instance[geoms < 0] = 0
         normals = flow = None
@@ -354,8 +378,14 @@ class MujocoEngine:
             flow,
         )
 
-    def _geom_ids(self, rect: Any, h: int, w: int) -> NDArray[np.int32]:
-        """The segmentation pass: the geom id of every pixel, -1 where none (or not a geom)."""
+    def _geom_ids(
+        self, rect: Any, h: int, w: int, with_depth: bool
+    ) -> tuple[NDArray[np.int32], NDArray[np.float32] | None]:
+        """The segmentation pass: the geom id of every pixel, -1 where none (or not a geom).
+
+        With `with_depth`, also this pass's (exact, never supersampled, sky-free) depth buffer,
+        rows top to bottom.
+        """
         mj = self._mj
         vscene = self._vscene
         flags = vscene.flags
@@ -365,7 +395,8 @@ class MujocoEngine:
         try:
             mj.mjr_render(rect, vscene, self._con)
             seg = np.empty((h, w, 3), dtype=np.uint8)
-            mj.mjr_readPixels(seg, None, rect, self._con)
+            seg_depth = np.empty((h, w), dtype=np.float32) if with_depth else None
+            mj.mjr_readPixels(seg, seg_depth, rect, self._con)
         finally:
             flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
         segid = (
@@ -380,7 +411,7 @@ class MujocoEngine:
             if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
                 lut[g.segid + 1] = g.objid
         out: NDArray[np.int32] = lut[np.clip(segid, 0, ngeom + 1)]
-        return out
+        return out, None if seg_depth is None else np.ascontiguousarray(seg_depth[::-1])
 
     def _intrinsics(self, slot: _CameraSlot) -> FloatArray:
         """K of the rendered image, from the MuJoCo camera's own vertical field of view."""
