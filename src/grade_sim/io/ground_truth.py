@@ -49,6 +49,7 @@ from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
 from grade_sim.sensors.camera import vertical_fov_deg
+from grade_sim.sensors.lens import Lens, lens_of
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule
@@ -74,11 +75,23 @@ class _CameraFiles:
         frame_id: str,
         hfov: float,
         vfov: float,
+        lens: Lens,
     ) -> None:
         self.root = root
         for kind in IMAGE_KINDS:
             (root / kind).mkdir(parents=True, exist_ok=True)
-        info = CameraInfo(width, height, k, DEPTH_SCALE, frame_id, hfov, vfov)
+        info = CameraInfo(
+            width,
+            height,
+            k,
+            DEPTH_SCALE,
+            frame_id,
+            hfov,
+            vfov,
+            distortion_model=lens.distortion_model,
+            distortion=tuple(float(v) for v in lens.d),
+            depth_kind=lens.depth_kind.value,
+        )
         (root / CAMERA_INFO_YAML).write_text(info.to_yaml())
         # These files stay open for the whole run (one line per frame) and close in close().
         self.lists = {kind: open(root / list_file(kind), "w") for kind in IMAGE_KINDS}
@@ -134,6 +147,7 @@ class GroundTruthWriter:
                     f"{r.model.name}/{cam.name}_optical_frame",
                     cam.hfov_deg,
                     vertical_fov_deg(cam),
+                    lens_of(cam),
                 )
         for r in scene.robots:  # a robot without cameras (a lidar-only robot) has no folder yet
             (gt_root / r.model.name).mkdir(parents=True, exist_ok=True)

@@ -23,6 +23,7 @@ from grade_sim.config.scenario import CameraConfig
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.errors import BackendError, SimulationUnstableError
 from grade_sim.scene import Scene
+from grade_sim.sensors.rig import CameraRig, build_rig
 
 HIDDEN_GROUP = 5
 
@@ -105,12 +106,22 @@ class MujocoEngine:
         # geom id -> instance id, for segmentation and hiding.
         self._geom_instance = built.geom_instance_ids
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
+        self._rigs: dict[tuple[str, str], CameraRig] = {}
         for name, setup in self._robots.items():
             for cam in setup.model.config.cameras:
                 cid = mujoco.mj_name2id(
                     self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{cam.name}"
                 )
                 self._cameras[(name, cam.name)] = _CameraSlot(cam, cid, name)
+                rig = build_rig(cam, f"robots.{name}.cameras.{cam.name}")
+                if rig is not None:  # a distorted camera: rendered as pinhole views, remapped
+                    self._rigs[(name, cam.name)] = rig
+                    for view in rig.views:
+                        vcfg = view.config(cam)
+                        vid = mujoco.mj_name2id(
+                            self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{vcfg.name}"
+                        )
+                        self._cameras[(name, vcfg.name)] = _CameraSlot(vcfg, vid, name)
         self._hidden: frozenset[int] = frozenset()
         self._original_groups = self.model.geom_group.copy()
         self._gl: Any = None
@@ -279,6 +290,9 @@ class MujocoEngine:
     def render(
         self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
     ) -> CameraFrame:
+        rig = self._rigs.get((robot, camera))
+        if rig is not None:
+            return rig.render(lambda v: self.render(robot, f"{camera}/{v}", rgb, depth, instance))
         mj = self._mj
         self._ensure_renderer()
         slot = self._cameras[(robot, camera)]
