@@ -45,6 +45,7 @@ from grade_common.tum import (
     tum_pose_line,
     tum_stamp,
 )
+from grade_sim.config.scenario import CameraModel
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
@@ -78,6 +79,7 @@ class _CameraFiles:
         lens: Lens,
     ) -> None:
         self.root = root
+        self.lens = lens
         for kind in IMAGE_KINDS:
             (root / kind).mkdir(parents=True, exist_ok=True)
         info = CameraInfo(
@@ -261,7 +263,11 @@ class GroundTruthWriter:
             entry: dict[str, Any] = {"id": iid, "x_min": x0, "y_min": y0, "x_max": x1, "y_max": y1}
             box = by_id.get(iid)
             if box is not None:
-                loose = loose_box_2d(box, sample.k, sample.position_world_optical, r_wo, w, h)
+                distorted = files.lens.model is not CameraModel.PINHOLE
+                project = files.lens.project if distorted else None
+                loose = loose_box_2d(
+                    box, sample.k, sample.position_world_optical, r_wo, w, h, project
+                )
                 if loose is not None:
                     entry["loose"] = list(loose)
                 boxes3d.append(

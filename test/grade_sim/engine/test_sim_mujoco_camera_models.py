@@ -22,8 +22,9 @@ from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import CameraFrame
 from grade_sim.robots.model import robot_model
-from grade_sim.scene import InstanceInfo, RobotSetup, Scene
+from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
 from grade_sim.sensors.lens import DepthKind, Lens, lens_of
+from grade_sim.sensors.rig import build_rig
 from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
 
 ROBOT_ID = 1
@@ -265,3 +266,37 @@ def test_fisheye_200_sees_behind_its_image_plane_and_leaves_outside_the_circle_e
     assert not outside[160, 160]
     assert not r.frame.rgb[outside].any()
     assert not r.frame.depth_m[outside].any()
+
+
+def test_fisheye_has_no_seams_between_cube_faces(
+    engines: list[MujocoEngine], small_data: Any
+) -> None:
+    """Across a face boundary, neighbouring pixels on one surface look like neighbours inside a
+    face (MuJoCo's headlight follows the rendering camera: unaimed, it lit each face from its
+    own direction and the floor's brightness stepped by ~40 levels at the seams)."""
+    data = small_data(people={"count": 0}, flying_objects={"count": 0})
+    data["robots"][0]["cameras"] = [_camera(hfov_deg=180.0, model="equidistant", supersample=1.0)]
+    engine = MujocoEngine(build_scene(scenario_from_mapping(data)))
+    engines.append(engine)
+    frame = engine.render("uav1", "camera", True, False, True)
+    rig = build_rig(engine.scene.robots[0].model.config.cameras[0])
+    assert rig is not None
+    assert frame.rgb is not None
+    assert frame.instance is not None
+    rgb = frame.rgb.astype(float)
+    steps = {True: [], False: []}
+    for axis in (0, 1):
+        a = [slice(None), slice(None)]
+        b = [slice(None), slice(None)]
+        a[axis], b[axis] = slice(0, -1), slice(1, None)
+        same_surface = frame.instance[tuple(a)] == frame.instance[tuple(b)]
+        same_surface &= (frame.instance[tuple(a)] > 0) & (rig.view_index[tuple(a)] >= 0)
+        seam = rig.view_index[tuple(a)] != rig.view_index[tuple(b)]
+        diff = np.abs(rgb[tuple(a)] - rgb[tuple(b)]).mean(axis=-1)
+        steps[True] += diff[same_surface & seam].tolist()
+        steps[False] += diff[same_surface & ~seam & (rig.view_index[tuple(b)] >= 0)].tolist()
+    assert len(steps[True]) > 100
+    assert np.mean(steps[True]) < 2 * np.mean(steps[False]) + 1.0, (
+        np.mean(steps[True]),
+        np.mean(steps[False]),
+    )

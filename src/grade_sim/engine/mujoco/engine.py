@@ -44,6 +44,7 @@ class _CameraSlot:
     config: CameraConfig
     cam_id: int
     robot: str
+    output_cam_id: int | None = None  # a distorted camera's view: the camera it is rendered for
 
 
 class MujocoEngine:
@@ -121,7 +122,7 @@ class MujocoEngine:
                         vid = mujoco.mj_name2id(
                             self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{vcfg.name}"
                         )
-                        self._cameras[(name, vcfg.name)] = _CameraSlot(vcfg, vid, name)
+                        self._cameras[(name, vcfg.name)] = _CameraSlot(vcfg, vid, name, cid)
         self._hidden: frozenset[int] = frozenset()
         self._original_groups = self.model.geom_group.copy()
         self._gl: Any = None
@@ -306,6 +307,8 @@ class MujocoEngine:
         mj.mjv_updateScene(
             self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
         )
+        if slot.output_cam_id is not None:
+            self._aim_headlight(slot.output_cam_id)
         out_rgb = out_depth = out_inst = None
         if rgb or depth:
             mj.mjr_render(rect, vscene, self._con)
@@ -340,6 +343,20 @@ class MujocoEngine:
                     lut[g.segid + 1] = self._geom_instance[g.objid]
             out_inst = lut[np.clip(segid, 0, ngeom + 1)]
         return CameraFrame(out_rgb, out_depth, out_inst)
+
+    def _aim_headlight(self, output_cam_id: int) -> None:
+        """Light a distorted camera's view with the camera's own headlight.
+
+        MuJoCo's headlight shines along the rendering camera's axis: each cube face would be lit
+        from its own direction and shading would step at the seams. It becomes a world-frame
+        directional light along the output camera's axis instead, the same for every view.
+        """
+        forward = -self.data.cam_xmat[output_cam_id].reshape(3, 3)[:, 2]
+        for i in range(self._vscene.nlight):
+            light = self._vscene.lights[i]
+            if light.headlight:
+                light.dir = forward
+                light.headlight = 0
 
     def _linear_depth(self, buf: NDArray[np.float32], cfg: CameraConfig) -> NDArray[np.float32]:
         extent = self.model.stat.extent
