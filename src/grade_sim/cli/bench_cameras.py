@@ -23,8 +23,8 @@ from grade_common.schema import from_mapping
 from grade_sim.bench import default_scenario_path
 from grade_sim.config.scenario import CameraConfig, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
+from grade_sim.optics.rig import build_rig
 from grade_sim.scene import build_scene
-from grade_sim.sensors.rig import build_rig
 
 MODELS: dict[str, dict[str, Any]] = {
     "pinhole": {},

@@ -301,7 +301,7 @@ class CameraConfig:
             _check_fisheye_monotonic(self.distortion, math.radians(limit_deg) / 2, path)
         if self.model is not CameraModel.PINHOLE:
             # Imported here: the rig module builds on this config module.
-            from grade_sim.sensors.rig import build_rig
+            from grade_sim.optics.rig import build_rig
 
             build_rig(self, path)  # a distortion that folds, or a source view too large
 

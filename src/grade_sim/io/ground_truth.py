@@ -47,10 +47,10 @@ from grade_common.tum import (
 )
 from grade_sim.config.scenario import CameraModel
 from grade_sim.engine.protocol import RobotState
+from grade_sim.optics.lens import Lens, lens_of
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import loose_box_2d, tight_boxes_2d
 from grade_sim.sensors.camera import vertical_fov_deg
-from grade_sim.sensors.lens import Lens, lens_of
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule

@@ -101,7 +101,7 @@ def loose_box_2d(
 ) -> tuple[int, int, int, int] | None:
     """Image bounds of the projected 3D box (occluded parts included), clipped to the image.
 
-    `project`: a distorted camera's projection (sensors.lens.Lens.project, NaN where unseen);
+    `project`: a distorted camera's projection (optics.lens.Lens.project, NaN where unseen);
     the box's edges are then sampled, since distortion bends them past their corners.
     """
     if project is not None:

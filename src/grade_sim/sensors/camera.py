@@ -1,4 +1,4 @@
-"""Intrinsics of the published cameras (pinhole, plumb_bob, equidistant: see sensors.lens)."""
+"""Intrinsics of the published cameras (pinhole, plumb_bob, equidistant: grade_sim.optics.lens)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig, CameraModel
-from grade_sim.sensors.lens import lens_of
+from grade_sim.optics.lens import lens_of
 
 
 def intrinsics(config: CameraConfig) -> FloatArray:
@@ -16,7 +16,7 @@ def intrinsics(config: CameraConfig) -> FloatArray:
 
     Square pixels, focal length from the horizontal field of view, principal point at the image
     centre in the ROS convention where pixel (0, 0)'s centre is at coordinate (0, 0).
-    Distorted models: sensors.lens.lens_of(config).k.
+    Distorted models: optics.lens.lens_of(config).k.
     """
     if config.model is not CameraModel.PINHOLE:
         return lens_of(config).k

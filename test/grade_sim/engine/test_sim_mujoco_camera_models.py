@@ -21,10 +21,10 @@ from grade_common.rotations import quat_to_matrix
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import CameraFrame
+from grade_sim.optics.lens import DepthKind, Lens, lens_of
+from grade_sim.optics.rig import build_rig
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
-from grade_sim.sensors.lens import DepthKind, Lens, lens_of
-from grade_sim.sensors.rig import build_rig
 from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
 
 ROBOT_ID = 1
@@ -195,6 +195,16 @@ def _camera(**fields: Any) -> dict[str, Any]:
     }
 
 
+def test_pinhole_renderer_matches_the_exact_masks_pixel_for_pixel(
+    engines: list[MujocoEngine],
+) -> None:
+    """The reference: without a remap, masks are exact (outline tolerance zero)."""
+    points = DISTANCE_M * _directions([0.0, 20.0, 35.0], [0.0, 135.0, 250.0])
+    r = _render(engines, _camera(hfov_deg=80.0), points)
+    errors = _check_markers(r, least=7, outline_px=0.0)
+    assert max(errors.values()) == 0.0
+
+
 def test_plumb_bob_markers_land_where_opencv_projects_them(engines: list[MujocoEngine]) -> None:
     camera = _camera(
         hfov_deg=80.0, model="plumb_bob", distortion=[-0.22, 0.05, 0.001, -0.0015, -0.004]
@@ -266,6 +276,8 @@ def test_fisheye_200_sees_behind_its_image_plane_and_leaves_outside_the_circle_e
     assert not outside[160, 160]
     assert not r.frame.rgb[outside].any()
     assert not r.frame.depth_m[outside].any()
+    assert r.frame.instance is not None
+    assert not r.frame.instance[outside].any()
 
 
 def test_fisheye_has_no_seams_between_cube_faces(

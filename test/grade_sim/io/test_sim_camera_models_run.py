@@ -13,7 +13,7 @@ import yaml
 
 from grade_common.tum import read_camera_info
 from grade_sim.config.scenario import scenario_from_mapping
-from grade_sim.sensors.lens import lens_of
+from grade_sim.optics.lens import lens_of
 from grade_sim.sensors.messages import typestore
 from grade_sim.sim.run import run_scenario
 

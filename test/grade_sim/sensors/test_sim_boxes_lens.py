@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 
 from grade_sim.config.scenario import CameraConfig, CameraModel
+from grade_sim.optics.lens import lens_of
 from grade_sim.sensors.boxes import Box3D, loose_box_2d
-from grade_sim.sensors.lens import lens_of
 
 # Optical frame = world frame here: the camera at the origin looking along +z.
 EYE = np.eye(3)

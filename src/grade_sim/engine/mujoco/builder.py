@@ -26,11 +26,11 @@ from grade_common.types import FloatArray
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.config.scenario import MountConfig
+from grade_sim.optics.lens import lens_of
+from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.sensors.camera import intrinsics
-from grade_sim.sensors.rig import source_views
 from grade_sim.world.model import Material, TextureKind
 
 # MuJoCo camera frame (x right, y up, looking along -z) <-> optical frame; its own inverse.
@@ -413,7 +413,7 @@ class _SceneBuilder:
                 (f"{cam.name}/{v.name}", v.config(cam), v.r_optical_view) for v in source_views(cam)
             ]
             for view_name, view, r_optical_view in renders:
-                focal_px = intrinsics(view)[1, 1]
+                focal_px = lens_of(view).k[1, 1]
                 fovy = math.degrees(2 * math.atan(0.5 * view.height / focal_px))
                 r_mount_mjcam = R_LINK_MJCAM @ R_MJCAM_OPTICAL @ r_optical_view @ R_MJCAM_OPTICAL
                 q = matrix_to_quat(quat_to_matrix(_mount_quat(cam.mount)) @ r_mount_mjcam)

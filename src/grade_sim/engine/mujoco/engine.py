@@ -22,8 +22,8 @@ from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import CameraConfig
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.errors import BackendError, SimulationUnstableError
+from grade_sim.optics.rig import CameraRig, build_rig
 from grade_sim.scene import Scene
-from grade_sim.sensors.rig import CameraRig, build_rig
 
 HIDDEN_GROUP = 5
 

@@ -11,9 +11,9 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig, RatesConfig, Stream
 from grade_sim.engine.protocol import CameraFrame
+from grade_sim.optics.lens import lens_of
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.camera import intrinsics
-from grade_sim.sensors.lens import lens_of
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 from grade_sim.sensors.observer import CameraSample
 from grade_sim.sensors.schedule import RateSchedule
@@ -43,7 +43,7 @@ class Camera:
     robot: str
     config: CameraConfig
     k: FloatArray  # 3x3 intrinsics
-    distortion_model: str = "plumb_bob"  # CameraInfo's name of the lens (sensors.lens)
+    distortion_model: str = "plumb_bob"  # CameraInfo's name of the lens (grade_sim.optics.lens)
     d: FloatArray | None = None  # distortion coefficients; None: a pinhole (five zeros)
 
     @classmethod

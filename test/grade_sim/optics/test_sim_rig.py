@@ -9,8 +9,8 @@ import pytest
 
 from grade_sim.config.scenario import CameraConfig, CameraModel
 from grade_sim.engine.protocol import CameraFrame
-from grade_sim.sensors.lens import DepthKind, lens_of
-from grade_sim.sensors.rig import FIELD_RULES, CameraRig, FieldRule, build_rig, source_views
+from grade_sim.optics.lens import DepthKind, lens_of
+from grade_sim.optics.rig import FIELD_RULES, CameraRig, FieldRule, build_rig, source_views
 
 PLUMB_BOB = CameraConfig(
     width=160,

@@ -3,9 +3,10 @@
 Core (numpy + OpenCV only). Rasterisers draw pinhole images; a plumb_bob camera is remapped from
 one wider pinhole view on the same axis, an equidistant fisheye from the faces of a cube map
 (front, right, left, down, up, back; only the faces its rays use). Every output pixel takes its
-value from the one view its ray falls in, by the rule of its CameraFrame field (`FIELD_RULES`):
-colours bilinear, ids nearest (never blended), depth nearest and then converted from the view's
-planar depth to the output's convention (`DepthKind`), camera-frame vectors nearest and rotated.
+value from the one view its ray falls in, by the rule of its frame field (`FIELD_RULES`; a frame
+is a dataclass of images, such as the engines' CameraFrame): colours bilinear, ids nearest (never
+blended), depth nearest and then converted from the view's planar depth to the output's
+convention (`DepthKind`), camera-frame vectors nearest and rotated.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from typing import Any
+from typing import Any, TypeVar, cast
 
 import cv2
 import numpy as np
@@ -25,8 +26,9 @@ from numpy.typing import NDArray
 from grade_common.errors import ConfigError
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig, CameraModel
-from grade_sim.engine.protocol import CameraFrame
-from grade_sim.sensors.lens import DepthKind, Lens, lens_of
+from grade_sim.optics.lens import DepthKind, Lens, lens_of
+
+F = TypeVar("F")  # a frame: a dataclass of images (the engines' CameraFrame)
 
 # Pixels each view has beyond the rays it serves, so that bilinear taps stay inside it.
 MARGIN_PX = 2
@@ -43,7 +45,8 @@ class FieldRule(enum.Enum):
     VECTOR_CAM = "vector_cam"  # nearest, then rotated from the view's frame to the output's
 
 
-# One line per CameraFrame field; a field without a rule is an error at the first remap.
+# One line per CameraFrame field (grade_sim.engine.protocol); a field without a rule is an error
+# at the first remap.
 FIELD_RULES: dict[str, FieldRule] = {
     "rgb": FieldRule.COLOR,
     "depth_m": FieldRule.DEPTH,
@@ -106,29 +109,33 @@ class CameraRig:
     map_y: NDArray[np.float32]
     depth_scale: NDArray[np.float32]  # (h, w): output depth / the view's planar depth
 
-    def render(self, render_view: Callable[[str], CameraFrame]) -> CameraFrame:
+    def render(self, render_view: Callable[[str], F]) -> F:
         """Render every view (by its name) and remap the frames to the lens."""
         return self.remap([render_view(v.name) for v in self.views])
 
-    def remap(self, frames: Sequence[CameraFrame]) -> CameraFrame:
+    def remap(self, frames: Sequence[F]) -> F:
         """The output frame from one frame per view (in `views` order), field by field.
 
+        Frames are dataclasses whose fields are images or None (not rendered); the output is
+        the same dataclass.
+
         Raises:
-            KeyError: a CameraFrame field with no rule in FIELD_RULES.
+            KeyError: a field with no rule in FIELD_RULES.
         """
+        kind: Any = type(frames[0])
         out: dict[str, Any] = {}
-        for f in dataclasses.fields(CameraFrame):
+        for f in dataclasses.fields(kind):
             arrays = [getattr(frame, f.name) for frame in frames]
             if any(a is None for a in arrays):
                 out[f.name] = None
                 continue
             if f.name not in FIELD_RULES:
                 raise KeyError(
-                    f"CameraFrame field {f.name!r} has no remap rule: add it to "
-                    f"grade_sim.sensors.rig.FIELD_RULES (one of {[r.value for r in FieldRule]})"
+                    f"{kind.__name__} field {f.name!r} has no remap rule: add it to "
+                    f"grade_sim.optics.rig.FIELD_RULES (one of {[r.value for r in FieldRule]})"
                 )
             out[f.name] = self.remap_field(FIELD_RULES[f.name], arrays)
-        return CameraFrame(**out)
+        return cast(F, kind(**out))
 
     def remap_field(self, rule: FieldRule, arrays: Sequence[NDArray[Any]]) -> NDArray[Any]:
         """One field's output image from its image in every view (in `views` order)."""

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from grade_sim.config.scenario import CameraConfig, CameraModel
+from grade_sim.optics.lens import DepthKind, lens_of
 from grade_sim.sensors.camera import intrinsics, vertical_fov_deg
-from grade_sim.sensors.lens import DepthKind, lens_of
 
 PLUMB_BOB = CameraConfig(
     width=320,
