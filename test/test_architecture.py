@@ -48,7 +48,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 # grade_sim's own layers, low to high; a module may import its own layer and lower ones.
 SIM_LAYERS: list[set[str]] = [
-    {"config", "errors"},
+    {"config", "errors", "optics"},
     {"world", "robots"},
     {"actors"},
     {"scene"},

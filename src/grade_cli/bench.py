@@ -25,6 +25,7 @@ BENCHMARKS = (
     "render",
     "lidar",
     "looks",
+    "cameras",
 )
 
 

@@ -217,26 +217,33 @@ class CameraInfo:
     hfov_deg: float | None = None
     vfov_deg: float | None = None
     camera_name: str = ""
+    # "plumb_bob" (k1 k2 p1 p2 k3) or "equidistant" (k1 k2 k3 k4); () = five zeros, a pinhole.
+    distortion_model: str = "plumb_bob"
+    distortion: tuple[float, ...] = ()
+    # What depth pixels measure: "planar" (z in the optical frame) or "range" (along the ray).
+    depth_kind: str = "planar"
 
     def to_yaml(self) -> str:
-        """The file as grade writes it (plumb_bob, zero distortion, identity rectification)."""
+        """The file as grade writes it (identity rectification, P = [K | 0])."""
         k = [float(v) for v in self.camera_matrix.reshape(-1)]
-        # An ideal pinhole camera: P = [K | 0].
+        # The distorted image's own K: rectifying with P = [K | 0] keeps the focal length.
         p = [*k[0:3], 0.0, *k[3:6], 0.0, *k[6:9], 0.0]
+        d = [float(v) for v in self.distortion] or [0.0] * 5
         text: str = yaml.safe_dump(
             {
                 "image_width": self.width,
                 "image_height": self.height,
                 "camera_name": self.camera_name or _camera_name(self.frame_id),
                 "camera_matrix": _matrix(3, 3, k),
-                "distortion_model": "plumb_bob",
-                "distortion_coefficients": _matrix(1, 5, [0.0] * 5),
+                "distortion_model": self.distortion_model,
+                "distortion_coefficients": _matrix(1, len(d), d),
                 "rectification_matrix": _matrix(3, 3, [float(v) for v in np.eye(3).ravel()]),
                 "projection_matrix": _matrix(3, 4, p),
                 "frame_id": self.frame_id,
                 "hfov_deg": self.hfov_deg,
                 "vfov_deg": self.vfov_deg,
                 "depth_scale": self.depth_scale,
+                "depth_kind": self.depth_kind,
             },
             sort_keys=False,
             default_flow_style=None,
@@ -259,6 +266,17 @@ def _standard_k(data: dict[str, Any]) -> np.ndarray:
     if (m["rows"], m["cols"]) != (3, 3):
         raise ValueError(f"camera_matrix is {m['rows']}x{m['cols']}, must be 3x3")
     return np.asarray(m["data"], dtype=np.float64).reshape(3, 3)
+
+
+def _distortion(data: dict[str, Any]) -> tuple[float, ...]:
+    """D from distortion_coefficients {rows: 1, cols: n, data: [n]}; absent: () (no distortion)."""
+    m = data.get("distortion_coefficients")
+    if m is None:
+        return ()
+    values = tuple(float(v) for v in m["data"])
+    if len(values) != int(m["rows"]) * int(m["cols"]):
+        raise ValueError(f"distortion_coefficients has {len(values)} numbers, not rows x cols")
+    return values
 
 
 def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError) -> CameraInfo:
@@ -286,6 +304,9 @@ def read_camera_info(path: str | Path, *, error: type[GradeError] = FormatError)
             float(data.get("depth_scale", DEPTH_SCALE)),
             str(data.get("frame_id", "")),
             camera_name=str(data.get("camera_name", "")),
+            distortion_model=str(data.get("distortion_model", "plumb_bob")),
+            distortion=_distortion(data),
+            depth_kind=str(data.get("depth_kind", "planar")),
         )
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
         raise error(

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import yaml
 
 from grade_common.bagfile.compression import Compression
@@ -25,6 +26,21 @@ from grade_sim.config.mount import MountConfig as MountConfig
 
 Vec3 = tuple[float, float, float]
 Range = tuple[float, float]
+
+
+def _check_fisheye_monotonic(coeffs: tuple[float, ...], theta_max_rad: float, path: str) -> None:
+    """theta_d(theta) must grow up to the widest ray, or two rays would land on one pixel."""
+    k1, k2, k3, k4 = coeffs or (0.0, 0.0, 0.0, 0.0)
+    t = np.linspace(0.0, min(theta_max_rad, math.pi), 2001)
+    slope = 1 + 3 * k1 * t**2 + 5 * k2 * t**4 + 7 * k3 * t**6 + 9 * k4 * t**8
+    if np.any(slope <= 0):
+        worst = math.degrees(float(t[np.argmax(slope <= 0)]))
+        raise ConfigError(
+            f"{path}.distortion: {list(coeffs)} folds the image at {worst:.1f} deg off-axis "
+            f"(theta_d stops growing); the coefficients must keep theta_d increasing up to "
+            f"{math.degrees(theta_max_rad):.1f} deg (half of fov_deg, or 180): lower them or "
+            "fov_deg"
+        )
 
 
 def _check_range_pair(value: Range, path: str) -> None:
@@ -60,6 +76,22 @@ class Stream(enum.Enum):
     SEMANTIC = "semantic"
     NORMALS = "normals"
     FLOW = "flow"
+
+
+class CameraModel(enum.Enum):
+    """The lens: how the published image maps rays to pixels (docs/cameras.md)."""
+
+    PINHOLE = "pinhole"  # ideal perspective, rendered directly
+    PLUMB_BOB = "plumb_bob"  # OpenCV radial-tangential: k1, k2, p1, p2, k3
+    EQUIDISTANT = "equidistant"  # OpenCV fisheye: theta_d = theta (1 + k1 theta^2 + ... k4 theta^8)
+
+
+DISTORTION_COEFFICIENTS = {
+    CameraModel.PINHOLE: 0,
+    CameraModel.PLUMB_BOB: 5,
+    CameraModel.EQUIDISTANT: 4,
+}
+PINHOLE_MAX_HFOV_DEG = 170.0
 
 
 class PersonMotion(enum.Enum):
@@ -245,12 +277,22 @@ class CameraConfig:
     name: str = field(default="camera", metadata=ros_name())  # a topic token and a folder
     width: int = field(default=640, metadata=bounds(16, 4096))
     height: int = field(default=480, metadata=bounds(16, 4096))
-    hfov_deg: float = field(default=88.95, metadata=bounds(10.0, 170.0))
+    # Horizontal field of view across the image width; up to 170 for pinhole and plumb_bob (the
+    # focal length of K), up to 360 for equidistant (the angle at the left and right edges).
+    hfov_deg: float = field(default=88.95, metadata=bounds(10.0, 360.0))
     rate_hz: float = field(default=30.0, metadata=bounds(0.1, 240.0))
     near_m: float = field(default=0.05, metadata=bounds(0.001, 10.0))
     far_m: float = field(default=20.0, metadata=bounds(0.1, 1000.0))
     streams: tuple[Stream, ...] = (Stream.RGB, Stream.DEPTH, Stream.INSTANCE)
     mount: MountConfig = field(default_factory=lambda: MountConfig(xyz=(0.12, 0.0, 0.0)))
+    model: CameraModel = CameraModel.PINHOLE
+    # plumb_bob: k1 k2 p1 p2 k3; equidistant: k1 k2 k3 k4 (OpenCV's order); empty: all zero.
+    distortion: tuple[float, ...] = field(default=(), metadata=bounds(-10.0, 10.0))
+    # equidistant only: the lens's full field of view (its image circle); pixels whose ray is
+    # further off-axis than fov_deg / 2 stay empty. None: no circle, the whole image sees.
+    fov_deg: float | None = field(default=None, metadata=bounds(10.0, 360.0))
+    # Focal length of the pinhole source renders over the output's (distorted models only).
+    supersample: float = field(default=1.0, metadata=bounds(0.5, 4.0))
 
     def validate(self, path: str) -> None:
         if self.near_m >= self.far_m:
@@ -258,6 +300,45 @@ class CameraConfig:
         if not self.streams:
             allowed = ", ".join(s.value for s in Stream)
             raise ConfigError(f"{path}.streams: empty; allowed any of {allowed}")
+        self._validate_lens(path)
+        if self.model is not CameraModel.PINHOLE and Stream.FLOW in self.streams:
+            raise ConfigError(
+                f"{path}.streams: flow with model {self.model.value} is not supported (flow is "
+                "computed for pinhole images only); allowed: flow with model pinhole"
+            )
+
+    def _validate_lens(self, path: str) -> None:
+        model = self.model.value
+        if self.model is not CameraModel.EQUIDISTANT and self.hfov_deg > PINHOLE_MAX_HFOV_DEG:
+            raise ConfigError(
+                f"{path}.hfov_deg: value {self.hfov_deg} with model {model} is outside [10.0, "
+                f"{PINHOLE_MAX_HFOV_DEG}] (up to 360 with model equidistant)"
+            )
+        wanted = DISTORTION_COEFFICIENTS[self.model]
+        if len(self.distortion) not in (0, wanted):
+            names = {5: "[k1, k2, p1, p2, k3]", 4: "[k1, k2, k3, k4]", 0: "[] (no distortion)"}
+            raise ConfigError(
+                f"{path}.distortion: {list(self.distortion)} has {len(self.distortion)} "
+                f"coefficients; model {model} takes {names[wanted]}"
+            )
+        if self.fov_deg is not None and self.model is not CameraModel.EQUIDISTANT:
+            raise ConfigError(
+                f"{path}.fov_deg: {self.fov_deg}; only model equidistant has an image circle "
+                f"(model is {model}): remove fov_deg"
+            )
+        if self.model is CameraModel.EQUIDISTANT:
+            limit_deg = 360.0 if self.fov_deg is None else self.fov_deg
+            if self.hfov_deg > limit_deg:
+                raise ConfigError(
+                    f"{path}.hfov_deg: {self.hfov_deg} is wider than fov_deg {limit_deg}; "
+                    f"allowed [10.0, {limit_deg}]"
+                )
+            _check_fisheye_monotonic(self.distortion, math.radians(limit_deg) / 2, path)
+        if self.model is not CameraModel.PINHOLE:
+            # Imported here: the rig module builds on this config module.
+            from grade_sim.optics.rig import build_rig
+
+            build_rig(self, path)  # a distortion that folds, or a source view too large
 
 
 @dataclass(frozen=True)

@@ -55,6 +55,9 @@ from grade_common.tum import (
 from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.engine.semantic import ClassTable
+from grade_sim.config.scenario import CameraModel
+from grade_sim.engine.protocol import RobotState
+from grade_sim.optics.lens import Lens, lens_of
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import (
     Box3D,
@@ -106,11 +109,24 @@ class _CameraFiles:
         frame_id: str,
         hfov: float,
         vfov: float,
+        lens: Lens,
     ) -> None:
         self.root = root
+        self.lens = lens
         for kind in IMAGE_KINDS:
             (root / kind).mkdir(parents=True, exist_ok=True)
-        info = CameraInfo(width, height, k, DEPTH_SCALE, frame_id, hfov, vfov)
+        info = CameraInfo(
+            width,
+            height,
+            k,
+            DEPTH_SCALE,
+            frame_id,
+            hfov,
+            vfov,
+            distortion_model=lens.distortion_model,
+            distortion=tuple(float(v) for v in lens.d),
+            depth_kind=lens.depth_kind.value,
+        )
         (root / CAMERA_INFO_YAML).write_text(info.to_yaml())
         # These files stay open for the whole run (one line per frame) and close in close().
         self.lists = {kind: open(root / list_file(kind), "w") for kind in IMAGE_KINDS}
@@ -186,6 +202,7 @@ class GroundTruthWriter:
                     f"{r.model.name}/{cam.name}_optical_frame",
                     cam.hfov_deg,
                     vertical_fov_deg(cam),
+                    lens_of(cam),
                 )
         for r in scene.robots:  # a robot without cameras (a lidar-only robot) has no folder yet
             (gt_root / r.model.name).mkdir(parents=True, exist_ok=True)
@@ -316,7 +333,11 @@ class GroundTruthWriter:
             entry: dict[str, Any] = {"id": iid, "x_min": x0, "y_min": y0, "x_max": x1, "y_max": y1}
             box = by_id.get(iid)
             if box is not None:
-                loose = loose_box_2d(box, sample.k, sample.position_world_optical, r_wo, w, h)
+                distorted = files.lens.model is not CameraModel.PINHOLE
+                project = files.lens.project if distorted else None
+                loose = loose_box_2d(
+                    box, sample.k, sample.position_world_optical, r_wo, w, h, project
+                )
                 if loose is not None:
                     entry["loose"] = list(loose)
                 boxes3d.append(

@@ -3,6 +3,7 @@ from masks."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -144,15 +145,40 @@ def loose_box_2d(
     r_world_optical: FloatArray,
     width: int,
     height: int,
+    project: Callable[[FloatArray], FloatArray] | None = None,
 ) -> tuple[int, int, int, int] | None:
-    """Image bounds of the projected 3D box (occluded parts included), clipped to the image."""
-    pts_cam = (box.corners_world() - position_world_optical) @ r_world_optical
-    front = pts_cam[pts_cam[:, 2] > 1e-3]
-    if len(front) == 0:
-        return None
-    uv = (front @ k.T)[:, :2] / front[:, 2:3]
+    """Image bounds of the projected 3D box (occluded parts included), clipped to the image.
+
+    `project`: a distorted camera's projection (optics.lens.Lens.project, NaN where unseen);
+    the box's edges are then sampled, since distortion bends them past their corners.
+    """
+    if project is not None:
+        pts_cam = (_edge_points(box.corners_world()) - position_world_optical) @ r_world_optical
+        uv = project(pts_cam)
+        uv = uv[np.all(np.isfinite(uv), axis=1)]
+        if len(uv) == 0:
+            return None
+    else:
+        pts_cam = (box.corners_world() - position_world_optical) @ r_world_optical
+        front = pts_cam[pts_cam[:, 2] > 1e-3]
+        if len(front) == 0:
+            return None
+        uv = (front @ k.T)[:, :2] / front[:, 2:3]
     x0, y0 = np.floor(uv.min(axis=0))
     x1, y1 = np.ceil(uv.max(axis=0))
     if x1 < 0 or y1 < 0 or x0 > width - 1 or y0 > height - 1:
         return None
     return (int(max(x0, 0)), int(max(y0, 0)), int(min(x1, width - 1)), int(min(y1, height - 1)))
+
+
+EDGE_SAMPLES = 16
+
+
+def _edge_points(corners: FloatArray) -> FloatArray:
+    """Points along the 12 edges of a box from its 8 corners (corners_world's order)."""
+    t = np.linspace(0.0, 1.0, EDGE_SAMPLES)[:, None]
+    pairs = [(a, a | bit) for a in range(8) for bit in (1, 2, 4) if not a & bit]
+    points: FloatArray = np.concatenate(
+        [corners[a] + t * (corners[b] - corners[a]) for a, b in pairs]
+    )
+    return points

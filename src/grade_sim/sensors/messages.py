@@ -205,7 +205,19 @@ def image(stamp_ns: int, frame_id: str, array: NDArray[Any], encoding: str) -> b
     return serialize(msg)
 
 
-def camera_info(stamp_ns: int, frame_id: str, width: int, height: int, k: FloatArray) -> bytes:
+def camera_info(
+    stamp_ns: int,
+    frame_id: str,
+    width: int,
+    height: int,
+    k: FloatArray,
+    distortion_model: str = "plumb_bob",
+    d: FloatArray | None = None,
+) -> bytes:
+    """CameraInfo of an image as published (distorted: D set, P = [K | 0], R = identity).
+
+    `d`: plumb_bob k1 k2 p1 p2 k3, equidistant k1 k2 k3 k4; None: five zeros (a pinhole).
+    """
     t = _types()
     p = np.zeros((3, 4))
     p[:, :3] = k
@@ -213,8 +225,8 @@ def camera_info(stamp_ns: int, frame_id: str, width: int, height: int, k: FloatA
         header=header(stamp_ns, frame_id),
         height=height,
         width=width,
-        distortion_model="plumb_bob",
-        d=np.zeros(5),
+        distortion_model=distortion_model,
+        d=np.zeros(5) if d is None else np.asarray(d, dtype=np.float64),
         k=np.asarray(k, dtype=np.float64).reshape(9),
         r=np.eye(3).reshape(9),
         p=p.reshape(12),

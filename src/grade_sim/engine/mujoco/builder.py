@@ -28,6 +28,8 @@ from grade_common.types import FloatArray
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.config.scenario import MountConfig
+from grade_sim.optics.lens import lens_of
+from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
@@ -40,6 +42,9 @@ from grade_sim.world.textures import (
     is_procedural,
     surface_of,
 )
+
+# MuJoCo camera frame (x right, y up, looking along -z) <-> optical frame; its own inverse.
+R_MJCAM_OPTICAL = np.diag([1.0, -1.0, -1.0])
 
 VELOCITY_BANDWIDTH_HZ = 40.0  # actuator time constant 1 / (2 pi 40) ~ 4 ms
 LINK_MASS_KG = 0.01
@@ -136,6 +141,7 @@ class _SceneBuilder:
         scene, spec = self.scene, self.spec
         sc = scene.scenario
         cams = [c for r in scene.robots for c in r.model.config.cameras]
+        cams += [v.config(c) for c in cams for v in source_views(c)]  # distorted cameras' views
         near = min((c.near_m for c in cams), default=0.05)
         far = max((c.far_m for c in cams), default=50.0)
         lo, hi = np.asarray(scene.world.bounds_min_xyz), np.asarray(scene.world.bounds_max_xyz)
@@ -497,17 +503,23 @@ class _SceneBuilder:
                 mass=0.0,
             )
         for cam in cfg.cameras:
-            fovy = math.degrees(
-                2 * math.atan(math.tan(math.radians(cam.hfov_deg) / 2) * cam.height / cam.width)
-            )
-            q = matrix_to_quat(quat_to_matrix(_mount_quat(cam.mount)) @ R_LINK_MJCAM)
-            camera_body.add_camera(
-                name=f"{name}/{cam.name}",
-                pos=_g(cam.mount.xyz),
-                quat=_g(q),
-                fovy=_g(fovy)[0],
-                mode=mujoco.mjtCamLight.mjCAMLIGHT_FIXED,
-            )
+            # A distorted camera's own MuJoCo camera gives its pose; its views are rendered.
+            renders = [(cam.name, cam, np.eye(3))]
+            renders += [
+                (f"{cam.name}/{v.name}", v.config(cam), v.r_optical_view) for v in source_views(cam)
+            ]
+            for view_name, view, r_optical_view in renders:
+                focal_px = lens_of(view).k[1, 1]
+                fovy = math.degrees(2 * math.atan(0.5 * view.height / focal_px))
+                r_mount_mjcam = R_LINK_MJCAM @ R_MJCAM_OPTICAL @ r_optical_view @ R_MJCAM_OPTICAL
+                q = matrix_to_quat(quat_to_matrix(_mount_quat(cam.mount)) @ r_mount_mjcam)
+                camera_body.add_camera(
+                    name=f"{name}/{view_name}",
+                    pos=_g(cam.mount.xyz),
+                    quat=_g(q),
+                    fovy=_g(fovy)[0],
+                    mode=mujoco.mjtCamLight.mjCAMLIGHT_FIXED,
+                )
         bandwidth = 2 * math.pi * VELOCITY_BANDWIDTH_HZ
         for joint in setup.model.joints:
             if joint.kind is JointKind.SLIDE:

@@ -28,6 +28,7 @@ from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.engine.semantic import ClassTable, semantic_image
 from grade_sim.errors import BackendError, SimulationUnstableError
+from grade_sim.optics.rig import CameraRig, build_rig
 from grade_sim.scene import Scene
 
 HIDDEN_GROUP = 5
@@ -52,6 +53,7 @@ class _CameraSlot:
     config: CameraConfig
     cam_id: int
     robot: str
+    output_cam_id: int | None = None  # a distorted camera's view: the camera it is rendered for
 
 
 class MujocoEngine:
@@ -118,12 +120,22 @@ class MujocoEngine:
         # The poses at each camera's last frame with flow: the flow of its next frame needs them.
         self._flow_previous: dict[tuple[str, str], PoseSnapshot] = {}
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
+        self._rigs: dict[tuple[str, str], CameraRig] = {}
         for name, setup in self._robots.items():
             for cam in setup.model.config.cameras:
                 cid = mujoco.mj_name2id(
                     self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{cam.name}"
                 )
                 self._cameras[(name, cam.name)] = _CameraSlot(cam, cid, name)
+                rig = build_rig(cam, f"robots.{name}.cameras.{cam.name}")
+                if rig is not None:  # a distorted camera: rendered as pinhole views, remapped
+                    self._rigs[(name, cam.name)] = rig
+                    for view in rig.views:
+                        vcfg = view.config(cam)
+                        vid = mujoco.mj_name2id(
+                            self.model, mujoco.mjtObj.mjOBJ_CAMERA, f"{name}/{vcfg.name}"
+                        )
+                        self._cameras[(name, vcfg.name)] = _CameraSlot(vcfg, vid, name, cid)
         self._hidden: frozenset[int] = frozenset()
         self._original_groups = self.model.geom_group.copy()
         self._gl: Any = None
@@ -293,6 +305,9 @@ class MujocoEngine:
         self.model.geom_group[:] = groups
 
     def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+        rig = self._rigs.get((robot, camera))
+        if rig is not None:
+            return rig.render(lambda v: self.render(robot, f"{camera}/{v}", streams))
         mj = self._mj
         self._ensure_renderer()
         slot = self._cameras[(robot, camera)]
@@ -306,6 +321,8 @@ class MujocoEngine:
         mj.mjv_updateScene(
             self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
         )
+        if slot.output_cam_id is not None:
+            self._aim_headlight(slot.output_cam_id)
         want_rgb = Stream.RGB in streams
         want_depth = bool(streams & _DEPTH_STREAMS)
         out_rgb = out_depth = None
@@ -418,6 +435,20 @@ class MujocoEngine:
         h, w = slot.config.height, slot.config.width
         f = 0.5 * h / np.tan(np.radians(float(self.model.cam_fovy[slot.cam_id])) / 2)
         return np.array([[f, 0.0, (w - 1) / 2], [0.0, f, (h - 1) / 2], [0.0, 0.0, 1.0]])
+
+    def _aim_headlight(self, output_cam_id: int) -> None:
+        """Light a distorted camera's view with the camera's own headlight.
+
+        MuJoCo's headlight shines along the rendering camera's axis: each cube face would be lit
+        from its own direction and shading would step at the seams. It becomes a world-frame
+        directional light along the output camera's axis instead, the same for every view.
+        """
+        forward = -self.data.cam_xmat[output_cam_id].reshape(3, 3)[:, 2]
+        for i in range(self._vscene.nlight):
+            light = self._vscene.lights[i]
+            if light.headlight:
+                light.dir = forward
+                light.headlight = 0
 
     def _linear_depth(self, buf: NDArray[np.float32], cfg: CameraConfig) -> NDArray[np.float32]:
         extent = self.model.stat.extent

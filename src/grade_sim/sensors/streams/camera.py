@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig, RatesConfig, Stream
 from grade_sim.engine.protocol import CameraFrame
+from grade_sim.optics.lens import lens_of
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.camera import intrinsics
 from grade_sim.sensors.messages import QosProfile, TopicSpec
@@ -45,10 +46,13 @@ class Camera:
     robot: str
     config: CameraConfig
     k: FloatArray  # 3x3 intrinsics
+    distortion_model: str = "plumb_bob"  # CameraInfo's name of the lens (grade_sim.optics.lens)
+    d: FloatArray | None = None  # distortion coefficients; None: a pinhole (five zeros)
 
     @classmethod
     def of(cls, robot: str, config: CameraConfig) -> Camera:
-        return cls(robot, config, intrinsics(config))
+        lens = lens_of(config)
+        return cls(robot, config, intrinsics(config), lens.distortion_model, lens.d)
 
     @property
     def name(self) -> str:
@@ -117,7 +121,13 @@ class CameraStreams:
             self._info,
             stamp_ns,
             msgs.camera_info(
-                stamp_ns, cam.optical_frame, cam.config.width, cam.config.height, cam.k
+                stamp_ns,
+                cam.optical_frame,
+                cam.config.width,
+                cam.config.height,
+                cam.k,
+                cam.distortion_model,
+                cam.d,
             ),
         )
         out.camera_sample(
