@@ -22,6 +22,21 @@ class TextureKind(enum.Enum):
     CHECKER = "checker"
     GRADIENT = "gradient"
     NOISE = "noise"
+    # Procedural kinds of the texture library (issue 15); until the builder draws them, they
+    # render with the random-mark fallback of NOISE.
+    WOOD = "wood"
+    PARQUET = "parquet"
+    TILES = "tiles"
+    CARPET = "carpet"
+    PLASTER = "plaster"
+    PAINT = "paint"
+    BRICK = "brick"
+    CONCRETE = "concrete"
+    FABRIC = "fabric"
+    GRASS = "grass"
+    DIRT = "dirt"
+    BARK = "bark"
+    LEAVES = "leaves"
 
 
 @dataclass(frozen=True)
