@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.world.terrain import Terrain
 
 
 class TextureKind(enum.Enum):
@@ -47,9 +48,20 @@ class Material:
     texrepeat_m: float = 1.0  # texture tile size
 
 
+class StaticShape(enum.Enum):
+    """The solid a StaticBox stands for; a cylinder's radius is half_size_xyz[0]."""
+
+    BOX = "box"
+    CYLINDER = "cylinder"
+
+
 @dataclass(frozen=True)
 class StaticBox:
-    """An axis-aligned (then yawed) box of the environment."""
+    """An axis-aligned (then yawed) box of the environment (or the cylinder inside it).
+
+    Several boxes may share one instance id: the parts of one piece of furniture or one tree.
+    Part names are `<piece>/<part>`; the piece name is the instance's name.
+    """
 
     name: str
     label: str  # class label: floor, wall, ceiling, furniture
@@ -58,11 +70,12 @@ class StaticBox:
     half_size_xyz: tuple[float, float, float]
     yaw_rad: float
     material: Material
+    shape: StaticShape = StaticShape.BOX
 
 
 @dataclass(frozen=True)
 class StaticMesh:
-    """A triangle mesh of the environment (loaded from a file)."""
+    """A triangle mesh of the environment (loaded from a file or generated: terrain, trees)."""
 
     name: str
     label: str
@@ -70,6 +83,14 @@ class StaticMesh:
     vertices_xyz: FloatArray  # (n, 3), world frame
     faces: NDArray[np.int32]  # (m, 3)
     material: Material
+    # Per-vertex texture coordinates, image convention (v = 0 is the image's first row). With a
+    # procedural material kind they are in metres (the kind's tile size applies); with
+    # texture_rgb they address that image (0..1).
+    texcoords_uv: FloatArray | None = None
+    texture_rgb: NDArray[np.uint8] | None = None  # (h, w, 3) image from the mesh file
+    # Engines collide meshes as their convex hull: concave or flat surfaces (terrain, grass, a
+    # floor plane) are drawn and seen by sensors but only collide when this is True.
+    collides: bool = True
 
 
 @dataclass(frozen=True)
@@ -193,3 +214,5 @@ class World:
     tour_xy: tuple[tuple[float, float], ...] = field(default=())
     ceiling_height_m: float = 2.7
     free_bodies: tuple[FreeBody, ...] = field(default=())
+    # Ground height of outdoor worlds (None: flat at z = 0); see world/terrain.py.
+    terrain: Terrain | None = None
