@@ -216,3 +216,10 @@ class World:
     free_bodies: tuple[FreeBody, ...] = field(default=())
     # Ground height of outdoor worlds (None: flat at z = 0); see world/terrain.py.
     terrain: Terrain | None = None
+
+    def terrain_height(self, x: float | FloatArray, y: float | FloatArray) -> FloatArray:
+        """Ground z under (x, y): the terrain's drawn surface, or 0 in worlds without one."""
+        if self.terrain is None:
+            out: FloatArray = np.zeros(np.broadcast(np.asarray(x), np.asarray(y)).shape)
+            return out
+        return self.terrain.height_at(x, y)

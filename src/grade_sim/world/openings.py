@@ -8,6 +8,7 @@ are panels on the inner face of outer walls (frame, pane, sill). Each is one ins
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Protocol
 
 import numpy as np
@@ -21,6 +22,16 @@ FRAME_W_M = 0.06
 
 GLASS = Material(rgba=(0.55, 0.68, 0.78, 1.0))
 HANDLE = Material(rgba=(0.7, 0.7, 0.72, 1.0))
+
+
+@dataclass(frozen=True)
+class WallSpot:
+    """The middle of one room side on a wall: the wall runs along `axis` on the line `at`."""
+
+    axis: int  # 0: along x, 1: along y
+    at: float
+    mid: float  # lateral coordinate of the opening's centre
+    thickness_m: float
 
 
 class PartSink(Protocol):
@@ -69,10 +80,7 @@ def add_door_leaves(
     sink: PartSink,
     rng: np.random.Generator,
     name: str,
-    axis: int,
-    at: float,
-    mid: float,
-    wall_t: float,
+    spot: WallSpot,
     door_w: float,
     door_h: float,
     corridor_half_m: float,
@@ -82,6 +90,7 @@ def add_door_leaves(
     Wide doorways get two leaves. The door is left out when its trims would reach past the
     corridor that keeps furniture away (a very wide doorway).
     """
+    axis, at, mid, wall_t = spot.axis, spot.at, spot.mid, spot.thickness_m
     edge = door_w / 2
     if edge + CASING_W_M > corridor_half_m - 0.05:
         return
@@ -160,16 +169,14 @@ def add_window(
     sink: PartSink,
     rng: np.random.Generator,
     name: str,
-    axis: int,
-    at: float,
-    mid: float,
-    wall_t: float,
+    spot: WallSpot,
     inward: float,
     max_width_m: float,
     wall_h: float,
 ) -> None:
     """A framed window panel on the inner face of an outer wall; `inward` (+1/-1) is the room
     side of the wall along its normal."""
+    axis, at, mid, wall_t = spot.axis, spot.at, spot.mid, spot.thickness_m
     width = float(rng.uniform(0.8, max(0.8, max_width_m)))
     z0 = float(rng.uniform(0.85, 1.0))
     z1 = min(z0 + float(rng.uniform(1.0, 1.3)), wall_h - 0.25)

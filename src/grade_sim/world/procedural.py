@@ -13,7 +13,7 @@ import numpy as np
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world import furniture
 from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, TextureKind, World
-from grade_sim.world.openings import add_door_leaves, add_window
+from grade_sim.world.openings import WallSpot, add_door_leaves, add_window
 
 CORRIDOR_HALF_WIDTH_M = 0.9
 # Positions tried per piece, and per kind before another kind is drawn (a bed does not fit the
@@ -236,31 +236,24 @@ def _add_openings(
     for axis, lines, spans in ((0, ys, xs), (1, xs, ys)):
         for j, at in enumerate(lines):
             for i in range(len(spans) - 1):
-                mid = float(spans[i] + spans[i + 1]) / 2
+                spot = WallSpot(axis, float(at), float(spans[i] + spans[i + 1]) / 2, t)
                 if 0 < j < len(lines) - 1:
                     add_door_leaves(
                         b,
                         rng,
                         f"door_{axis}_{i}_{j}",
-                        axis,
-                        float(at),
-                        mid,
-                        t,
+                        spot,
                         config.door_width_m,
                         door_h,
                         CORRIDOR_HALF_WIDTH_M,
                     )
                 elif rng.random() < 0.7:
-                    inward = 1.0 if j == 0 else -1.0
                     add_window(
                         b,
                         rng,
                         f"window_{axis}_{i}_{j}",
-                        axis,
-                        float(at),
-                        mid,
-                        t,
-                        inward,
+                        spot,
+                        1.0 if j == 0 else -1.0,
                         2 * CORRIDOR_HALF_WIDTH_M - 0.2,
                         config.wall_height_m,
                     )

@@ -123,6 +123,10 @@ def test_terrain_is_flat_where_things_walk_and_hilly_around() -> None:
     (box,) = world.boxes
     assert box.instance_id == ground[0].instance_id
     assert box.center_xyz[2] + box.half_size_xyz[2] < 0.0
+    # The world's height query is the terrain's: 0 on the walk area, the hills beyond.
+    assert float(world.terrain_height(3.0, -4.0)) == 0.0
+    far = np.array([hx + 20.0, 0.0])
+    assert float(world.terrain_height(*far)) == float(world.terrain.height_at(*far))
     # Things on the hills stand on the terrain: their lowest vertex is at or below it.
     for mesh in world.meshes:
         if mesh.name.startswith("hill_") and mesh.name.endswith("trunk"):

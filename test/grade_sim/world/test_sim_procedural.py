@@ -62,6 +62,8 @@ def test_room_grid_matches_config(config: ProceduralConfig, seed: int) -> None:
     assert len({b.name for b in world.boxes}) == len(world.boxes)
     assert world.ceiling_height_m == config.wall_height_m
     assert len(world.lights) == LightsConfig().count
+    assert world.terrain is None
+    np.testing.assert_array_equal(world.terrain_height(np.zeros(3), np.ones(3)), np.zeros(3))
     n_rooms = config.rooms_x * config.rooms_y
     assert len(set(world.tour_xy)) == n_rooms
 
