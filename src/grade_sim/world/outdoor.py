@@ -34,7 +34,7 @@ GRID_RESOLUTION_M = 0.2
 GROUND_THICKNESS_M = 0.1
 # The collision box's top sits this far under the drawn terrain, so the two never z-fight.
 GROUND_BOX_DROP_M = 0.05
-TERRAIN_SPACING_M = 1.0
+TERRAIN_SPACING_M = 2.0
 # Obstacle footprints keep this much free ground between them (people and robots pass).
 SPACING_M = 0.8
 SUN_HEIGHT_M = 60.0
@@ -289,10 +289,12 @@ def generate_outdoor(
 def _add_grass(out: _Meshes, rng: np.random.Generator, config: OutdoorConfig) -> None:
     """Tufts of grass anywhere on the walk area (loop included): drawn, never blocking."""
     hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
+    # A few shared materials (each material is a texture to draw with).
+    mats = [_material(rng, BLADES_RGB, 0.08, (TextureKind.GRASS,), (0.2, 0.5)) for _ in range(4)]
     for k in range(config.grass_patches):
         radius = float(rng.uniform(0.3, 1.0))
         xy = rng.uniform((-hx + radius, -hy + radius), (hx - radius, hy - radius))
-        mat = _material(rng, BLADES_RGB, 0.08, (TextureKind.GRASS,), (0.2, 0.5))
+        mat = mats[k % len(mats)]
         blades = int(150 * radius * radius) + 30
         shape = vegetation.grass_patch(rng, radius, blades).moved((xy[0], xy[1], 0.0))
         out.add(f"grass_{k}", "grass", shape, mat, collides=False)

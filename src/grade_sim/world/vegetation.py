@@ -114,7 +114,7 @@ def crown_layers(
             half_h = height_m / (n + 1)
         zc = bottom_m + half_h + f * (height_m - 2 * half_h)
         offset = rng.uniform(-0.15, 0.15, 2) * radius_m
-        shape = ellipsoid((r, r * float(rng.uniform(0.8, 1.0)), half_h), rng, 0.12)
+        shape = ellipsoid((r, r * float(rng.uniform(0.8, 1.0)), half_h), rng, 0.12, 6, 10)
         yaw = float(rng.uniform(0, 2 * math.pi))
         layers.append(shape.moved((float(offset[0]), float(offset[1]), zc), yaw))
     return layers
@@ -129,7 +129,7 @@ def bush(rng: np.random.Generator, size_xy: tuple[float, float], height_m: float
         cx = float(rng.uniform(-1, 1)) * (size_xy[0] / 2 - r) if size_xy[0] > 2 * r else 0.0
         cy = float(rng.uniform(-1, 1)) * (size_xy[1] / 2 - r) if size_xy[1] > 2 * r else 0.0
         hz = height_m / 2 * float(rng.uniform(0.8, 1.0))
-        blobs.append(ellipsoid((r, r, hz), rng, 0.15, 6, 10).moved((cx, cy, hz * 0.9)))
+        blobs.append(ellipsoid((r, r, hz), rng, 0.15, 5, 8).moved((cx, cy, hz * 0.9)))
     return merge(blobs)
 
 

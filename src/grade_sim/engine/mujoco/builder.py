@@ -89,6 +89,8 @@ class _SceneBuilder:
         self.spec = mujoco.MjSpec()
         self._instance_geoms: list[tuple[Any, int]] = []
         self._image_textures: dict[int, str] = {}  # id() of a mesh image -> texture name
+        self._box_materials: dict[Material, str] = {}
+        self._uv_materials: dict[Material, str] = {}
 
     def build(self) -> BuiltModel:
         self._set_globals()
@@ -162,16 +164,25 @@ class _SceneBuilder:
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
         return name
 
+    def _box_material(self, box_name: str, mat: Material) -> str:
+        """One MuJoCo material (and texture) per distinct material: the parts of a piece of
+        furniture share theirs instead of each building its own texture."""
+        if mat not in self._box_materials:
+            self._box_materials[mat] = self._material(f"mat_{box_name}", mat)
+        return self._box_materials[mat]
+
     def _mesh_material(self, name: str, mesh: StaticMesh) -> str:
         """A mesh's material: its own image through its texture coordinates, else the kind."""
         if mesh.texture_rgb is None or mesh.texcoords_uv is None:
             if mesh.texcoords_uv is None or mesh.material.texture is TextureKind.NONE:
                 return self._material(name, mesh.material)
-            # Procedural kinds on generated meshes whose texcoords are in metres.
-            self._material(name, mesh.material)
-            material = self.spec.material(name)
-            material.texuniform = False
-            return name
+            # Procedural kinds on generated meshes whose texcoords are in metres; the parts of
+            # one tree share theirs.
+            if mesh.material not in self._uv_materials:
+                self._material(name, mesh.material)
+                self.spec.material(name).texuniform = False
+                self._uv_materials[mesh.material] = name
+            return self._uv_materials[mesh.material]
         key = id(mesh.texture_rgb)
         if key not in self._image_textures:
             image = np.ascontiguousarray(mesh.texture_rgb, dtype=np.uint8)
@@ -220,7 +231,7 @@ class _SceneBuilder:
                 f"i{box.instance_id}:{box.name}",
                 pos=_g(box.center_xyz),
                 **shape,
-                material=self._material(f"mat_{box.name}", box.material),
+                material=self._box_material(box.name, box.material),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )
