@@ -108,10 +108,13 @@ def build_scene(scenario: Scenario) -> Scene:
     else:
         world = load_mesh_world(env.mesh, scenario.lights, world_rng)
     instances: dict[int, InstanceInfo] = {}
+    # Parts of one object (`<piece>/<part>`) share its instance, named after the piece.
     for box in world.boxes:
-        instances[box.instance_id] = InstanceInfo(box.instance_id, box.name, box.label)
+        piece = box.name.partition("/")[0]
+        instances[box.instance_id] = InstanceInfo(box.instance_id, piece, box.label)
     for mesh in world.meshes:
-        instances[mesh.instance_id] = InstanceInfo(mesh.instance_id, mesh.name, mesh.label)
+        piece = mesh.name.partition("/")[0]
+        instances[mesh.instance_id] = InstanceInfo(mesh.instance_id, piece, mesh.label)
     for body in world.free_bodies:
         instances[body.instance_id] = InstanceInfo(body.instance_id, body.name, body.label)
     next_id = max(instances, default=0) + 1

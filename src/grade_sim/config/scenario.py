@@ -130,6 +130,8 @@ class MeshEnvironmentConfig:
     scale: float = field(default=1.0, metadata=bounds(1e-4, 1e4, exclusive_min=True))
     up_axis: str = "z"
     free_space_height_m: float = field(default=1.0, metadata=bounds(0.1, 10.0))
+    # YAML glob pattern -> class for the parts' labels (world/labels.py), relative to this file.
+    label_map: str | None = None
 
     def validate(self, path: str) -> None:
         if self.up_axis not in ("y", "z"):
@@ -138,7 +140,7 @@ class MeshEnvironmentConfig:
 
 @dataclass(frozen=True)
 class OutdoorConfig:
-    """GRADE's savanna-like outdoor world: flat ground, trees, rocks, bushes (world/outdoor.py)."""
+    """GRADE's savanna-like outdoor world: terrain, trees, rocks, bushes, grass (world/outdoor)."""
 
     size_m: tuple[float, float] = field(default=(40.0, 40.0), metadata=bounds(10.0, 500.0))
     trees: int = field(default=30, metadata=bounds(0, 2000))
@@ -151,6 +153,10 @@ class OutdoorConfig:
     tour_radius_m: float = field(default=10.0, metadata=bounds(1.0, 240.0))
     tour_points: int = field(default=8, metadata=bounds(3, 64))
     tour_clearance_m: float = field(default=2.0, metadata=bounds(0.5, 20.0))
+    # Terrain (world/terrain.py): the walk area (size_m) stays flat; hills rise around it.
+    terrain_border_m: float = field(default=30.0, metadata=bounds(0.0, 500.0))
+    hill_height_m: float = field(default=5.0, metadata=bounds(0.0, 50.0))
+    grass_patches: int = field(default=80, metadata=bounds(0, 5000))
 
     def validate(self, path: str) -> None:
         for name in ("tree_height_m", "rock_size_m", "bush_size_m"):
@@ -522,9 +528,15 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
             raise ConfigError(
                 f"{file}: environment.mesh.path: mesh file {str(mesh_path)!r} does not exist"
             )
+        label_map = mesh.label_map
+        if label_map is not None and not Path(label_map).is_absolute():
+            label_map = str((file.parent / label_map).resolve())
         scenario = replace(
             scenario,
-            environment=replace(scenario.environment, mesh=replace(mesh, path=str(mesh_path))),
+            environment=replace(
+                scenario.environment,
+                mesh=replace(mesh, path=str(mesh_path), label_map=label_map),
+            ),
         )
     tabletop = scenario.environment.tabletop
     if scenario.environment.type is EnvironmentKind.TABLETOP and tabletop.scene:

@@ -1,20 +1,46 @@
-"""Static environments from mesh files (OBJ, STL, GLB/GLTF, PLY) through trimesh."""
+"""Static environments from mesh files (OBJ+MTL, GLB/GLTF, STL, PLY) with textures and labels.
+
+OBJ files go through a small own reader (world/obj_file.py) that keeps object/group names; the
+other formats through trimesh. Every part keeps its texture coordinates, its diffuse colour and
+its texture image, and gets a class label from its names (world/labels.py: a label map file,
+else the name's leading word). Each part is one instance.
+"""
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
+from numpy.typing import NDArray
 
 from grade_common.errors import ConfigError
+from grade_common.types import FloatArray
 from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
+from grade_sim.world.labels import LabelMap, class_of
 from grade_sim.world.model import Light, Material, OccupancyGrid, StaticMesh, World
 
 SUPPORTED_SUFFIXES = (".obj", ".stl", ".glb", ".gltf", ".ply")
 GRID_RESOLUTION_M = 0.1
 # Surfaces between these heights above the floor block walking and low flight.
 OBSTACLE_BAND_M = (0.15, 1.9)
+# A part thinner than this fraction of its size is flat: drawn, but it has no hull to collide.
+FLAT_RATIO = 1e-6
+
+
+@dataclass(frozen=True)
+class MeshPart:
+    """One part of a mesh file, in the file's own axes and units."""
+
+    name: str  # object / node name ("" when the file names none)
+    material_name: str
+    vertices_xyz: FloatArray
+    faces: NDArray[np.int32]
+    rgba: tuple[float, float, float, float] | None  # diffuse colour; None: the file has none
+    texcoords_uv: FloatArray | None  # image convention (v = 0: first image row)
+    texture_rgb: NDArray[np.uint8] | None
 
 
 def load_mesh_world(
@@ -23,13 +49,12 @@ def load_mesh_world(
     rng: np.random.Generator,
     first_instance_id: int = 1,
 ) -> World:
-    """Load a mesh file as the static environment; each sub-mesh of a scene becomes one instance.
+    """Load a mesh file as the static environment; each part of the file becomes one instance.
 
     Raises:
-        ConfigError: the file is missing, of an unsupported type, or holds no triangles.
+        ConfigError: the file (or a texture or label map it needs) is missing or unreadable, of
+            an unsupported type, or holds no triangles.
     """
-    import trimesh
-
     path = Path(config.path or "")
     if not path.is_file():
         raise ConfigError(f"environment.mesh.path: mesh file {str(path)!r} does not exist")
@@ -38,35 +63,31 @@ def load_mesh_world(
             f"environment.mesh.path: {path.suffix!r} is not supported; "
             f"use one of {', '.join(SUPPORTED_SUFFIXES)}"
         )
-    try:
-        loaded = trimesh.load(str(path), force=None)
-    except Exception as err:  # trimesh raises many types for broken files
-        raise ConfigError(f"environment.mesh.path: cannot read {str(path)!r}: {err}") from err
-    if isinstance(loaded, trimesh.Scene):
-        # dump() applies the scene graph transforms; one instance per node.
-        dumped = loaded.dump(concatenate=False)
-        parts = [(str(g.metadata.get("name", f"part{k}")), g) for k, g in enumerate(dumped)]
-    else:
-        parts = [(path.stem, loaded)]
+    label_map = LabelMap.load(Path(config.label_map)) if config.label_map else None
+    parts = read_parts(path)
     meshes: list[StaticMesh] = []
     up_to_z = (
         np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0]], dtype=np.float64)
         if config.up_axis == "y"
         else np.eye(3)
     )
-    for k, (name, mesh) in enumerate(parts):
-        if not isinstance(mesh, trimesh.Trimesh) or len(mesh.faces) == 0:
+    for k, part in enumerate(parts):
+        if len(part.faces) == 0:
             continue
-        vertices = (np.asarray(mesh.vertices, dtype=np.float64) * config.scale) @ up_to_z.T
-        color = _mesh_color(mesh, rng)
+        vertices = (part.vertices_xyz * config.scale) @ up_to_z.T
+        color = part.rgba or _random_color(rng)
+        shown = part.name or part.material_name or path.stem
         meshes.append(
             StaticMesh(
-                f"mesh_{k}_{name}",
-                "environment",
+                f"mesh_{k}_{shown}",
+                class_of(part.name, part.material_name, label_map),
                 first_instance_id + len(meshes),
                 vertices,
-                np.asarray(mesh.faces, dtype=np.int32),
+                part.faces,
                 Material(rgba=color),
+                texcoords_uv=part.texcoords_uv,
+                texture_rgb=part.texture_rgb,
+                collides=not _is_flat(vertices),
             )
         )
     if not meshes:
@@ -98,14 +119,136 @@ def load_mesh_world(
     )
 
 
-def _mesh_color(mesh: object, rng: np.random.Generator) -> tuple[float, float, float, float]:
-    visual = getattr(mesh, "visual", None)
+def read_parts(path: Path) -> list[MeshPart]:
+    """The parts of a mesh file with their names, colours, texture coordinates and images.
+
+    Raises:
+        ConfigError: the file or a texture it names cannot be read.
+    """
+    if path.suffix.lower() == ".obj":
+        return _obj_parts(path)
+    return _trimesh_parts(path)
+
+
+def _obj_parts(path: Path) -> list[MeshPart]:
+    import cv2
+
+    from grade_sim.world.obj_file import read_obj
+
+    images: dict[Path, NDArray[np.uint8]] = {}
+    parts = []
+    for part in read_obj(path):
+        mat = part.material
+        image = None
+        if mat is not None and mat.texture_path is not None and part.texcoords_uv is not None:
+            if mat.texture_path not in images:
+                bgr = cv2.imread(str(mat.texture_path), cv2.IMREAD_COLOR)
+                if bgr is None:
+                    raise ConfigError(
+                        f"environment.mesh.path: {str(path)!r}: texture "
+                        f"{str(mat.texture_path)!r} of material {mat.name!r} cannot be read"
+                    )
+                images[mat.texture_path] = np.ascontiguousarray(bgr[:, :, ::-1])
+            image = images[mat.texture_path]
+        rgba = None
+        if mat is not None:
+            r, g, b = mat.diffuse_rgb
+            rgba = (r, g, b, mat.opacity)
+        parts.append(
+            MeshPart(
+                part.object_name,
+                mat.name if mat is not None else "",
+                part.vertices_xyz,
+                part.faces,
+                rgba,
+                part.texcoords_uv if image is not None else None,
+                image,
+            )
+        )
+    return parts
+
+
+def _trimesh_parts(path: Path) -> list[MeshPart]:
+    import trimesh
+
     try:
-        main = np.asarray(visual.main_color, dtype=np.float64) / 255.0  # type: ignore[union-attr]
-        return (float(main[0]), float(main[1]), float(main[2]), 1.0)
-    except Exception:  # no colour in the file: a random neutral one
-        c = rng.uniform(0.4, 0.8, 3)
-        return (float(c[0]), float(c[1]), float(c[2]), 1.0)
+        loaded = trimesh.load(str(path), force=None)
+    except Exception as err:  # trimesh raises many types for broken files
+        raise ConfigError(f"environment.mesh.path: cannot read {str(path)!r}: {err}") from err
+    if not isinstance(loaded, trimesh.Scene):
+        # A single mesh (STL, PLY): no part names.
+        return [_trimesh_part("", loaded, {})] if isinstance(loaded, trimesh.Trimesh) else []
+    images: dict[int, NDArray[np.uint8]] = {}
+    parts = []
+    # Scene graph nodes carry the names (glTF nodes); their transforms place the geometry.
+    for node in loaded.graph.nodes_geometry:
+        transform, geometry_name = loaded.graph[node]
+        mesh = loaded.geometry[geometry_name]
+        if not isinstance(mesh, trimesh.Trimesh):
+            continue
+        mesh = mesh.copy()
+        mesh.apply_transform(transform)
+        name = str(node) if node != geometry_name or not str(node).startswith("geometry") else ""
+        parts.append(_trimesh_part(name, mesh, images))
+    return parts
+
+
+def _trimesh_part(name: str, mesh: Any, images: dict[int, NDArray[np.uint8]]) -> MeshPart:
+    """A trimesh mesh as a part: PBR base colour (factor and texture) or vertex colours."""
+    visual = getattr(mesh, "visual", None)
+    material = getattr(visual, "material", None)
+    material_name = str(getattr(material, "name", "") or "")
+    rgba: tuple[float, float, float, float] | None = None
+    uv: FloatArray | None = None
+    image: NDArray[np.uint8] | None = None
+    if material is not None:
+        factor = getattr(material, "baseColorFactor", None)
+        if factor is None:
+            factor = getattr(material, "diffuse", None)
+        if factor is not None:
+            f = np.asarray(factor, dtype=np.float64).ravel()
+            f = (
+                f / 255.0
+                if f.max() > 1.0 or np.issubdtype(np.asarray(factor).dtype, np.integer)
+                else f
+            )
+            rgba = (float(f[0]), float(f[1]), float(f[2]), float(f[3]) if len(f) > 3 else 1.0)
+        texture = getattr(material, "baseColorTexture", None)
+        if texture is None:
+            texture = getattr(material, "image", None)
+        raw_uv = getattr(visual, "uv", None)
+        if texture is not None and raw_uv is not None and len(raw_uv) == len(mesh.vertices):
+            key = id(texture)
+            if key not in images:
+                images[key] = np.ascontiguousarray(np.asarray(texture.convert("RGB")), np.uint8)
+            image = images[key]
+            uv = np.asarray(raw_uv, dtype=np.float64).copy()
+            uv[:, 1] = 1.0 - uv[:, 1]  # trimesh keeps OBJ's convention (v up)
+    elif visual is not None and getattr(visual, "kind", None) == "vertex":
+        main = np.asarray(visual.main_color, dtype=np.float64) / 255.0
+        rgba = (float(main[0]), float(main[1]), float(main[2]), 1.0)
+    return MeshPart(
+        name,
+        material_name,
+        np.asarray(mesh.vertices, dtype=np.float64),
+        np.asarray(mesh.faces, dtype=np.int32),
+        rgba,
+        uv,
+        image,
+    )
+
+
+def _random_color(rng: np.random.Generator) -> tuple[float, float, float, float]:
+    """A random neutral colour for a part whose file gives none."""
+    c = rng.uniform(0.4, 0.8, 3)
+    return (float(c[0]), float(c[1]), float(c[2]), 1.0)
+
+
+def _is_flat(vertices: FloatArray) -> bool:
+    """Coplanar vertices (a floor quad) have no volume and no convex hull."""
+    centred = vertices - vertices.mean(axis=0)
+    singular = np.linalg.svd(centred, compute_uv=False)
+    return len(singular) < 3 or bool(singular[-1] <= FLAT_RATIO * max(float(singular[0]), 1e-12))
 
 
 def _occupancy(meshes: list[StaticMesh], lo: np.ndarray, hi: np.ndarray) -> OccupancyGrid:

@@ -15,6 +15,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.world.terrain import Terrain
 
 
 class TextureKind(enum.Enum):
@@ -57,9 +58,20 @@ class Material:
     seed: int = 0
 
 
+class StaticShape(enum.Enum):
+    """The solid a StaticBox stands for; a cylinder's radius is half_size_xyz[0]."""
+
+    BOX = "box"
+    CYLINDER = "cylinder"
+
+
 @dataclass(frozen=True)
 class StaticBox:
-    """An axis-aligned (then yawed) box of the environment."""
+    """An axis-aligned (then yawed) box of the environment (or the cylinder inside it).
+
+    Several boxes may share one instance id: the parts of one piece of furniture or one tree.
+    Part names are `<piece>/<part>`; the piece name is the instance's name.
+    """
 
     name: str
     label: str  # class label: floor, wall, ceiling, furniture
@@ -68,11 +80,12 @@ class StaticBox:
     half_size_xyz: tuple[float, float, float]
     yaw_rad: float
     material: Material
+    shape: StaticShape = StaticShape.BOX
 
 
 @dataclass(frozen=True)
 class StaticMesh:
-    """A triangle mesh of the environment (loaded from a file)."""
+    """A triangle mesh of the environment (loaded from a file or generated: terrain, trees)."""
 
     name: str
     label: str
@@ -80,6 +93,14 @@ class StaticMesh:
     vertices_xyz: FloatArray  # (n, 3), world frame
     faces: NDArray[np.int32]  # (m, 3)
     material: Material
+    # Per-vertex texture coordinates, image convention (v = 0 is the image's first row). With a
+    # procedural material kind they are in metres (the kind's tile size applies); with
+    # texture_rgb they address that image (0..1).
+    texcoords_uv: FloatArray | None = None
+    texture_rgb: NDArray[np.uint8] | None = None  # (h, w, 3) image from the mesh file
+    # Engines collide meshes as their convex hull: concave or flat surfaces (terrain, grass, a
+    # floor plane) are drawn and seen by sensors but only collide when this is True.
+    collides: bool = True
 
 
 @dataclass(frozen=True)
@@ -236,3 +257,12 @@ class World:
     free_bodies: tuple[FreeBody, ...] = field(default=())
     ambience: Ambience = field(default=Ambience())
     sky: Sky | None = None  # None: no sky is drawn (indoor worlds)
+    # Ground height of outdoor worlds (None: flat at z = 0); see world/terrain.py.
+    terrain: Terrain | None = None
+
+    def terrain_height(self, x: float | FloatArray, y: float | FloatArray) -> FloatArray:
+        """Ground z under (x, y): the terrain's drawn surface, or 0 in worlds without one."""
+        if self.terrain is None:
+            out: FloatArray = np.zeros(np.broadcast(np.asarray(x), np.asarray(y)).shape)
+            return out
+        return self.terrain.height_at(x, y)

@@ -1,11 +1,14 @@
-"""Procedural outdoor worlds (GRADE's savanna-like scenario): flat ground, trees, rocks, bushes.
+"""Procedural outdoor worlds (GRADE's savanna-like scenario): terrain, trees, rocks, bushes, grass.
 
-The ground is one large textured box centred on the origin. Robots loop on a regular polygon of
-`tour_points` corners around the centre (`World.tour_xy`); no obstacle comes closer than
-`tour_clearance_m` to its edges, so a UAV or ground robot following the loop never hits anything
-static. Everything else is scattered uniformly with a minimum spacing. A tree is a trunk and a
-two-box crown sharing one instance id (one object for segmentation); rocks and bushes are single
-yawed boxes. Every random choice comes from the generator passed in.
+The ground is a textured terrain mesh (world/terrain.py): flat over the walk area (`size_m`,
+where the occupancy grid, people and ground robots live) and rising into gentle seeded hills
+around it; a thin box just under it gives robots something to collide with. Robots loop on a
+regular polygon of `tour_points` corners around the centre (`World.tour_xy`); no obstacle comes
+closer than `tour_clearance_m` to its edges, so a UAV or ground robot following the loop never
+hits anything static. Everything else is scattered uniformly with a minimum spacing, and more of
+it on the hills. A tree is a tapered trunk mesh and two or three layered crown meshes sharing
+one instance id; rocks and bushes are lumpy meshes; grass patches are blades that nothing
+collides with. Every random choice comes from the generator passed in.
 """
 
 from __future__ import annotations
@@ -15,11 +18,23 @@ import math
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, OutdoorConfig
+from grade_sim.world import vegetation
 from grade_sim.world.lighting import outdoor_lights
-from grade_sim.world.model import Material, OccupancyGrid, StaticBox, TextureKind, World
+from grade_sim.world.model import (
+    Material,
+    OccupancyGrid,
+    StaticBox,
+    StaticMesh,
+    TextureKind,
+    World,
+)
+from grade_sim.world.terrain import Terrain, generate_terrain
 
 GRID_RESOLUTION_M = 0.2
 GROUND_THICKNESS_M = 0.1
+# The collision box's top sits this far under the drawn terrain, so the two never z-fight.
+GROUND_BOX_DROP_M = 0.05
+TERRAIN_SPACING_M = 2.0
 # Obstacle footprints keep this much free ground between them (people and robots pass).
 SPACING_M = 0.8
 PLACEMENT_TRIES = 60
@@ -28,6 +43,8 @@ WALKABLE_BELOW_M = 1.0
 
 # Dry-grass palette of the ground, bark, leaves, stone.
 GROUND_RGB = (0.62, 0.55, 0.32)
+GRASS_RGB = (0.66, 0.60, 0.34)
+BLADES_RGB = (0.62, 0.62, 0.30)
 BARK_RGB = (0.36, 0.25, 0.16)
 LEAVES_RGB = (0.30, 0.42, 0.18)
 ROCK_RGB = (0.52, 0.50, 0.47)
@@ -105,6 +122,74 @@ class _Scatter:
         return None  # crowded: the object is left out, as furniture in a full room
 
 
+class _Meshes:
+    """Collects the world's meshes and the footprints they block in the occupancy grid."""
+
+    def __init__(self, first_instance_id: int) -> None:
+        self.meshes: list[StaticMesh] = []
+        self.footprints: list[StaticBox] = []
+        self.next_id = first_instance_id
+
+    def add(
+        self,
+        name: str,
+        label: str,
+        shape: vegetation.Shape,
+        material: Material,
+        collides: bool = True,
+        instance_id: int | None = None,
+    ) -> None:
+        self.meshes.append(
+            StaticMesh(
+                name,
+                label,
+                self.next_id if instance_id is None else instance_id,
+                shape.vertices_xyz,
+                shape.faces,
+                material,
+                texcoords_uv=shape.texcoords_uv,
+                collides=collides,
+            )
+        )
+
+    def block(self, name: str, label: str, xy: tuple[float, float], radius_m: float) -> None:
+        """Mark a square footprint as blocked for walking (a trunk, a rock, a bush)."""
+        self.footprints.append(
+            StaticBox(
+                name,
+                label,
+                self.next_id,
+                (xy[0], xy[1], 0.5),
+                (radius_m, radius_m, 0.5),
+                0.0,
+                Material(rgba=(0.0, 0.0, 0.0, 1.0)),
+            )
+        )
+
+
+def _tree(
+    out: _Meshes,
+    rng: np.random.Generator,
+    name: str,
+    xy: tuple[float, float],
+    ground_z: float,
+    height: float,
+    crown_r: float,
+    trunk_r: float,
+    crown_bottom: float,
+) -> None:
+    flat = bool(rng.random() < 0.6)  # most savanna trees are flat-topped acacias
+    leaves = _material(rng, LEAVES_RGB, 0.08, (TextureKind.LEAVES,), (0.3, 0.8))
+    bark = _material(rng, BARK_RGB, 0.05, (TextureKind.BARK,), (0.2, 0.5))
+    yaw = float(rng.uniform(0, 2 * math.pi))
+    at = (xy[0], xy[1], ground_z)
+    layers = vegetation.crown_layers(rng, crown_r, crown_bottom, height - crown_bottom, flat)
+    for j, layer in enumerate(layers):
+        out.add(f"{name}/crown_{j}", "tree", layer.moved(at, yaw), leaves)
+    trunk_top = crown_bottom + 0.4 * (height - crown_bottom)
+    out.add(f"{name}/trunk", "tree", vegetation.trunk(rng, trunk_r, trunk_top).moved(at), bark)
+
+
 def generate_outdoor(
     config: OutdoorConfig,
     lights: LightsConfig,
@@ -113,31 +198,24 @@ def generate_outdoor(
 ) -> World:
     """Generate an outdoor world; the same config and generator state give the same world."""
     hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
-    boxes: list[StaticBox] = []
-    next_id = first_instance_id
-
-    def add(
-        name: str,
-        label: str,
-        instance_id: int,
-        center: tuple[float, float, float],
-        half: tuple[float, float, float],
-        yaw: float,
-        material: Material,
-    ) -> None:
-        boxes.append(StaticBox(name, label, instance_id, center, half, yaw, material))
-
-    ground = _material(rng, GROUND_RGB, 0.08, (TextureKind.NOISE, TextureKind.CHECKER), (0.5, 2.0))
-    add(
+    terrain = generate_terrain(
+        (hx, hy), config.terrain_border_m, config.hill_height_m, TERRAIN_SPACING_M, rng
+    )
+    out = _Meshes(first_instance_id)
+    ground_id = out.next_id
+    ground = _material(rng, GRASS_RGB, 0.06, (TextureKind.GRASS,), (1.0, 2.5))
+    v, f, uv = terrain.mesh()
+    out.add("ground", "ground", vegetation.Shape(v, f, uv), ground, collides=False)
+    ground_box = StaticBox(
+        "ground/collision",
         "ground",
-        "ground",
-        next_id,
-        (0.0, 0.0, -GROUND_THICKNESS_M / 2),
+        ground_id,
+        (0.0, 0.0, -GROUND_BOX_DROP_M - GROUND_THICKNESS_M / 2),
         (hx, hy, GROUND_THICKNESS_M / 2),
         0.0,
         ground,
     )
-    next_id += 1
+    out.next_id += 1
     scatter = _Scatter(config, rng)
     max_height = 2.0
     for k in range(config.trees):
@@ -146,67 +224,46 @@ def generate_outdoor(
         trunk_r = float(rng.uniform(0.08, 0.2)) + 0.02 * height
         # Crowns overhang the ground but start above head height, so only the trunk blocks
         # walking; the crown still keeps clear of the loop so flying robots pass under nothing.
-        xy = scatter.place(trunk_r * math.sqrt(2) + 0.3, crown_r * math.sqrt(2))
+        xy = scatter.place(trunk_r + 0.3, crown_r * 1.3)
         if xy is None:
             continue
         crown_bottom = max(WALKABLE_BELOW_M + 1.0, float(rng.uniform(0.35, 0.55)) * height)
-        crown_h = height - crown_bottom
-        yaw = float(rng.uniform(0.0, math.pi / 2))
-        leaves = _material(rng, LEAVES_RGB, 0.08, (TextureKind.NOISE,), (0.3, 0.8))
-        bark = _material(rng, BARK_RGB, 0.05, (TextureKind.NONE, TextureKind.NOISE), (0.2, 0.5))
-        centre_z = crown_bottom + crown_h / 2
-        # Two crown boxes yawed 45 degrees apart read as a rounded canopy from any side.
-        for j, (scale_xy, scale_z) in enumerate(((1.0, 0.5), (0.75, 0.6))):
-            add(
-                f"tree_{k}_crown_{j}",
-                "tree",
-                next_id,
-                (xy[0], xy[1], centre_z),
-                (crown_r * scale_xy, crown_r * scale_xy, crown_h * scale_z),
-                yaw + j * math.pi / 4,
-                leaves,
-            )
-        # The trunk comes last: it names the tree's instance (scene.instances keeps the last box).
-        add(
-            f"tree_{k}",
-            "tree",
-            next_id,
-            (xy[0], xy[1], centre_z / 2 + 0.05),
-            (trunk_r, trunk_r, centre_z / 2 + 0.05),
-            yaw,
-            bark,
-        )
-        next_id += 1
-        max_height = max(max_height, crown_bottom + crown_h * 1.1)
-    for kind, count, size_range, rgb, flat in (
-        ("rock", config.rocks, config.rock_size_m, ROCK_RGB, (0.35, 0.7)),
-        ("bush", config.bushes, config.bush_size_m, BUSH_RGB, (0.5, 0.9)),
+        _tree(out, rng, f"tree_{k}", xy, 0.0, height, crown_r, trunk_r, crown_bottom)
+        out.block(f"tree_{k}", "tree", xy, trunk_r + 0.05)
+        out.next_id += 1
+        max_height = max(max_height, height * 1.1)
+    for kind, count, size_range, rgb, flat, texture in (
+        ("rock", config.rocks, config.rock_size_m, ROCK_RGB, (0.35, 0.7), TextureKind.CONCRETE),
+        ("bush", config.bushes, config.bush_size_m, BUSH_RGB, (0.5, 0.9), TextureKind.LEAVES),
     ):
         for k in range(count):
             sx, sy = (float(v) for v in rng.uniform(*size_range, size=2))
             sz = float(rng.uniform(*flat)) * min(sx, sy)
-            xy = scatter.place(math.hypot(sx, sy) / 2)
+            reach = max(math.hypot(sx, sy) / 2, 0.6 * max(sx, sy))
+            xy = scatter.place(reach)
             if xy is None:
                 continue
-            mat = _material(rng, rgb, 0.08, (TextureKind.NOISE, TextureKind.NONE), (0.1, 0.4))
-            add(
-                f"{kind}_{k}",
-                kind,
-                next_id,
-                (xy[0], xy[1], sz / 2),
-                (sx / 2, sy / 2, sz / 2),
-                float(rng.uniform(-math.pi, math.pi)),
-                mat,
-            )
-            next_id += 1
+            mat = _material(rng, rgb, 0.04, (texture,), (0.1, 0.4))
+            maker = vegetation.rock if kind == "rock" else vegetation.bush
+            shape = maker(rng, (sx, sy), sz).moved((xy[0], xy[1], 0.0), rng.uniform(-3.1, 3.1))
+            out.add(f"{kind}_{k}", kind, shape, mat)
+            out.block(f"{kind}_{k}", kind, xy, reach)
+            out.next_id += 1
+    _add_grass(out, rng, config)
+    _decorate_hills(out, rng, config, terrain)
     # Drawn last, so the sun and sky never change where things stand.
     world_lights, ambience, sky = outdoor_lights(lights, rng)
     return World(
-        boxes=tuple(boxes),
-        meshes=(),
+        boxes=(ground_box,),
+        meshes=tuple(out.meshes),
         lights=tuple(world_lights),
         free_space=OccupancyGrid.from_boxes(
-            boxes, (-hx, -hy), (hx, hy), GRID_RESOLUTION_M, ("ground",), WALKABLE_BELOW_M
+            [ground_box, *out.footprints],
+            (-hx, -hy),
+            (hx, hy),
+            GRID_RESOLUTION_M,
+            ("ground",),
+            WALKABLE_BELOW_M,
         ),
         bounds_min_xyz=(-hx, -hy, 0.0),
         bounds_max_xyz=(hx, hy, float(max_height)),
@@ -214,4 +271,65 @@ def generate_outdoor(
         ceiling_height_m=float(max_height),
         ambience=ambience,
         sky=sky,
+        terrain=terrain,
     )
+
+
+def _add_grass(out: _Meshes, rng: np.random.Generator, config: OutdoorConfig) -> None:
+    """Tufts of grass anywhere on the walk area (loop included): drawn, never blocking."""
+    hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
+    # A few shared materials (each material is a texture to draw with).
+    mats = [_material(rng, BLADES_RGB, 0.08, (TextureKind.GRASS,), (0.2, 0.5)) for _ in range(4)]
+    for k in range(config.grass_patches):
+        radius = float(rng.uniform(0.3, 1.0))
+        xy = rng.uniform((-hx + radius, -hy + radius), (hx - radius, hy - radius))
+        mat = mats[k % len(mats)]
+        blades = int(150 * radius * radius) + 30
+        shape = vegetation.grass_patch(rng, radius, blades).moved((xy[0], xy[1], 0.0))
+        out.add(f"grass_{k}", "grass", shape, mat, collides=False)
+        out.next_id += 1
+
+
+def _decorate_hills(
+    out: _Meshes, rng: np.random.Generator, config: OutdoorConfig, terrain: Terrain
+) -> None:
+    """Trees, bushes and rocks on the hills outside the walk area, standing on the terrain.
+
+    They are outside the occupancy grid (nobody walks there) and only frame the view.
+    """
+    hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
+    outer_x, outer_y = hx + config.terrain_border_m, hy + config.terrain_border_m
+    if config.terrain_border_m < 2.0:
+        return
+    for k in range(config.trees + config.bushes):
+        for _ in range(20):
+            x = float(rng.uniform(-outer_x + 1.0, outer_x - 1.0))
+            y = float(rng.uniform(-outer_y + 1.0, outer_y - 1.0))
+            if abs(x) > hx + 2.0 or abs(y) > hy + 2.0:
+                break
+        else:
+            continue
+        if k < config.trees:
+            height = float(rng.uniform(*config.tree_height_m))
+            crown_r = float(rng.uniform(0.25, 0.45)) * height
+            trunk_r = float(rng.uniform(0.08, 0.2)) + 0.02 * height
+            ground_z = _lowest_ground(terrain, x, y, trunk_r)
+            crown_bottom = float(rng.uniform(0.35, 0.55)) * height
+            _tree(
+                out, rng, f"hill_tree_{k}", (x, y), ground_z, height, crown_r, trunk_r, crown_bottom
+            )
+        else:
+            s = float(rng.uniform(*config.bush_size_m))
+            ground_z = _lowest_ground(terrain, x, y, s / 2)
+            mat = _material(rng, BUSH_RGB, 0.08, (TextureKind.LEAVES,), (0.1, 0.4))
+            shape = vegetation.bush(rng, (s, s), 0.7 * s).moved((x, y, ground_z))
+            out.add(f"hill_bush_{k}", "bush", shape, mat)
+        out.next_id += 1
+
+
+def _lowest_ground(terrain: Terrain, x: float, y: float, radius_m: float) -> float:
+    """The lowest terrain height under a footprint, so nothing floats on a slope."""
+    a = np.linspace(0, 2 * math.pi, 8, endpoint=False)
+    xs = np.append(x + radius_m * np.cos(a), x)
+    ys = np.append(y + radius_m * np.sin(a), y)
+    return float(terrain.height_at(xs, ys).min())

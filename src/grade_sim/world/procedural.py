@@ -13,20 +13,16 @@ import hashlib
 import numpy as np
 
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
+from grade_sim.world import furniture
 from grade_sim.world.lighting import ceiling_lights, indoor_ambience
 from grade_sim.world.model import Material, OccupancyGrid, StaticBox, TextureKind, World
+from grade_sim.world.openings import WallSpot, add_door_leaves, add_window
 
-# name, size (x, y, z) in metres: common indoor furniture.
-FURNITURE = (
-    ("table", (1.2, 0.8, 0.75)),
-    ("desk", (1.4, 0.7, 0.75)),
-    ("shelf", (0.4, 1.2, 1.9)),
-    ("cabinet", (0.5, 0.9, 1.1)),
-    ("sofa", (0.9, 2.0, 0.8)),
-    ("bed", (2.0, 1.5, 0.55)),
-    ("crate", (0.6, 0.6, 0.6)),
-)
 CORRIDOR_HALF_WIDTH_M = 0.9
+# Positions tried per piece, and per kind before another kind is drawn (a bed does not fit the
+# quadrants of a small room; a chair does).
+PLACEMENT_TRIES = 60
+TRIES_PER_KIND = 15
 GRID_RESOLUTION_M = 0.1
 
 
@@ -136,6 +132,11 @@ class _Builder:
         self.boxes.append(box)
         return box
 
+    def add_parts(self, parts: list[StaticBox]) -> None:
+        """Boxes of one multi-part object, which already carry the next instance id."""
+        self.boxes.extend(parts)
+        self.next_id += 1
+
 
 def generate_rooms(
     config: ProceduralConfig,
@@ -208,6 +209,8 @@ def generate_rooms(
                     t,
                     mat,
                 )
+
+    _add_openings(b, rng, config, xs, ys, door_h)
 
     centres = [
         ((xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2)
@@ -282,6 +285,45 @@ def _tour(centres: list[tuple[float, float]], nx: int, ny: int) -> list[tuple[fl
     return [centres[j * nx + i] for i, j in ring]
 
 
+def _add_openings(
+    b: _Builder,
+    rng: np.random.Generator,
+    config: ProceduralConfig,
+    xs: np.ndarray,
+    ys: np.ndarray,
+    door_h: float,
+) -> None:
+    """Open door leaves in the interior doorways, windows on the outer walls.
+
+    Both sit in the middle of a room side, inside the corridors that furniture keeps clear.
+    """
+    t = config.wall_thickness_m
+    for axis, lines, spans in ((0, ys, xs), (1, xs, ys)):
+        for j, at in enumerate(lines):
+            for i in range(len(spans) - 1):
+                spot = WallSpot(axis, float(at), float(spans[i] + spans[i + 1]) / 2, t)
+                if 0 < j < len(lines) - 1:
+                    add_door_leaves(
+                        b,
+                        rng,
+                        f"door_{axis}_{i}_{j}",
+                        spot,
+                        config.door_width_m,
+                        door_h,
+                        CORRIDOR_HALF_WIDTH_M,
+                    )
+                elif rng.random() < 0.7:
+                    add_window(
+                        b,
+                        rng,
+                        f"window_{axis}_{i}_{j}",
+                        spot,
+                        1.0 if j == 0 else -1.0,
+                        2 * CORRIDOR_HALF_WIDTH_M - 0.2,
+                        config.wall_height_m,
+                    )
+
+
 def _furnish(
     b: _Builder,
     rng: np.random.Generator,
@@ -290,20 +332,32 @@ def _furnish(
     j: int,
     rect: tuple[float, float, float, float],
 ) -> None:
+    """Multi-part furniture in the room's quadrants; wall pieces stand with their back to a wall."""
     x0, y0, x1, y1 = rect
     xc, yc = (x0 + x1) / 2, (y0 + y1) / 2
     margin = config.wall_thickness_m / 2 + 0.05
     count = int(rng.integers(config.furniture_per_room[0], config.furniture_per_room[1] + 1))
     placed: list[tuple[float, float, float, float]] = []
     for k in range(count):
-        kind, size = FURNITURE[int(rng.integers(len(FURNITURE)))]
-        sx, sy, sz = size
-        if rng.random() < 0.5:
-            sx, sy = sy, sx
-        for _ in range(40):
+        for attempt in range(PLACEMENT_TRIES):
+            if attempt % TRIES_PER_KIND == 0:  # this kind does not fit: try another one
+                kind = furniture.KINDS[int(rng.integers(len(furniture.KINDS)))]
+                piece = furniture.design(kind, rng)
+            side = ("W", "S", "E", "N")[int(rng.integers(4))]
+            turns = (
+                furniture.wall_turns(side)
+                if kind in furniture.AGAINST_WALL
+                else int(rng.integers(4))
+            )
+            sx, sy = furniture.footprint(piece, turns)
+            if sx > x1 - x0 - 2 * margin or sy > y1 - y0 - 2 * margin:
+                continue
             # Corners and walls of the room's four quadrants, outside the central corridors.
-            px = rng.uniform(x0 + margin + sx / 2, x1 - margin - sx / 2)
-            py = rng.uniform(y0 + margin + sy / 2, y1 - margin - sy / 2)
+            px = float(rng.uniform(x0 + margin + sx / 2, x1 - margin - sx / 2))
+            py = float(rng.uniform(y0 + margin + sy / 2, y1 - margin - sy / 2))
+            if kind in furniture.AGAINST_WALL:
+                px = {"W": x0 + margin + sx / 2, "E": x1 - margin - sx / 2}.get(side, px)
+                py = {"S": y0 + margin + sy / 2, "N": y1 - margin - sy / 2}.get(side, py)
             lo = (px - sx / 2, py - sy / 2)
             hi = (px + sx / 2, py + sy / 2)
             in_corridor_x = (
@@ -324,11 +378,4 @@ def _furnish(
         else:
             continue
         placed.append((lo[0], lo[1], hi[0], hi[1]))
-        base = tuple(float(v) for v in rng.uniform(0.15, 0.85, 3))
-        mat = _random_material(
-            rng,
-            (base[0], base[1], base[2]),
-            0.05,
-            (TextureKind.NONE, TextureKind.NOISE, TextureKind.GRADIENT),
-        )
-        b.add(f"{kind}_r{i}{j}_{k}", "furniture", (lo[0], lo[1], 0.0), (hi[0], hi[1], sz), mat)
+        b.add_parts(furniture.place(piece, f"{kind}_r{i}{j}_{k}", b.next_id, (px, py), turns))

@@ -54,7 +54,7 @@ def run(
     read_bag: Callable[[Path], Bag],
 ) -> Run:
     scenario = scenario_from_mapping(
-        small_data(seed=5, people={"count": 3}, flying_objects={"count": 2})
+        small_data(seed=9, people={"count": 3}, flying_objects={"count": 2})
     )
     result = run_scenario(scenario, tmp_path_factory.mktemp("outputs") / "run")
     return Run(scenario, build_scene(scenario), result, read_bag(result.path / "bag"))

@@ -1,4 +1,5 @@
-"""Mesh-file environments: loaded through trimesh, obstacles marked in the free-space grid."""
+"""Mesh-file environments: obstacles marked in the free-space grid; textures, colours and class
+labels kept, and a rendered textured floor shows its texture."""
 
 from __future__ import annotations
 
@@ -9,9 +10,18 @@ import pytest
 import trimesh
 
 from grade_common.errors import ConfigError
-from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
+from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig, scenario_from_mapping
+from grade_sim.scene import Scene
+from grade_sim.world.labels import class_of
 from grade_sim.world.meshes import load_mesh_world
-from grade_sim.world.model import World
+from grade_sim.world.model import StaticMesh, World
+from grade_sim.world.obj_file import read_obj
+from grade_sim.world.sample_world import (
+    FLOOR_HALF_XY,
+    QUADRANT_RGB,
+    floor_image,
+    write_sample_world,
+)
 
 # A 6 x 4 m floor slab (top at z = 0) and a 1 x 1 x 1.2 m block standing on it at (2, 1).
 FLOOR_EXTENTS = (6.0, 4.0, 0.02)
@@ -126,3 +136,153 @@ def test_long_wall_of_two_triangles_per_side_is_closed(tmp_path: Path) -> None:
     assert grid.is_free(np.array([6.0, 3.0]))
     assert grid.is_free(np.array([0.5, 2.0]))
     assert grid.is_free(np.array([11.5, 2.0]))
+
+
+# -- textured worlds with labels (OBJ + MTL + PNG written by grade_sim.world.sample_world) --------
+
+
+def sample(tmp_path: Path, **fields: object) -> World:
+    return load(write_sample_world(tmp_path / "sample"), **fields)
+
+
+def test_obj_parts_keep_names_classes_textures_and_colours(tmp_path: Path) -> None:
+    world = sample(tmp_path)
+    by_class: dict[str, list[StaticMesh]] = {}
+    for mesh in world.meshes:
+        by_class.setdefault(mesh.label, []).append(mesh)
+    assert sorted(by_class) == ["chair", "crate", "floor", "table", "wall"]
+    assert len(by_class["wall"]) == 4
+    (floor,) = by_class["floor"]
+    assert floor.texture_rgb is not None
+    assert floor.texcoords_uv is not None
+    np.testing.assert_array_equal(floor.texture_rgb, floor_image())
+    assert not floor.collides  # a flat quad has no hull
+    (table,) = by_class["table"]
+    assert len(table.faces) == 5 * 12  # top and four legs, one object
+    assert table.texture_rgb is None
+    assert table.material.rgba == pytest.approx((0.55, 0.38, 0.22, 1.0))
+    assert table.collides
+    (crate,) = by_class["crate"]
+    assert crate.texture_rgb is not None
+    assert crate.texture_rgb.shape == (64, 64, 3)
+    assert crate.texcoords_uv is not None
+    assert len(crate.texcoords_uv) == len(crate.vertices_xyz)
+    ids = [m.instance_id for m in world.meshes]
+    assert ids == list(range(1, len(ids) + 1))
+
+
+def test_label_map_overrides_names(tmp_path: Path) -> None:
+    world = sample(tmp_path, label_map=str(tmp_path / "sample" / "labels.yaml"))
+    labels = {m.name: m.label for m in world.meshes}
+    assert labels["mesh_7_crate_02"] == "box"  # "crate*": box
+    assert labels["mesh_1_wall_north"] == "wall"
+    assert labels["mesh_5_table_01"] == "table"  # no pattern: the name's word
+
+
+@pytest.mark.parametrize(
+    ("text", "match"),
+    [
+        ("- a\n- b\n", r"must map glob patterns to class names"),
+        ('"chair*": 3\n', r"entry 'chair\*': 3 is not allowed"),
+        ("a: [\n", r"is not valid YAML"),
+    ],
+)
+def test_bad_label_map_is_refused(tmp_path: Path, text: str, match: str) -> None:
+    path = tmp_path / "labels.yaml"
+    path.write_text(text)
+    with pytest.raises(ConfigError, match=match):
+        sample(tmp_path, label_map=str(path))
+
+
+def test_missing_texture_names_the_file(tmp_path: Path) -> None:
+    obj = write_sample_world(tmp_path / "sample")
+    (obj.parent / "crate.png").unlink()
+    with pytest.raises(ConfigError, match=r"texture .*crate\.png' of material 'crate_wood'"):
+        load(obj)
+
+
+def test_obj_reader_fans_polygons_and_resolves_negative_indices(tmp_path: Path) -> None:
+    path = tmp_path / "poly.obj"
+    path.write_text(
+        "g Lamp.001\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 0 0 1\nf -5 -4 -3 -2\nf 1 2 5\n"
+    )
+    (part,) = read_obj(path)
+    assert part.object_name == "Lamp.001"
+    assert len(part.faces) == 3
+    assert part.texcoords_uv is None
+    assert class_of(part.object_name, "", None) == "lamp"
+    assert class_of("geometry_0", "", None) == "environment"
+
+
+def render_down(world: World, xy: tuple[float, float]) -> np.ndarray:
+    """The colour seen straight down onto the floor at xy, 1.5 m above it (no robots' view)."""
+    import mujoco
+
+    from grade_sim.engine.mujoco.builder import build_model
+
+    scenario = scenario_from_mapping(
+        {
+            "duration_s": 0.1,
+            "environment": {"type": "mesh", "mesh": {"path": "unused.obj"}},
+            "people": {"count": 0},
+            "flying_objects": {"count": 0},
+            "robots": [{"name": "uav1", "start_xyz": [0.0, 0.0, 5.0]}],
+        }
+    )
+    scene = Scene(scenario, world, (), (), (), (), (), {}, 1)
+    model = build_model(scene).model
+    data = mujoco.MjData(model)
+    mujoco.mj_forward(model, data)
+    with mujoco.Renderer(model, 32, 32) as renderer:
+        cam = mujoco.MjvCamera()
+        cam.type = mujoco.mjtCamera.mjCAMERA_FREE
+        cam.lookat[:] = (xy[0], xy[1], 0.0)
+        cam.distance, cam.azimuth, cam.elevation = 1.5, 90.0, -89.9
+        renderer.update_scene(data, cam)
+        image = renderer.render()
+    return np.asarray(image[12:20, 12:20].reshape(-1, 3).mean(axis=0))
+
+
+@pytest.mark.parametrize("quadrant", sorted(QUADRANT_RGB))
+def test_rendered_floor_shows_its_texture_colour(tmp_path: Path, quadrant: tuple[int, int]) -> None:
+    """Each quadrant of the floor renders in its texture colour (shading changes brightness,
+    not hue), so texture coordinates, the image and its orientation all reach the renderer."""
+    world = sample(tmp_path)
+    # Far out in the quadrant, clear of the table, chair and crate.
+    xy = (quadrant[0] * FLOOR_HALF_XY[0] * 0.8, quadrant[1] * FLOOR_HALF_XY[1] * 0.75)
+    seen = render_down(world, xy)
+    expected = np.array(QUADRANT_RGB[quadrant], dtype=np.float64)
+    cosine = float(seen @ expected / (np.linalg.norm(seen) * np.linalg.norm(expected)))
+    assert cosine > 0.97, (seen, expected)
+    others = [np.array(c, float) for q, c in QUADRANT_RGB.items() if q != quadrant]
+    for other in others:
+        assert cosine > float(seen @ other / (np.linalg.norm(seen) * np.linalg.norm(other)))
+
+
+def test_glb_keeps_texture_and_node_names(tmp_path: Path) -> None:
+    """A textured GLB (written by trimesh) loads with its node name, image and UVs, and renders
+    in the image's colour."""
+    from PIL import Image
+
+    floor = trimesh.Trimesh(
+        vertices=[[-2, -2, 0], [2, -2, 0], [2, 2, 0], [-2, 2, 0]],
+        faces=[[0, 1, 2], [0, 2, 3]],
+        process=False,
+    )
+    image = Image.fromarray(floor_image())
+    uv = np.array([[0, 0], [1, 0], [1, 1], [0, 1]], dtype=np.float64)
+    floor.visual = trimesh.visual.TextureVisuals(uv=uv, image=image)
+    block = trimesh.creation.box(extents=(0.5, 0.5, 0.5))
+    block.apply_translation((1.0, 1.0, 0.25))
+    scene = trimesh.Scene()
+    scene.add_geometry(floor, node_name="floor_tiles", geom_name="floor_geom")
+    scene.add_geometry(block, node_name="Cabinet_3", geom_name="block_geom")
+    path = tmp_path / "room.glb"
+    scene.export(path)
+    world = load(path)
+    labels = sorted(m.label for m in world.meshes)
+    assert labels == ["cabinet", "floor"]
+    textured = next(m for m in world.meshes if m.label == "floor")
+    assert textured.texture_rgb is not None
+    seen = render_down(world, (-1.0, 1.0))  # the red quadrant
+    assert seen[0] > 2 * max(seen[1], seen[2]), seen

@@ -1,12 +1,12 @@
 """The outdoor (savanna-like) world generator: seeded, loop corridor free, obstacles apart, one
-instance per tree, connected free space; the shipped scenario validates and renders.
+instance per tree (trunk and crown meshes), terrain under everything, connected free space;
+the shipped scenario validates and renders.
 
 (Core test of src/grade_sim/world/outdoor.py; it lives here because test/grade_sim/world/ is
 written by another engineer in parallel - move it there when merging.)"""
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 import numpy as np
@@ -23,7 +23,7 @@ from grade_sim.config.scenario import (
     scenario_from_mapping,
 )
 from grade_sim.scene import build_scene
-from grade_sim.world.model import StaticBox, World
+from grade_sim.world.model import StaticMesh, World
 from grade_sim.world.outdoor import (
     SPACING_M,
     distance_to_loop,
@@ -39,9 +39,24 @@ CONFIGS = [
 ]
 
 
-def reach(box: StaticBox) -> float:
-    """Radius of a (yawed) box's footprint."""
-    return math.hypot(box.half_size_xyz[0], box.half_size_xyz[1])
+OBSTACLES = ("tree", "rock", "bush")
+
+
+def objects(world: World, labels: tuple[str, ...] = OBSTACLES) -> dict[int, list[StaticMesh]]:
+    """The meshes of each instance with one of `labels` inside the walk area (not on the hills)."""
+    out: dict[int, list[StaticMesh]] = {}
+    for mesh in world.meshes:
+        if mesh.label in labels and not mesh.name.startswith("hill_"):
+            out.setdefault(mesh.instance_id, []).append(mesh)
+    return out
+
+
+def footprint(meshes: list[StaticMesh], below_m: float) -> tuple[np.ndarray, float]:
+    """Centre and radius of the vertices lower than below_m (a trunk, a rock, a bush)."""
+    v = np.concatenate([m.vertices_xyz for m in meshes])
+    low = v[v[:, 2] < below_m][:, :2]
+    centre = (low.min(axis=0) + low.max(axis=0)) / 2
+    return centre, float(np.linalg.norm(low - centre, axis=1).max())
 
 
 def world_of(config: OutdoorConfig, seed: int) -> World:
@@ -55,11 +70,12 @@ def test_nothing_static_comes_near_the_robot_loop(config: OutdoorConfig, seed: i
     loop = list(world.tour_xy)
     assert loop == tour_polygon(config)
     assert len(loop) == config.tour_points
-    for box in world.boxes:
-        if box.label == "ground":
-            continue
-        gap = distance_to_loop(box.center_xyz[:2], loop) - reach(box)
-        assert gap >= config.tour_clearance_m - 1e-9, (box.name, gap)
+    for meshes in objects(world).values():
+        for mesh in meshes:  # every vertex of trunks, crowns, rocks and bushes
+            gaps = [
+                distance_to_loop((float(x), float(y)), loop) for x, y in mesh.vertices_xyz[::3, :2]
+            ]
+            assert min(gaps) >= config.tour_clearance_m - 1e-9, (mesh.name, min(gaps))
     # ... and the loop's cells are free in the occupancy grid, so people and robots share it.
     for a, b in zip(loop, loop[1:] + loop[:1], strict=True):
         assert world.free_space.segment_is_free(np.array(a), np.array(b))
@@ -72,49 +88,78 @@ def test_obstacles_are_apart_inside_the_ground_and_free_space_is_connected(
     world = world_of(config, 3)
     hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
     assert world.bounds_min_xyz[:2] == (-hx, -hy)
-    grounded = [
-        b
-        for b in world.boxes
-        if b.label in ("rock", "bush")
-        or (b.label == "tree" and b.center_xyz[2] - b.half_size_xyz[2] < 0.5)
-    ]
-    for i, a in enumerate(grounded):
-        assert abs(a.center_xyz[0]) < hx
-        assert abs(a.center_xyz[1]) < hy
-        for b in grounded[i + 1 :]:
-            gap = math.dist(a.center_xyz[:2], b.center_xyz[:2]) - reach(a) - reach(b)
-            assert gap >= SPACING_M - 1e-9, (a.name, b.name, gap)
+    grounded = [footprint(m, 0.5) for m in objects(world).values()]
+    for i, (ca, ra) in enumerate(grounded):
+        assert abs(ca[0]) < hx
+        assert abs(ca[1]) < hy
+        for cb, rb in grounded[i + 1 :]:
+            gap = float(np.linalg.norm(ca - cb)) - ra - rb
+            assert gap >= SPACING_M - 0.3, gap  # lumps reach a little past the drawn radius
     blocked = world.free_space.blocked
     assert 0.0 < blocked.mean() < 0.3
-    # Every obstacle's footprint centre is blocked.
-    for box in grounded:
-        assert not world.free_space.is_free(np.array(box.center_xyz[:2])), box.name
+    # Every obstacle's footprint centre is blocked; grass never blocks.
+    for centre, _ in grounded:
+        assert not world.free_space.is_free(centre)
+    assert all(not m.collides for m in world.meshes if m.label in ("grass", "ground"))
     regions, _ = label(~blocked)
     sizes = np.bincount(regions.ravel())[1:]
     assert sizes.max() / (~blocked).sum() > 0.98  # pockets between obstacles only
 
 
-def test_each_tree_is_one_instance_named_by_its_trunk() -> None:
+def test_terrain_is_flat_where_things_walk_and_hilly_around() -> None:
+    config = OutdoorConfig()
+    world = world_of(config, 2)
+    assert world.terrain is not None
+    ground = [m for m in world.meshes if m.label == "ground"]
+    assert len(ground) == 1
+    assert ground[0].texcoords_uv is not None
+    z = ground[0].vertices_xyz[:, 2]
+    assert z.max() > 1.0  # hills beyond the walk area
+    hx, hy = config.size_m[0] / 2, config.size_m[1] / 2
+    inside = (np.abs(ground[0].vertices_xyz[:, 0]) <= hx) & (
+        np.abs(ground[0].vertices_xyz[:, 1]) <= hy
+    )
+    np.testing.assert_array_equal(z[inside], 0.0)
+    # The collision box is just under the drawn ground and shares its instance.
+    (box,) = world.boxes
+    assert box.instance_id == ground[0].instance_id
+    assert box.center_xyz[2] + box.half_size_xyz[2] < 0.0
+    # The world's height query is the terrain's: 0 on the walk area, the hills beyond.
+    assert float(world.terrain_height(3.0, -4.0)) == 0.0
+    far = np.array([hx + 20.0, 0.0])
+    assert float(world.terrain_height(*far)) == float(world.terrain.height_at(*far))
+    # Things on the hills stand on the terrain: their lowest vertex is at or below it.
+    for mesh in world.meshes:
+        if mesh.name.startswith("hill_") and mesh.name.endswith("trunk"):
+            v = mesh.vertices_xyz
+            low = v[np.argmin(v[:, 2])]
+            assert low[2] <= float(world.terrain.height_at(low[0], low[1])) + 1e-9
+
+
+def test_each_tree_is_one_instance_of_trunk_and_crowns() -> None:
     scenario = scenario_from_mapping(
         {
             "seed": 4,
             "duration_s": 0.5,
-            "environment": {"type": "outdoor", "outdoor": {"trees": 8, "rocks": 2, "bushes": 2}},
+            "environment": {
+                "type": "outdoor",
+                "outdoor": {"trees": 8, "rocks": 2, "bushes": 2, "terrain_border_m": 0.0},
+            },
             "people": {"count": 0},
             "flying_objects": {"count": 0},
         }
     )
     scene = build_scene(scenario)
-    trees = [b for b in scene.world.boxes if b.label == "tree"]
-    by_id: dict[int, list[str]] = {}
-    for box in trees:
-        by_id.setdefault(box.instance_id, []).append(box.name)
-    assert len(by_id) == 8
-    for instance_id, names in by_id.items():
-        assert len(names) == 3, names  # two crown boxes and the trunk
-        assert scene.instances[instance_id].name == names[-1]
+    trees = objects(scene.world, ("tree",))
+    assert len(trees) == 8
+    for instance_id, meshes in trees.items():
+        names = [m.name for m in meshes]
+        piece = names[0].partition("/")[0]
+        assert f"{piece}/trunk" in names
+        assert 2 <= sum("/crown_" in n for n in names) <= 3
+        assert scene.instances[instance_id].name == piece
         assert scene.instances[instance_id].label == "tree"
-    assert len({b.name for b in scene.world.boxes}) == len(scene.world.boxes)
+    assert len({m.name for m in scene.world.meshes}) == len(scene.world.meshes)
 
 
 def test_same_seed_same_world_other_seed_other_world() -> None:
@@ -123,7 +168,11 @@ def test_same_seed_same_world_other_seed_other_world() -> None:
     assert a.boxes == b.boxes
     assert a.lights == b.lights
     assert np.array_equal(a.free_space.blocked, b.free_space.blocked)
-    assert [x.center_xyz for x in a.boxes] != [x.center_xyz for x in c.boxes]
+    assert [m.name for m in a.meshes] == [m.name for m in b.meshes]
+    for ma, mb in zip(a.meshes, b.meshes, strict=True):
+        np.testing.assert_array_equal(ma.vertices_xyz, mb.vertices_xyz)
+        assert ma.material == mb.material
+    assert not np.array_equal(a.meshes[1].vertices_xyz, c.meshes[1].vertices_xyz)
 
 
 @pytest.mark.parametrize(

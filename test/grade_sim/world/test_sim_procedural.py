@@ -8,6 +8,7 @@ from scipy.ndimage import label
 
 from grade_sim.actors.people import PERSON_RADIUS_M
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
+from grade_sim.world import furniture
 from grade_sim.world.model import StaticBox, World
 from grade_sim.world.procedural import CORRIDOR_HALF_WIDTH_M, generate_rooms
 
@@ -19,6 +20,10 @@ LAYOUTS = [
     (ProceduralConfig(rooms_x=4, rooms_y=1, door_width_m=1.0), 4),
     (ProceduralConfig(rooms_x=2, rooms_y=2, furniture_per_room=(8, 12)), 5),
 ]
+
+
+# Structural labels besides the furniture classes.
+STRUCTURE = {"floor", "ceiling", "wall", "door", "window"}
 
 
 def world_of(config: ProceduralConfig, seed: int) -> World:
@@ -49,12 +54,16 @@ def test_room_grid_matches_config(config: ProceduralConfig, seed: int) -> None:
     assert np.all(np.diff(ys) >= lo - 1e-9)
     assert np.all(np.diff(ys) <= hi + 1e-9)
     labels = {b.label for b in world.boxes}
-    assert {"floor", "ceiling", "wall"} <= labels <= {"floor", "ceiling", "wall", "furniture"}
+    assert {"floor", "ceiling", "wall"} <= labels <= STRUCTURE | set(furniture.KINDS)
+    # One instance per object; the parts of an object are consecutive boxes.
     ids = [b.instance_id for b in world.boxes]
-    assert ids == list(range(1, len(ids) + 1))
+    assert sorted(set(ids)) == list(range(1, len(set(ids)) + 1))
+    assert ids == sorted(ids)
     assert len({b.name for b in world.boxes}) == len(world.boxes)
     assert world.ceiling_height_m == config.wall_height_m
     assert len(world.lights) == LightsConfig().count
+    assert world.terrain is None
+    np.testing.assert_array_equal(world.terrain_height(np.zeros(3), np.ones(3)), np.zeros(3))
     n_rooms = config.rooms_x * config.rooms_y
     assert len(set(world.tour_xy)) == n_rooms
 
@@ -95,10 +104,17 @@ def test_furniture_stays_out_of_corridors_and_inside_its_room(
 ) -> None:
     world = world_of(config, seed)
     xs, ys = room_edges(world)
-    furniture = [b for b in world.boxes if b.label == "furniture"]
+    parts = [b for b in world.boxes if b.label in furniture.KINDS]
+    pieces: dict[int, list[StaticBox]] = {}
+    for part in parts:
+        pieces.setdefault(part.instance_id, []).append(part)
     hi_count = config.furniture_per_room[1]
-    assert len(furniture) <= hi_count * config.rooms_x * config.rooms_y
-    for box in furniture:
+    assert len(pieces) <= hi_count * config.rooms_x * config.rooms_y
+    for piece in pieces.values():
+        assert min(b.center_xyz[2] - b.half_size_xyz[2] for b in piece) == 0.0  # on the floor
+        assert len({b.label for b in piece}) == 1
+        assert len({b.name.partition("/")[0] for b in piece}) == 1
+    for box in parts:
         x0, y0, x1, y1 = rect(box)
         i = int(np.searchsorted(xs, box.center_xyz[0])) - 1
         j = int(np.searchsorted(ys, box.center_xyz[1])) - 1
@@ -112,13 +128,14 @@ def test_furniture_stays_out_of_corridors_and_inside_its_room(
         xc, yc = (xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2
         assert x1 <= xc - CORRIDOR_HALF_WIDTH_M or x0 >= xc + CORRIDOR_HALF_WIDTH_M, box
         assert y1 <= yc - CORRIDOR_HALF_WIDTH_M or y0 >= yc + CORRIDOR_HALF_WIDTH_M, box
-        assert box.center_xyz[2] - box.half_size_xyz[2] == 0.0  # stands on the floor
-        assert not world.free_space.is_free(np.array(box.center_xyz[:2]))
+        assert box.center_xyz[2] - box.half_size_xyz[2] >= 0.0
+        if box.center_xyz[2] - box.half_size_xyz[2] < 1.0:  # low parts block walking
+            assert not world.free_space.is_free(np.array(box.center_xyz[:2]))
 
 
 def test_furniture_fills_rooms_when_asked() -> None:
     world = world_of(ProceduralConfig(rooms_x=2, rooms_y=2, furniture_per_room=(2, 2)), 11)
-    assert sum(b.label == "furniture" for b in world.boxes) >= 4
+    assert len({b.instance_id for b in world.boxes if b.label in furniture.KINDS}) >= 4
 
 
 def test_same_seed_same_world_different_seed_different_world() -> None:

@@ -33,7 +33,7 @@ from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import Material, Sky, TextureKind
+from grade_sim.world.model import Material, Sky, StaticMesh, StaticShape, TextureKind
 from grade_sim.world.sky import sky_cube
 from grade_sim.world.textures import (
     TextureCache,
@@ -117,6 +117,9 @@ class _SceneBuilder:
         self.spec = mujoco.MjSpec()
         self._instance_geoms: list[tuple[Any, int]] = []
         self._textures: dict[TextureSpec, str] = {}  # one MuJoCo texture per distinct image
+        self._image_textures: dict[int, str] = {}  # id() of a mesh image -> texture name
+        self._box_materials: dict[tuple[Material, tuple[float, float] | None], str] = {}
+        self._uv_materials: dict[Material, str] = {}
 
     def build(self) -> BuiltModel:
         self._set_globals()
@@ -256,6 +259,45 @@ class _SceneBuilder:
         )
         tex.data = image.tobytes()
 
+    def _box_material(
+        self, box_name: str, mat: Material, face_m: tuple[float, float] | None
+    ) -> str:
+        """One MuJoCo material per distinct material and face size: the parts of a piece of
+        furniture share theirs (textures are shared per image anyway)."""
+        key = (mat, face_m)
+        if key not in self._box_materials:
+            self._box_materials[key] = self._material(f"mat_{box_name}", mat, face_m)
+        return self._box_materials[key]
+
+    def _mesh_material(self, name: str, mesh: StaticMesh) -> str:
+        """A mesh's material: its own image through its texture coordinates, else the kind."""
+        if mesh.texture_rgb is None or mesh.texcoords_uv is None:
+            if mesh.texcoords_uv is None or mesh.material.texture is TextureKind.NONE:
+                return self._material(name, mesh.material)
+            # Procedural kinds on generated meshes whose texcoords are in metres; the parts of
+            # one tree share theirs.
+            if mesh.material not in self._uv_materials:
+                self._material(name, mesh.material)
+                self.spec.material(name).texuniform = False
+                self._uv_materials[mesh.material] = name
+            return self._uv_materials[mesh.material]
+        key = id(mesh.texture_rgb)
+        if key not in self._image_textures:
+            image = np.ascontiguousarray(mesh.texture_rgb, dtype=np.uint8)
+            tex = self.spec.add_texture(
+                name=f"{name}_image",
+                type=mujoco.mjtTexture.mjTEXTURE_2D,
+                width=int(image.shape[1]),
+                height=int(image.shape[0]),
+                nchannel=3,
+            )
+            tex.data = image.tobytes()
+            self._image_textures[key] = tex.name
+        # The image already holds the surface colour; the diffuse colour of the file tints it.
+        material = self.spec.add_material(name=name, rgba=_g(mesh.material.rgba), specular=0.1)
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = self._image_textures[key]
+        return name
+
     def _add_world(self) -> None:
         scene, world = self.scene, self.spec.worldbody
         shadows = bool(scene.scenario.lights.shadows)
@@ -279,27 +321,43 @@ class _SceneBuilder:
                 ),
             )
         for box in scene.world.boxes:
+            if box.shape is StaticShape.CYLINDER:
+                shape = {
+                    "type": mujoco.mjtGeom.mjGEOM_CYLINDER,
+                    "size": _g((box.half_size_xyz[0], box.half_size_xyz[2], 0.0)),
+                }
+            else:
+                shape = {"type": mujoco.mjtGeom.mjGEOM_BOX, "size": _g(box.half_size_xyz)}
             geom = self._geom(
                 world,
                 box.instance_id,
                 f"i{box.instance_id}:{box.name}",
-                type=mujoco.mjtGeom.mjGEOM_BOX,
                 pos=_g(box.center_xyz),
-                size=_g(box.half_size_xyz),
-                material=self._material(
-                    f"mat_{box.name}", box.material, main_face_m(box.half_size_xyz)
+                **shape,
+                material=self._box_material(
+                    box.name, box.material, main_face_m(box.half_size_xyz)
                 ),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )
             geom.alt.type = mujoco.mjtOrientation.mjORIENTATION_EULER
             geom.alt.euler = [0.0, 0.0, _g(box.yaw_rad)[0]]
+        parts_seen: dict[int, int] = {}
         for mesh in scene.world.meshes:
-            mesh_name = f"mesh_{mesh.instance_id}"
+            # Several meshes may share an instance (parts of one object): number the later ones.
+            k = parts_seen[mesh.instance_id] = parts_seen.get(mesh.instance_id, -1) + 1
+            mesh_name = f"mesh_{mesh.instance_id}" if k == 0 else f"mesh_{mesh.instance_id}_{k}"
+            textured: dict[str, Any] = {}
+            if mesh.texcoords_uv is not None:
+                textured["usertexcoord"] = _g(mesh.texcoords_uv.ravel())
+            if not mesh.collides:
+                # Flat or open surfaces have no convex hull; they are drawn only.
+                textured["inertia"] = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
             self.spec.add_mesh(
                 name=mesh_name,
                 uservert=_g(mesh.vertices_xyz.ravel()),
                 userface=[int(v) for v in mesh.faces.ravel()],
+                **textured,
             )
             self._geom(
                 world,
@@ -307,9 +365,9 @@ class _SceneBuilder:
                 f"i{mesh.instance_id}:{mesh.name}",
                 type=mujoco.mjtGeom.mjGEOM_MESH,
                 meshname=mesh_name,
-                material=self._material(f"mat_mesh_{mesh.instance_id}", mesh.material),
-                contype=WORLD_CONTYPE,
-                conaffinity=WORLD_CONAFFINITY,
+                material=self._mesh_material(f"mat_{mesh_name}", mesh),
+                contype=WORLD_CONTYPE if mesh.collides else 0,
+                conaffinity=WORLD_CONAFFINITY if mesh.collides else 0,
             )
 
     def _add_free_bodies(self) -> None:
