@@ -40,10 +40,12 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
     `part_positions` is the first output of Scene.actor_body_poses for that step.
     """
     boxes: list[Box3D] = []
-    n_parts = 12
     k = min(step, scene.n_steps - 1)
-    for i, (person, tl) in enumerate(zip(scene.people, scene.person_timelines, strict=True)):
-        pts = part_positions[i * n_parts : (i + 1) * n_parts]
+    start = 0
+    for person, tl in zip(scene.people, scene.person_timelines, strict=True):
+        n_parts = len(person.body_names())
+        pts = part_positions[start : start + n_parts]
+        start += n_parts
         c, s = np.cos(tl.heading_rad[k]), np.sin(tl.heading_rad[k])
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         local = (pts - pts.mean(axis=0)) @ rot

@@ -18,7 +18,6 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
-from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import CameraConfig
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.errors import BackendError, SimulationUnstableError
@@ -95,7 +94,7 @@ class MujocoEngine:
                     int(self.model.sensor_adr[gyro]),
                 )
         # Mocap bodies in Scene.actor_body_poses order.
-        names = [f"{p.name}/{part}" for p in scene.people for part in PART_NAMES]
+        names = [f"{p.name}/{part}" for p in scene.people for part in p.body_names()]
         names += [o.name for o in scene.objects]
         body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
         self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
@@ -104,6 +103,7 @@ class MujocoEngine:
         )
         # geom id -> instance id, for segmentation and hiding.
         self._geom_instance = built.geom_instance_ids
+        self._skin_instance = built.skin_instance_ids
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
         for name, setup in self._robots.items():
             for cam in setup.model.config.cameras:
@@ -113,11 +113,13 @@ class MujocoEngine:
                 self._cameras[(name, cam.name)] = _CameraSlot(cam, cid, name)
         self._hidden: frozenset[int] = frozenset()
         self._original_groups = self.model.geom_group.copy()
+        self._original_skin_groups = self.model.skin_group.copy()
         self._gl: Any = None
         self._con: Any = None
         self._vscene: Any = None
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
+        self._vopt.skingroup[HIDDEN_GROUP] = 0
         self._reset()
 
     @property
@@ -275,6 +277,10 @@ class MujocoEngine:
             mask = np.isin(self._geom_instance, np.array(sorted(instance_ids)))
             groups[mask] = HIDDEN_GROUP
         self.model.geom_group[:] = groups
+        skin_groups = self._original_skin_groups.copy()
+        if instance_ids:
+            skin_groups[np.isin(self._skin_instance, np.array(sorted(instance_ids)))] = HIDDEN_GROUP
+        self.model.skin_group[:] = skin_groups
 
     def render(
         self, robot: str, camera: str, rgb: bool, depth: bool, instance: bool
@@ -324,6 +330,8 @@ class MujocoEngine:
                 g = vscene.geoms[i]
                 if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
                     lut[g.segid + 1] = self._geom_instance[g.objid]
+                elif g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_SKIN:
+                    lut[g.segid + 1] = self._skin_instance[g.objid]
             out_inst = lut[np.clip(segid, 0, ngeom + 1)]
         return CameraFrame(out_rgb, out_depth, out_inst)
 
@@ -343,7 +351,14 @@ class MujocoEngine:
     def ray_meshes(self, segments: int) -> list[RayMesh]:
         from grade_sim.engine.mujoco.ray_meshes import ray_meshes
 
-        return ray_meshes(self.model, self.data, self._geom_instance, self._mocap_ids, segments)
+        return ray_meshes(
+            self.model,
+            self.data,
+            self._geom_instance,
+            self._mocap_ids,
+            segments,
+            self._skin_instance,
+        )
 
     def close(self) -> None:
         if self._con is not None:
