@@ -208,7 +208,7 @@ def body_mesh(body: BodyParams, clothing: Clothing) -> SkinMesh:
         0.06 * s,
     )
     # Head: an egg around the skull, hair over the top and back.
-    centre = at("head", dx=0.01, dz=0.085)
+    centre = at("head", dx=0.01, dz=0.055)
     lat = np.linspace(-np.pi / 2 + 0.25, np.pi / 2, 9)
     ring_c = centre + np.outer(np.sin(lat) * 0.11 * s, up)
     ring_r = np.stack([np.cos(lat) * 0.1 * s, np.cos(lat) * 0.083 * s], axis=1) + 1e-4
