@@ -25,7 +25,9 @@ def _mesh():  # type: ignore[no-untyped-def]
 
 def test_every_tube_is_closed_and_consistently_oriented() -> None:
     mesh = _mesh()
-    directed = Counter((int(a), int(b)) for f in mesh.faces for a, b in zip(f, np.roll(f, -1)))
+    directed = Counter(
+        (int(a), int(b)) for f in mesh.faces for a, b in zip(f, np.roll(f, -1), strict=True)
+    )
     assert max(directed.values()) == 1  # no edge used twice in one direction
     assert all((b, a) in directed for a, b in directed)  # each edge has its twin: closed
 

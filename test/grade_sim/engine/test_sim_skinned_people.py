@@ -63,8 +63,12 @@ def test_the_skin_is_drawn_and_its_mask_is_exactly_where_it_is_drawn(
     engine.set_hidden_instances(frozenset({person}))
     hidden = engine.render("uav1", "camera", rgb=True, depth=True, instance=True)
     engine.set_hidden_instances(frozenset())
-    assert seen.instance is not None and seen.rgb is not None and seen.depth_m is not None
-    assert hidden.instance is not None and hidden.rgb is not None and hidden.depth_m is not None
+    assert seen.instance is not None
+    assert seen.rgb is not None
+    assert seen.depth_m is not None
+    assert hidden.instance is not None
+    assert hidden.rgb is not None
+    assert hidden.depth_m is not None
     mask = seen.instance == person
     assert mask.sum() > 400  # a person 2.2 m away fills a good part of a 160x120 image
     assert not (hidden.instance == person).any()
@@ -83,7 +87,8 @@ def test_numpy_skinning_matches_mujocos_skin(facing: tuple[Scene, MujocoEngine])
 
     scene, engine = facing
     person = scene.people[0]
-    assert person.body is not None and person.clothing is not None
+    assert person.body is not None
+    assert person.clothing is not None
     vscene = mujoco.MjvScene(engine.model, maxgeom=1000)
     mujoco.mjv_updateScene(
         engine.model,
@@ -106,7 +111,8 @@ def test_lidar_meshes_follow_the_skin_within_a_few_centimetres(
 ) -> None:
     scene, engine = facing
     person = scene.people[0]
-    assert person.body is not None and person.clothing is not None
+    assert person.body is not None
+    assert person.clothing is not None
     pieces = [m for m in engine.ray_meshes(12) if m.owner is MeshOwner.ACTOR]
     assert {m.instance_id for m in pieces} == {person.instance_id}
     pos, quat = scene.actor_body_poses(STEP)
