@@ -76,6 +76,8 @@ def load(name: str) -> Command:
             from grade_noise import bench as module
         case "bench lidar":
             from grade_sim.cli import bench_lidar as module
+        case "bvh":
+            from grade_sim.cli import bvh as module
         case "bench people":
             from grade_sim.cli import bench_people as module
         case "bench replay":
