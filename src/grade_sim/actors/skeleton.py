@@ -8,6 +8,7 @@ mesh (body_mesh) and the motion library (motion) are both expressed against thes
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 
 import numpy as np
@@ -80,7 +81,15 @@ def random_body(height_m: float, rng: np.random.Generator) -> BodyParams:
 
 
 def rest_offsets(body: BodyParams) -> FloatArray:
-    """(J, 3) offset of each joint from its parent in the rest pose (pelvis: from the floor)."""
+    """(J, 3) offset of each joint from its parent in the rest pose (pelvis: from the floor).
+
+    Cached per body (poses need it every step); the array is read-only.
+    """
+    return _rest_offsets(body)
+
+
+@functools.lru_cache(maxsize=256)
+def _rest_offsets(body: BodyParams) -> FloatArray:
     s = body.scale
     leg = body.leg_ratio
     thigh, shin = 0.435 * leg, 0.42 * leg
@@ -113,6 +122,7 @@ def rest_offsets(body: BodyParams) -> FloatArray:
         if name.endswith("_r"):
             v[1] = -v[1]
         out[i] = v * s
+    out.flags.writeable = False
     return out
 
 
