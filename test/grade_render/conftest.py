@@ -10,14 +10,15 @@ from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.sim.run import run_scenario
 
 
-def small_scenario(width: int = 80, height: int = 60) -> Scenario:
+def small_scenario(width: int = 80, height: int = 60, body: str = "parts") -> Scenario:
+    # Rigid-part people: the path tracer does not draw skinned people yet.
     return scenario_from_mapping(
         {
             "seed": 7,
             "duration_s": 0.25,
             "bootstrap_s": 0.1,
             "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": 2},
+            "people": {"count": 2, "body": body},
             "flying_objects": {"count": 1},
             "lights": {"count": 1},
             "robots": [
