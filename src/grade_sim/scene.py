@@ -34,7 +34,8 @@ from grade_sim.actors.people import (
     plan_timeline,
     random_person,
 )
-from grade_sim.actors.skeleton import coco17_world, matrices_to_quats
+from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
+from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
 from grade_sim.config.scenario import EnvironmentKind, PersonBody, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
@@ -102,6 +103,24 @@ class Scene:
             for t, track in zip(self.person_timelines, self.person_tracks, strict=True)
         ]
         return pose(bodies, stack_inputs(inputs))
+
+    @cached_property
+    def person_meshes(self) -> tuple[SkinMesh, ...]:
+        """Rest-pose skin of every skinned person (empty for rigid parts)."""
+        return tuple(
+            body_mesh(p.body, p.clothing)
+            for p in self.people
+            if p.body is not None and p.clothing is not None
+        )
+
+    def person_skins_world(self, step: int) -> list[FloatArray]:
+        """World vertices (V, 3) of every skinned person's skin at a step (what MuJoCo draws)."""
+        joint_pos, joint_rot = self.skeleton_poses(step)
+        bodies = [p.body for p in self.people if p.body is not None]
+        return [
+            skin_vertices(mesh, rest_positions(body), joint_pos[i], joint_rot[i])
+            for i, (mesh, body) in enumerate(zip(self.person_meshes, bodies, strict=True))
+        ]
 
     def person_keypoints_world(self, step: int) -> FloatArray:
         """COCO-17 keypoints of every skinned person at a step: (P, 17, 3) world coordinates."""
