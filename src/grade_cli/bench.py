@@ -26,6 +26,7 @@ BENCHMARKS = (
     "lidar",
     "looks",
     "cameras",
+    "people",
 )
 
 

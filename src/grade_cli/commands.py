@@ -80,6 +80,10 @@ def load(name: str) -> Command:
             from grade_sim.cli import bench_lidar as module
         case "bench cameras":
             from grade_sim.cli import bench_cameras as module
+        case "bvh":
+            from grade_sim.cli import bvh as module
+        case "bench people":
+            from grade_sim.cli import bench_people as module
         case "bench replay":
             from grade_replay import replay_bench as module
         case "bench delivery":

@@ -59,6 +59,13 @@ class WorldState:
         self._mj = mujoco
         self.record = record
         self.scene = build_scene(record.scenario)
+        if any(p.body is not None for p in self.scene.people):
+            # Skins deform every frame; the path tracer only poses rigid geoms so far. Better no
+            # render than one whose images and masks silently lack the people.
+            raise RenderError(
+                "this run has skinned people (people.body: skinned), which the path tracer "
+                "does not draw yet; run the scenario with people.body: parts to re-render it"
+            )
         if record.n_steps > self.scene.n_steps:
             raise RenderError(
                 f"the record has {record.n_steps} steps but its scenario only "

@@ -7,6 +7,7 @@ people leaves the room layout untouched, and the same scenario + seed gives the 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 
@@ -17,16 +18,25 @@ from grade_sim.actors.flying import (
     plan_object_timeline,
     random_object,
 )
+from grade_sim.actors.motion import (
+    AnimationTrack,
+    animation_track,
+    pose,
+    pose_inputs,
+    stack_inputs,
+)
 from grade_sim.actors.paths import NoFreeSpaceError, sample_free_point
 from grade_sim.actors.people import (
-    PART_NAMES,
     PersonSpec,
     PersonTimeline,
+    dress_skinned,
     part_poses,
     plan_timeline,
     random_person,
 )
-from grade_sim.config.scenario import EnvironmentKind, RobotKind, Scenario
+from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
+from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
+from grade_sim.config.scenario import EnvironmentKind, PersonBody, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
@@ -68,15 +78,67 @@ class Scene:
 
     @property
     def n_actor_bodies(self) -> int:
-        return len(self.people) * len(PART_NAMES) + len(self.objects)
+        return sum(len(p.body_names()) for p in self.people) + len(self.objects)
+
+    @cached_property
+    def person_tracks(self) -> tuple[AnimationTrack, ...]:
+        """Motion-library state of every skinned person's timeline (empty for rigid parts)."""
+        dt = self.scenario.physics_dt_s
+        return tuple(
+            animation_track(t, dt)
+            for p, t in zip(self.people, self.person_timelines, strict=True)
+            if p.body is not None
+        )
+
+    def skeleton_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
+        """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step."""
+        k = min(step, self.n_steps - 1)
+        bodies = [p.body for p in self.people if p.body is not None]
+        if not bodies:
+            raise ValueError("skeleton_poses: the scene has no skinned people (people.body)")
+        dt = self.scenario.physics_dt_s
+        steps = np.array([k])
+        inputs = [
+            pose_inputs(t, track, dt, steps)
+            for t, track in zip(self.person_timelines, self.person_tracks, strict=True)
+        ]
+        return pose(bodies, stack_inputs(inputs))
+
+    @cached_property
+    def person_meshes(self) -> tuple[SkinMesh, ...]:
+        """Rest-pose skin of every skinned person (empty for rigid parts)."""
+        return tuple(
+            body_mesh(p.body, p.clothing)
+            for p in self.people
+            if p.body is not None and p.clothing is not None
+        )
+
+    def person_skins_world(self, step: int) -> list[FloatArray]:
+        """World vertices (V, 3) of every skinned person's skin at a step (what MuJoCo draws)."""
+        joint_pos, joint_rot = self.skeleton_poses(step)
+        bodies = [p.body for p in self.people if p.body is not None]
+        return [
+            skin_vertices(mesh, rest_positions(body), joint_pos[i], joint_rot[i])
+            for i, (mesh, body) in enumerate(zip(self.person_meshes, bodies, strict=True))
+        ]
+
+    def person_keypoints_world(self, step: int) -> FloatArray:
+        """COCO-17 keypoints of every skinned person at a step: (P, 17, 3) world coordinates."""
+        joint_pos, joint_rot = self.skeleton_poses(step)
+        scale = np.array([p.scale for p in self.people])
+        return coco17_world(joint_pos, joint_rot, scale)
 
     def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
-        """Poses of every actor body at physics step `step`: people's parts, then objects."""
+        """Poses of every actor body at physics step `step`: people's bodies, then objects."""
         k = min(step, self.n_steps - 1)
         positions = []
         quats = []
-        if self.people:
-            tl = self.person_timelines
+        tl = self.person_timelines
+        if self.people and self.people[0].body is not None:
+            joint_pos, joint_rot = self.skeleton_poses(k)
+            positions.append(joint_pos.reshape(-1, 3))
+            quats.append(matrices_to_quats(joint_rot).reshape(-1, 4))
+        elif self.people:
             pos, quat = part_poses(
                 np.array([p.scale for p in self.people]),
                 np.array([t.position_xy[k] for t in tl]),
@@ -96,7 +158,10 @@ class Scene:
 
 def build_scene(scenario: Scenario) -> Scene:
     """Draw the world, people, objects and robot placements of a scenario from its seed."""
-    world_ss, people_ss, objects_ss, robots_ss = np.random.SeedSequence(scenario.seed).spawn(4)
+    # spawn(5)[:4] == spawn(4): the bodies' stream was added without changing the others.
+    world_ss, people_ss, objects_ss, robots_ss, bodies_ss = np.random.SeedSequence(
+        scenario.seed
+    ).spawn(5)
     world_rng = np.random.default_rng(world_ss)
     env = scenario.environment
     if env.type is EnvironmentKind.PROCEDURAL:
@@ -122,10 +187,13 @@ def build_scene(scenario: Scenario) -> Scene:
     dt = scenario.physics_dt_s
     n_steps = round((scenario.bootstrap_s + scenario.duration_s) * scenario.rates.physics_hz) + 1
     people_rng = np.random.default_rng(people_ss)
+    bodies_rng = np.random.default_rng(bodies_ss)
     people = []
     timelines = []
     for i in range(scenario.people.count):
         spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
+        if scenario.people.body is PersonBody.SKINNED:
+            spec = dress_skinned(spec, bodies_rng)
         instances[next_id] = InstanceInfo(next_id, spec.name, "person")
         next_id += 1
         people.append(spec)

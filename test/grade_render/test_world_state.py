@@ -2,16 +2,19 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
 import cv2
 import numpy as np
+import pytest
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import RunLayout
 from grade_common.tum import read_poses
+from grade_render.errors import RenderError
 from grade_render.world_state import WorldState
-from grade_sim.config.scenario import Stream
+from grade_sim.config.scenario import PersonBody, Stream
 from grade_sim.io.record import load_record
 
 
@@ -72,3 +75,13 @@ def test_motion_blur_plans_the_shutter_opening_from_earlier_recorded_steps(recor
     )
     assert static.sum() > 5
     assert not moving[static].any()  # walls, floor and furniture stay
+
+
+def test_skinned_people_are_refused_rather_than_left_out(recorded: Path) -> None:
+    record = load_record(RunLayout(recorded).record)
+    people = dataclasses.replace(record.scenario.people, body=PersonBody.SKINNED)
+    skinned = dataclasses.replace(
+        record, scenario=dataclasses.replace(record.scenario, people=people)
+    )
+    with pytest.raises(RenderError, match="skinned people"):
+        WorldState(skinned)

@@ -11,14 +11,16 @@ from __future__ import annotations
 
 import enum
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.rotations import quat_mul
 from grade_common.types import FloatArray
+from grade_sim.actors.body_mesh import Clothing, random_clothing
 from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
+from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, random_body
 from grade_sim.config.scenario import PeopleConfig, PersonMotion
 from grade_sim.world.model import OccupancyGrid
 
@@ -26,6 +28,7 @@ PERSON_RADIUS_M = 0.35
 HEADING_RATE_RPS = 3.0
 TURN_RATE_RPS = 1.0
 AMPLITUDE_RATE = 2.5  # 1/s: how fast the gait starts and stops
+STRIDE_PER_HEIGHT = 0.75  # one gait cycle (2 pi of phase_rad) covers this many body heights
 
 
 class PartShape(enum.Enum):
@@ -72,10 +75,17 @@ class PersonSpec:
     instance_id: int
     height_m: float
     colors: dict[str, tuple[float, float, float, float]]
+    # Skinned people (PersonBody.SKINNED) have a body and clothing; rigid-part people have none.
+    body: BodyParams | None = None
+    clothing: Clothing | None = None
 
     @property
     def scale(self) -> float:
         return self.height_m / 1.75
+
+    def body_names(self) -> tuple[str, ...]:
+        """Names of this person's actor bodies, in Scene.actor_body_poses order."""
+        return JOINT_NAMES if self.body is not None else PART_NAMES
 
     def parts(self) -> tuple[PartSpec, ...]:
         s = self.scale
@@ -93,10 +103,19 @@ class PersonTimeline:
     heading_rad: FloatArray  # (n,)
     phase_rad: FloatArray  # (n,)
     amplitude: FloatArray  # (n,) 0 standing .. 1 walking
-    motion: NDArray[np.int8]  # (n,) index into PersonMotion order: walk, stand, turn
+    motion: NDArray[np.int8]  # (n,) MOTION_CODES of each step's motion
 
 
-MOTION_CODES = {PersonMotion.WALK: 0, PersonMotion.STAND: 1, PersonMotion.TURN: 2}
+MOTION_CODES = {
+    PersonMotion.WALK: 0,
+    PersonMotion.STAND: 1,
+    PersonMotion.TURN: 2,
+    PersonMotion.RUN: 3,
+    PersonMotion.SIT: 4,
+    PersonMotion.WAVE: 5,
+    PersonMotion.LOOK: 6,
+    PersonMotion.PHONE: 7,
+}
 
 
 def random_person(
@@ -113,6 +132,11 @@ def random_person(
     return PersonSpec(name, instance_id, float(rng.uniform(*config.height_m)), clean)  # type: ignore[arg-type]
 
 
+def dress_skinned(spec: PersonSpec, rng: np.random.Generator) -> PersonSpec:
+    """`spec` with a seeded skeleton shape and clothing (a skinned person)."""
+    return replace(spec, body=random_body(spec.height_m, rng), clothing=random_clothing(rng))
+
+
 def plan_timeline(
     grid: OccupancyGrid,
     config: PeopleConfig,
@@ -125,7 +149,7 @@ def plan_timeline(
     free = grid.inflated(PERSON_RADIUS_M)
     planning = coarsen(free, 2)
     speed = float(rng.uniform(*config.speed_mps))
-    stride = 0.75 * height_m
+    stride = STRIDE_PER_HEIGHT * height_m
     pos = sample_free_point(planning, rng)
     heading = float(rng.uniform(-math.pi, math.pi))
     phase = 0.0

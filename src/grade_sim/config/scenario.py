@@ -94,10 +94,20 @@ DISTORTION_COEFFICIENTS = {
 PINHOLE_MAX_HFOV_DEG = 170.0
 
 
+class PersonBody(enum.Enum):
+    SKINNED = "skinned"  # one skinned mesh over an articulated skeleton (actors.skeleton)
+    PARTS = "parts"  # the first wave's 12 rigid capsules/spheres/boxes
+
+
 class PersonMotion(enum.Enum):
     WALK = "walk"
     STAND = "stand"
     TURN = "turn"
+    RUN = "run"
+    SIT = "sit"
+    WAVE = "wave"
+    LOOK = "look"
+    PHONE = "phone"
 
 
 @dataclass(frozen=True)
@@ -197,6 +207,7 @@ class PeopleConfig:
     height_m: Range = field(default=(1.55, 1.90), metadata=bounds(1.0, 2.3))
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
+    body: PersonBody = PersonBody.SKINNED
 
     def validate(self, path: str) -> None:
         _check_range_pair(self.speed_mps, f"{path}.speed_mps")
@@ -205,6 +216,11 @@ class PeopleConfig:
             raise ConfigError(
                 f"{path}.motions: must include 'walk' (people walk between "
                 f"stops); got {[m.value for m in self.motions]}"
+            )
+        if PersonMotion.RUN in self.motions:
+            raise ConfigError(
+                f"{path}.motions: 'run' is not a stop to draw: people run when their speed "
+                f"(speed_mps) is above 2 m/s; got {[m.value for m in self.motions]}"
             )
 
 

@@ -126,9 +126,8 @@ def load_record(path: Path) -> ExperimentRecord:
                 f"{path}: record version {int(files['version'])} is not supported "
                 f"(expected {RECORD_VERSION})"
             )
-        scenario = scenario_from_mapping(
-            yaml.safe_load(io.StringIO(str(files["scenario_yaml"]))), f"{path}"
-        )
+        mapping = yaml.safe_load(io.StringIO(str(files["scenario_yaml"])))
+        scenario = scenario_from_mapping(_with_recorded_people_body(mapping), f"{path}")
         names: dict[str, tuple[str, ...]] = {}
         q: dict[str, np.ndarray] = {}
         qd: dict[str, np.ndarray] = {}
@@ -156,3 +155,16 @@ def load_record(path: Path) -> ExperimentRecord:
         raise RecordError(
             f"experiment record {str(path)!r} lacks {err}; it is not a complete grade record"
         ) from err
+
+
+def _with_recorded_people_body(mapping: object) -> object:
+    """A record's scenario, its people's body kind made explicit.
+
+    Records written before skinned people existed have no people.body and were run with the
+    rigid-part people; replaying them with the new default would change every camera image.
+    """
+    if isinstance(mapping, dict) and isinstance(mapping.get("people"), dict):
+        people = mapping["people"]
+        if "body" not in people:
+            return {**mapping, "people": {**people, "body": "parts"}}
+    return mapping

@@ -42,18 +42,25 @@ class Box3D:
 def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box3D]:
     """3D boxes of every person and flying object at a step.
 
-    People: the tight box of all their parts (inflated by part radius) in their heading frame.
+    People, in their heading frame: skinned people, the tight box of their skin's vertices;
+    rigid-part people, the tight box of their parts inflated by the part radius.
     `part_positions` is the first output of Scene.actor_body_poses for that step.
     """
     boxes: list[Box3D] = []
-    n_parts = 12
     k = min(step, scene.n_steps - 1)
-    for i, (person, tl) in enumerate(zip(scene.people, scene.person_timelines, strict=True)):
-        pts = part_positions[i * n_parts : (i + 1) * n_parts]
+    start = 0
+    skinned = any(p.body is not None for p in scene.people)
+    skins = iter(scene.person_skins_world(k) if skinned else [])
+    for person, tl in zip(scene.people, scene.person_timelines, strict=True):
+        n_parts = len(person.body_names())
+        pts = part_positions[start : start + n_parts]
+        start += n_parts
+        pad = 0.15 * person.scale
+        if person.body is not None:
+            pts, pad = next(skins), 0.0
         c, s = np.cos(tl.heading_rad[k]), np.sin(tl.heading_rad[k])
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
         local = (pts - pts.mean(axis=0)) @ rot
-        pad = 0.15 * person.scale
         lo = local.min(axis=0) - pad
         hi = local.max(axis=0) + pad
         lo[2] = -pts.mean(axis=0)[2]  # feet on the ground

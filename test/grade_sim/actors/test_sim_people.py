@@ -22,7 +22,9 @@ from grade_sim.world.procedural import generate_rooms
 
 DT_S = 1 / 60
 N_STEPS = 60 * 40  # 40 s
-WALK, STAND, TURN = (MOTION_CODES[m] for m in PersonMotion)
+WALK, STAND, TURN = (
+    MOTION_CODES[m] for m in (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
+)
 
 
 @pytest.fixture(scope="module")

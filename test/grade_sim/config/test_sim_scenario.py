@@ -93,8 +93,13 @@ BAD = [
         r"robots\[0\]\.cameras\[0\]\.streams\[1\]: 'thermal' is not allowed; use one of 'rgb'",
     ),
     (
+        {"people": {"motions": ["walk", "dance"]}},
+        r"people\.motions\[1\]: 'dance' is not allowed; use one of 'walk', 'stand', 'turn', "
+        r"'run', 'sit', 'wave', 'look', 'phone'",
+    ),
+    (
         {"people": {"motions": ["walk", "run"]}},
-        r"people\.motions\[1\]: 'run' is not allowed; use one of 'walk', 'stand', 'turn'",
+        r"people\.motions: 'run' is not a stop to draw: people run when their speed",
     ),
     # --- min > max ranges
     (

@@ -310,9 +310,10 @@ def test_actor_poses_move_the_mocap_bodies(engine_of: Callable[[Scene], MujocoEn
     engine.set_actor_poses(pos, quat)
     engine.step()
     names = [f"{p.name}/head" for p in scene.people] + [o.name for o in scene.objects]
-    head = 1  # PART_NAMES index of the head
-    expected = [pos[i * 12 + head] for i in range(len(scene.people))]
-    expected += list(pos[len(scene.people) * 12 :])
+    n_bodies = [len(p.body_names()) for p in scene.people]
+    heads = [p.body_names().index("head") for p in scene.people]
+    expected = [pos[sum(n_bodies[:i]) + heads[i]] for i in range(len(scene.people))]
+    expected += list(pos[sum(n_bodies) :])
     import mujoco
 
     for name, p in zip(names, expected, strict=True):

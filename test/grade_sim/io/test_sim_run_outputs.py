@@ -19,6 +19,8 @@ import yaml
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import DEPTH_SCALE, tum_stamp
+from grade_sim.actors.body_mesh import body_mesh, skin_vertices
+from grade_sim.actors.skeleton import rest_positions
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene
@@ -385,10 +387,21 @@ def test_3d_boxes_contain_every_part_of_each_person(run: Run) -> None:
     for step in (0, 60, 144):
         positions, _ = scene.actor_body_poses(step)
         boxes = {b.instance_id: b for b in actor_boxes(scene, step, positions)}
+        joint_pos, joint_rot = scene.skeleton_poses(step)
+        start = 0
         for i, person in enumerate(scene.people):
             box = boxes[person.instance_id]
-            local = (positions[i * 12 : (i + 1) * 12] - box.center_xyz) @ box.rotation_world_box
+            n = len(person.body_names())
+            local = (positions[start : start + n] - box.center_xyz) @ box.rotation_world_box
+            start += n
             assert np.all(np.abs(local) <= box.size_xyz / 2 + 1e-9)
+            # The drawn skin, not only the joints, fits in the box.
+            assert person.body is not None
+            assert person.clothing is not None
+            mesh = body_mesh(person.body, person.clothing)
+            skin = skin_vertices(mesh, rest_positions(person.body), joint_pos[i], joint_rot[i])
+            local_skin = (skin - box.center_xyz) @ box.rotation_world_box
+            assert np.all(np.abs(local_skin) <= box.size_xyz / 2 + 1e-9)
             assert box.center_xyz[2] - box.size_xyz[2] / 2 == pytest.approx(0.0, abs=1e-9)
             assert box.size_xyz[2] >= person.height_m - 1e-9
 

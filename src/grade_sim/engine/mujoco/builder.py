@@ -25,8 +25,10 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_MJCAM, matrix_to_quat, quat_from_rpy, quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.body_mesh import Clothing, body_mesh, clothing_texture
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
+from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
@@ -92,6 +94,7 @@ class BuiltModel:
     model: Any  # mujoco.MjModel
     spec: Any  # mujoco.MjSpec it was compiled from
     geom_instance_ids: NDArray[np.uint16]  # (ngeom,), by geom id; 0 = no instance
+    skin_instance_ids: NDArray[np.uint16]  # (nskin,), by skin id
 
 
 def _g(values: float | Iterable[float] | FloatArray, digits: int = 9) -> list[float]:
@@ -120,6 +123,7 @@ class _SceneBuilder:
         self._image_textures: dict[int, str] = {}  # id() of a mesh image -> texture name
         self._box_materials: dict[tuple[Material, tuple[float, float] | None], str] = {}
         self._uv_materials: dict[Material, str] = {}
+        self._skin_instances: list[int] = []
 
     def build(self) -> BuiltModel:
         self._set_globals()
@@ -132,7 +136,8 @@ class _SceneBuilder:
         ids = np.zeros(model.ngeom, dtype=np.uint16)
         for geom, instance_id in self._instance_geoms:
             ids[geom.id] = instance_id
-        return BuiltModel(model, self.spec, ids)
+        skins = np.array(self._skin_instances, dtype=np.uint16)
+        return BuiltModel(model, self.spec, ids, skins)
 
     def _geom(self, parent: Any, instance_id: int, name: str, **attrs: Any) -> Any:
         geom = parent.add_geom(name=name, **attrs)
@@ -402,6 +407,11 @@ class _SceneBuilder:
 
     def _add_actors(self) -> None:
         for person in self.scene.people:
+            if person.body is not None and person.clothing is not None:
+                self._add_skinned_person(
+                    person.name, person.instance_id, person.body, person.clothing
+                )
+                continue
             for part in person.parts():
                 if part.shape is PartShape.CAPSULE:
                     size = _g(part.size[:2], 6)
@@ -426,6 +436,38 @@ class _SceneBuilder:
                 ObjectShape.ELLIPSOID: _g(h),
             }[obj.shape]
             self._add_mocap(obj.name, obj.instance_id, obj.shape.value, size, _g(obj.rgba))
+
+    def _add_skinned_person(
+        self, name: str, instance_id: int, body: BodyParams, clothing: Clothing
+    ) -> None:
+        """One mocap body per skeleton joint (world-aligned at rest) and one textured <skin>."""
+        mesh = body_mesh(body, clothing)
+        rest = rest_positions(body)
+        for joint in JOINT_NAMES:
+            self.spec.worldbody.add_body(name=f"{name}/{joint}", mocap=True)
+        tex = clothing_texture(clothing)
+        self.spec.add_texture(
+            name=f"tex_{name}",
+            type=mujoco.mjtTexture.mjTEXTURE_2D,
+            width=tex.shape[1],
+            height=tex.shape[0],
+            nchannel=3,
+        ).data = tex[::-1].tobytes()
+        mat = self.spec.add_material(name=f"mat_{name}", specular=0.1, shininess=0.1)
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = f"tex_{name}"
+        skin = self.spec.add_skin(name=f"i{instance_id}:{name}", material=f"mat_{name}")
+        skin.vert = _g(mesh.vertices.ravel())
+        skin.face = [int(i) for i in mesh.faces.ravel()]
+        skin.texcoord = [float(v) for v in mesh.texcoord.ravel()]
+        bones = [j for j in range(len(JOINT_NAMES)) if mesh.weights[:, j].any()]
+        skin.bodyname = [f"{name}/{JOINT_NAMES[j]}" for j in bones]
+        skin.bindpos = _g(rest[bones].ravel())
+        skin.bindquat = [1.0, 0.0, 0.0, 0.0] * len(bones)
+        skin.vertid = [[int(v) for v in np.flatnonzero(mesh.weights[:, j])] for j in bones]
+        skin.vertweight = [
+            [float(w) for w in mesh.weights[mesh.weights[:, j] > 0, j]] for j in bones
+        ]
+        self._skin_instances.append(instance_id)
 
     def _add_mocap(
         self, name: str, instance_id: int, shape: str, size: list[float], rgba: list[float]

@@ -20,10 +20,9 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
-from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import CameraConfig, Stream
 from grade_sim.engine.flow import PoseSnapshot, backward_flow
-from grade_sim.engine.normals import normals_camera
+from grade_sim.engine.normals import depth_normals, normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.engine.semantic import ClassTable, semantic_image
@@ -106,7 +105,7 @@ class MujocoEngine:
                     int(self.model.sensor_adr[gyro]),
                 )
         # Mocap bodies in Scene.actor_body_poses order.
-        names = [f"{p.name}/{part}" for p in scene.people for part in PART_NAMES]
+        names = [f"{p.name}/{part}" for p in scene.people for part in p.body_names()]
         names += [o.name for o in scene.objects]
         body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
         self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
@@ -119,6 +118,7 @@ class MujocoEngine:
         self._class_lut = table.instance_lut({i: info.label for i, info in scene.instances.items()})
         # The poses at each camera's last frame with flow: the flow of its next frame needs them.
         self._flow_previous: dict[tuple[str, str], PoseSnapshot] = {}
+        self._skin_instance = built.skin_instance_ids
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
         self._rigs: dict[tuple[str, str], CameraRig] = {}
         for name, setup in self._robots.items():
@@ -138,11 +138,13 @@ class MujocoEngine:
                         self._cameras[(name, vcfg.name)] = _CameraSlot(vcfg, vid, name, cid)
         self._hidden: frozenset[int] = frozenset()
         self._original_groups = self.model.geom_group.copy()
+        self._original_skin_groups = self.model.skin_group.copy()
         self._gl: Any = None
         self._con: Any = None
         self._vscene: Any = None
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
+        self._vopt.skingroup[HIDDEN_GROUP] = 0
         self._reset()
 
     @property
@@ -303,6 +305,10 @@ class MujocoEngine:
             mask = np.isin(self._geom_instance, np.array(sorted(instance_ids)))
             groups[mask] = HIDDEN_GROUP
         self.model.geom_group[:] = groups
+        skin_groups = self._original_skin_groups.copy()
+        if instance_ids:
+            skin_groups[np.isin(self._skin_instance, np.array(sorted(instance_ids)))] = HIDDEN_GROUP
+        self.model.skin_group[:] = skin_groups
 
     def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
         rig = self._rigs.get((robot, camera))
@@ -360,6 +366,9 @@ class MujocoEngine:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
         instance = self._geom_instance[np.maximum(geoms, 0)]
         instance[geoms < 0] = 0
+        skin = geoms <= -2
+        if skin.any():
+            instance[skin] = self._skin_instance[-2 - geoms[skin]]
         normals = flow = None
         if streams & {Stream.NORMALS, Stream.FLOW}:
             assert out_depth is not None
@@ -382,6 +391,8 @@ class MujocoEngine:
                     now.geom_pos,
                     now.geom_rot,
                 )
+                if skin.any():
+                    normals[skin] = _skin_normals(points, np.where(skin, -2 - geoms, -1))[skin]
             if Stream.FLOW in streams:
                 previous = self._flow_previous.get((robot, camera))
                 flow = backward_flow(points, geoms, self._intrinsics(slot), now, previous)
@@ -398,7 +409,7 @@ class MujocoEngine:
     def _geom_ids(
         self, rect: Any, h: int, w: int, with_depth: bool
     ) -> tuple[NDArray[np.int32], NDArray[np.float32] | None]:
-        """The segmentation pass: the geom id of every pixel, -1 where none (or not a geom).
+        """The segmentation pass: the geom id of every pixel, -2 - skin id on a skin, -1 on none.
 
         With `with_depth`, also this pass's (exact, never supersampled, sky-free) depth buffer,
         rows top to bottom.
@@ -427,6 +438,8 @@ class MujocoEngine:
             g = vscene.geoms[i]
             if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
                 lut[g.segid + 1] = g.objid
+            elif g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_SKIN:
+                lut[g.segid + 1] = -2 - g.objid
         out: NDArray[np.int32] = lut[np.clip(segid, 0, ngeom + 1)]
         return out, None if seg_depth is None else np.ascontiguousarray(seg_depth[::-1])
 
@@ -466,7 +479,14 @@ class MujocoEngine:
     def ray_meshes(self, segments: int) -> list[RayMesh]:
         from grade_sim.engine.mujoco.ray_meshes import ray_meshes
 
-        return ray_meshes(self.model, self.data, self._geom_instance, self._mocap_ids, segments)
+        return ray_meshes(
+            self.model,
+            self.data,
+            self._geom_instance,
+            self._mocap_ids,
+            segments,
+            self._skin_instance,
+        )
 
     def close(self) -> None:
         if self._con is not None:
@@ -510,3 +530,15 @@ def _select_gl() -> None:
     backend = "egl" if egl else "osmesa"
     os.environ["MUJOCO_GL"] = backend
     os.environ.setdefault("PYOPENGL_PLATFORM", backend)
+
+
+def _skin_normals(points_cam: FloatArray, skin_ids: NDArray[np.int32]) -> NDArray[np.float32]:
+    """Normals of skin pixels from the depth surface (skins deform: no analytic normal), facing
+    the camera; 0 where a pixel has no neighbour on the same skin. Flow has no such fallback:
+    skin pixels have NaN flow (docs/ground_truth.md)."""
+    n = depth_normals(points_cam, skin_ids)
+    facing = np.sign(np.einsum("hwc,hwc->hw", n, points_cam))
+    n *= np.where(facing > 0, -1.0, 1.0)[..., None]
+    out: NDArray[np.float32] = np.nan_to_num(n, nan=0.0).astype(np.float32)
+    return out
+

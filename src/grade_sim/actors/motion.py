@@ -1,0 +1,353 @@
+"""The motion library: skeleton poses of a person from their planned timeline.
+
+Core module (numpy/scipy only). The planner (people.plan_timeline) decides where a person is,
+which way they face, the gait phase, the gait amplitude and the motion code at every physics step.
+This module turns that into joint rotations of the skeleton:
+
+- locomotion (walk at any speed, run above RUN_SPEED_MPS, turn = stepping on the spot, stand):
+  the ankles follow a foot path in the body frame whose stance part moves backwards exactly as far
+  as the body moves forwards (one gait cycle of 2 pi = one stride of STRIDE_PER_HEIGHT * height),
+  and two-bone leg IK reaches it, so a planted foot does not slide on straight walks;
+- upper-body and whole-body clips (sit, wave, look around, phone in hand) layered on top;
+- transitions: every clip's weight is the one-hot motion code passed through a first-order filter
+  (time constant BLEND_TAU_S) over the timeline, and joint angles blend linearly by weight.
+
+Everything is a pure function of the timeline, so a replay that restores the timeline restores
+the poses bit for bit.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, fields
+
+import numpy as np
+from numpy.typing import NDArray
+from scipy.signal import lfilter
+
+from grade_common.types import FloatArray
+from grade_sim.actors.people import MOTION_CODES, STRIDE_PER_HEIGHT, PersonTimeline
+from grade_sim.actors.skeleton import (
+    JOINT_INDEX,
+    N_JOINTS,
+    BodyParams,
+    euler_to_matrix,
+    forward_kinematics,
+    rest_offsets,
+)
+from grade_sim.config.scenario import PersonMotion
+
+BLEND_TAU_S = 0.35
+RUN_SPEED_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
+RUN_BLEND_MPS = 0.6
+ROLL_PER_M = 1.6  # heel-rise (rad) per metre the flat ankle would be behind PIVOT
+N_CODES = max(MOTION_CODES.values()) + 1
+FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
+J = JOINT_INDEX
+
+
+@dataclass(frozen=True)
+class AnimationTrack:
+    """What the motion library derives once from a timeline: clip weights and ground speed."""
+
+    weights: FloatArray  # (n, N_CODES) blended clip weights, rows sum to 1
+    speed_mps: FloatArray  # (n,) smoothed ground speed
+    touchdown: NDArray[np.int64]  # (n, 2) step of each foot's (left, right) last touchdown
+    next_touchdown: NDArray[np.int64]  # (n, 2) step of its next touchdown (itself if none)
+
+
+@dataclass(frozen=True)
+class PoseInputs:
+    """Everything pose() needs of N people (or one person at N steps), leading axis N."""
+
+    position_xy: FloatArray  # (N, 2)
+    heading_rad: FloatArray  # (N,)
+    phase_rad: FloatArray  # (N,)
+    amplitude: FloatArray  # (N,)
+    weights: FloatArray  # (N, N_CODES)
+    speed_mps: FloatArray  # (N,)
+    time_s: FloatArray  # (N,)
+    # Body state at each foot's last and next touchdown: where the foot is planted / will land.
+    plant_xy: FloatArray  # (N, 2 feet, 2)
+    plant_heading: FloatArray  # (N, 2)
+    plant_amplitude: FloatArray  # (N, 2)
+    next_xy: FloatArray  # (N, 2, 2)
+    next_heading: FloatArray  # (N, 2)
+    next_amplitude: FloatArray  # (N, 2)
+
+
+def pose_inputs(
+    timeline: PersonTimeline, track: AnimationTrack, dt_s: float, steps: NDArray[np.int64]
+) -> PoseInputs:
+    """One person's PoseInputs at `steps`."""
+    k = np.asarray(steps, dtype=np.int64)
+    td, nx = track.touchdown[k], track.next_touchdown[k]
+    return PoseInputs(
+        timeline.position_xy[k],
+        timeline.heading_rad[k],
+        timeline.phase_rad[k],
+        timeline.amplitude[k],
+        track.weights[k],
+        track.speed_mps[k],
+        k.astype(np.float64) * dt_s,
+        timeline.position_xy[td],
+        timeline.heading_rad[td],
+        timeline.amplitude[td],
+        timeline.position_xy[nx],
+        timeline.heading_rad[nx],
+        timeline.amplitude[nx],
+    )
+
+
+def stack_inputs(inputs: list[PoseInputs]) -> PoseInputs:
+    """PoseInputs of several people (each of one step) as one batch."""
+    return PoseInputs(
+        *(np.concatenate([getattr(i, f.name) for i in inputs]) for f in fields(PoseInputs))
+    )
+
+
+def _smooth(x: FloatArray, dt_s: float, first: FloatArray) -> FloatArray:
+    """First-order low-pass along axis 0, starting settled at `first`."""
+    a = 1.0 - math.exp(-dt_s / BLEND_TAU_S)
+    zi = (1.0 - a) * np.asarray(first, dtype=np.float64).reshape(1, *np.shape(x)[1:])
+    out: FloatArray = lfilter([a], [1.0, -(1.0 - a)], x, axis=0, zi=zi)[0]
+    return out
+
+
+def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
+    """Clip weights and speed of every step of `timeline` (physics step dt_s)."""
+    codes = timeline.motion.astype(np.int64)
+    onehot = np.zeros((len(codes), N_CODES))
+    onehot[np.arange(len(codes)), codes] = 1.0
+    weights = _smooth(onehot, dt_s, onehot[0])
+    step = np.linalg.norm(np.diff(timeline.position_xy, axis=0), axis=1) / dt_s
+    raw_speed = np.concatenate([step[:1] if len(step) else np.zeros(1), step])
+    speed = _smooth(raw_speed, dt_s, raw_speed[0])
+    n = len(codes)
+    steps = np.arange(n)
+    touchdown = np.zeros((n, 2), dtype=np.int64)
+    following = np.zeros((n, 2), dtype=np.int64)
+    for foot, offset in enumerate(FOOT_PHASE_OFFSETS):
+        cycle = np.floor(timeline.phase_rad / (2 * math.pi) + offset)
+        # Step 0 counts as a touchdown; the last step stands in for a touchdown after the end.
+        starts = np.concatenate([[0], np.flatnonzero(np.diff(cycle) != 0) + 1, [n - 1]])
+        last = np.searchsorted(starts[:-1], steps, side="right") - 1
+        touchdown[:, foot] = starts[last]
+        following[:, foot] = starts[last + 1]
+    return AnimationTrack(weights, speed, touchdown, following)
+
+
+def _leg_ik(
+    dx: FloatArray, dz: FloatArray, thigh: FloatArray, shin: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Hip flexion and knee flexion (rad) putting the ankle at (dx forward, dz up) from the hip."""
+    reach = np.minimum(np.hypot(dx, dz), 0.9995 * (thigh + shin))
+    along = np.arctan2(dx, -dz)
+    cos_hip = (thigh**2 + reach**2 - shin**2) / (2 * thigh * reach)
+    cos_knee = (thigh**2 + shin**2 - reach**2) / (2 * thigh * shin)
+    hip = along + np.arccos(np.clip(cos_hip, -1.0, 1.0))
+    knee = math.pi - np.arccos(np.clip(cos_knee, -1.0, 1.0))
+    return hip, knee
+
+
+def pose(bodies: list[BodyParams], inp: PoseInputs) -> tuple[FloatArray, FloatArray]:
+    """World joint positions (N, J, 3) and rotations (N, J, 3, 3) of N people at one instant.
+
+    `inp` from pose_inputs / stack_inputs; its time_s drives the idle, look and wave cycles.
+    """
+    position_xy, heading_rad, phase_rad = inp.position_xy, inp.heading_rad, inp.phase_rad
+    speed_mps = inp.speed_mps
+    n = len(bodies)
+    offsets = np.stack([rest_offsets(b) for b in bodies])
+    scale = np.array([b.scale for b in bodies])
+    height = np.array([b.height_m for b in bodies])
+    t = inp.time_s
+    amp = inp.amplitude
+    w = inp.weights
+    w_sit = w[:, MOTION_CODES[PersonMotion.SIT]]
+    w_wave = w[:, MOTION_CODES[PersonMotion.WAVE]]
+    w_look = w[:, MOTION_CODES[PersonMotion.LOOK]]
+    w_phone = w[:, MOTION_CODES[PersonMotion.PHONE]]
+    run = np.maximum(
+        np.clip((speed_mps - RUN_SPEED_MPS) / RUN_BLEND_MPS, 0.0, 1.0),
+        w[:, MOTION_CODES[PersonMotion.RUN]],
+    )
+    ang = np.zeros((n, N_JOINTS, 3))  # local roll, pitch, yaw per joint
+
+    # -- legs: foot path + IK -------------------------------------------------------------------
+    thigh = -offsets[:, J["knee_l"], 2]
+    shin = -offsets[:, J["ankle_l"], 2]
+    hip_rest_z = offsets[:, J["pelvis"], 2] + offsets[:, J["hip_l"], 2]
+    ankle_z = hip_rest_z - thigh - shin
+    duty = 0.6 - 0.22 * run
+    lift = (0.09 + 0.08 * run) * scale * np.minimum(1.0, 2.0 * amp)
+    # The stance starts `front` ahead of the hip; behind `pivot` the heel rises and the foot
+    # rolls over its planted toe, which is what lets a long stride reach behind the body.
+
+    def front(a: FloatArray) -> FloatArray:
+        out: FloatArray = 0.4 * duty * STRIDE_PER_HEIGHT * height * a
+        return out
+
+    stride = STRIDE_PER_HEIGHT * height * amp
+    toe = offsets[:, J["toe_l"]]
+    pivot = -0.08 * scale
+    # Lower the pelvis just enough that the front of the stance stays inside the leg's reach.
+    margin = 1.0 - 0.015 * np.minimum(1.0, 2 * amp)  # a standing leg is straight
+    need = np.sqrt(np.maximum((margin * (thigh + shin)) ** 2 - front(amp) ** 2, 0.0))
+    drop = np.maximum(0.0, (hip_rest_z - ankle_z) - need)
+    bob = (0.012 + 0.03 * run) * scale * amp * (0.5 + 0.5 * np.cos(2 * phase_rad))
+    pelvis_z_walk = offsets[:, J["pelvis"], 2] - drop - bob
+    c, s_ = np.cos(heading_rad), np.sin(heading_rad)
+
+    def to_body(world_xy: FloatArray) -> tuple[FloatArray, FloatArray]:
+        d = world_xy - position_xy
+        return c * d[:, 0] + s_ * d[:, 1], -s_ * d[:, 0] + c * d[:, 1]
+
+    def planted(xy: FloatArray, hd: FloatArray, a: FloatArray, hip_y: FloatArray) -> FloatArray:
+        """World xy of a flat foot put down `front` ahead of the hip by a body at (xy, hd)."""
+        fx, fy = front(a), hip_y
+        return np.stack(
+            [
+                xy[:, 0] + np.cos(hd) * fx - np.sin(hd) * fy,
+                xy[:, 1] + np.sin(hd) * fx + np.cos(hd) * fy,
+            ],
+            axis=1,
+        )
+
+    def rolled(x_flat: FloatArray, roll: FloatArray) -> tuple[FloatArray, FloatArray]:
+        """Ankle (x, z above its flat height) of a foot pitched by `roll` about its toe."""
+        cr, sr = np.cos(roll), np.sin(roll)
+        x = x_flat + toe[:, 0] - (toe[:, 0] * cr + toe[:, 2] * sr)
+        z = toe[:, 2] - (-toe[:, 0] * sr + toe[:, 2] * cr)
+        return x, z
+
+    leg: dict[str, tuple[FloatArray, ...]] = {}
+    for foot, (side, offset) in enumerate(zip(("l", "r"), FOOT_PHASE_OFFSETS, strict=True)):
+        hip_y = offsets[:, J["hip_" + side], 1]
+        u = np.mod(phase_rad / (2 * math.pi) + offset, 1.0)
+        stance = u < duty
+        sw = np.clip((u - duty) / np.maximum(1.0 - duty, 1e-9), 0.0, 1.0)
+        ease = 0.5 - 0.5 * np.cos(math.pi * sw)
+        p0 = planted(
+            inp.plant_xy[:, foot], inp.plant_heading[:, foot], inp.plant_amplitude[:, foot], hip_y
+        )
+        p1 = planted(
+            inp.next_xy[:, foot], inp.next_heading[:, foot], inp.next_amplitude[:, foot], hip_y
+        )
+        # Stance: the foot stays where it was put down (world), whatever the body does.
+        x_flat, y_st = to_body(p0)
+        roll_st = ROLL_PER_M * np.maximum(0.0, pivot - x_flat)
+        x_st, z_st = rolled(x_flat, roll_st)
+        # Swing: from where it lifted to where it will land, unrolling and lifting.
+        x_sw_flat, y_sw = to_body(p0 + (p1 - p0) * ease[:, None])
+        roll_sw = ROLL_PER_M * np.maximum(0.0, pivot - (front(amp) - duty * stride)) * (1 - ease)
+        x_sw, z_sw = rolled(x_sw_flat, roll_sw)
+        x = np.where(stance, x_st, x_sw)
+        y = np.where(stance, y_st, y_sw)
+        z = np.where(stance, z_st, z_sw + lift * np.sin(math.pi * sw))
+        pitch = np.where(stance, roll_st, roll_sw - 0.25 * np.sin(math.pi * sw))
+        foot_yaw = np.where(
+            stance,
+            inp.plant_heading[:, foot],
+            inp.plant_heading[:, foot]
+            + ease
+            * np.remainder(
+                inp.next_heading[:, foot] - inp.plant_heading[:, foot] + math.pi, 2 * math.pi
+            )
+            - ease * math.pi,
+        )
+        hip_z = pelvis_z_walk + offsets[:, J["hip_" + side], 2]
+        dz = ankle_z + z - hip_z
+        dy = y - hip_y
+        abduct = np.arctan2(dy, -dz)
+        hip, knee = _leg_ik(x, -np.hypot(dy, dz), thigh, shin)
+        yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
+        leg[side] = (hip, knee, hip - knee + pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
+    # Sitting: thighs level, shins vertical, pelvis at seat height.
+    sit_hip, sit_knee = 1.52, 1.52
+    pelvis_z_sit = ankle_z + shin + thigh * math.cos(sit_hip) - offsets[:, J["hip_l"], 2]
+    pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
+    hip_rot = {}
+    for side, sign in (("l", 1.0), ("r", -1.0)):
+        hip, knee, ankle, abduct, yaw = leg[side]
+        flex = (1 - w_sit) * hip + w_sit * sit_hip
+        out = (1 - w_sit) * abduct + w_sit * sign * 0.08
+        # Roll the leg's sagittal plane about x after flexing in it (R = Rx Ry), so the IK above
+        # (solved in that plane) is exact.
+        zeros = np.zeros_like(flex)
+        hip_rot[side] = euler_to_matrix(np.stack([out, zeros, zeros], 1)) @ euler_to_matrix(
+            np.stack([zeros, -flex, zeros], 1)
+        )
+        ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
+        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (sit_hip - sit_knee)
+        ang[:, J["ankle_" + side], 0] = -(1 - w_sit) * abduct
+        ang[:, J["ankle_" + side], 2] = (1 - w_sit) * yaw
+
+    # -- torso and head ------------------------------------------------------------------------
+    breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
+    ang[:, J["spine"], 1] = 0.04 * amp + 0.18 * run - 0.08 * w_sit
+    ang[:, J["chest"], 1] = breathe
+    ang[:, J["chest"], 2] = 0.12 * amp * np.cos(phase_rad) * (1 - w_sit)
+    look = 0.7 * np.sin(2 * math.pi * t / 5.0)
+    ang[:, J["neck"], 2] = w_look * 0.5 * look
+    ang[:, J["head"], 2] = w_look * 0.6 * look + 0.05 * np.sin(2 * math.pi * t / 7.0)
+    ang[:, J["head"], 1] = 0.45 * w_phone + w_look * 0.12 * np.sin(2 * math.pi * t / 3.1)
+
+    # -- arms ----------------------------------------------------------------------------------
+    swing = (0.3 + 0.35 * run) * amp * np.cos(phase_rad) * (1 - w_sit)
+    elbow = 0.2 + 0.15 * amp + 1.1 * run
+    for side, sign in (("l", 1.0), ("r", -1.0)):
+        ang[:, J["shoulder_" + side], 0] = sign * 0.1
+        ang[:, J["shoulder_" + side], 1] = sign * swing
+        ang[:, J["elbow_" + side], 1] = -elbow
+        # Sitting: hands rest on the thighs.
+        ang[:, J["shoulder_" + side], 1] += -0.45 * w_sit
+        ang[:, J["elbow_" + side], 1] += -0.7 * w_sit
+    # Wave (right arm up, forearm swinging in the frontal plane) and phone (right hand at chest).
+    wave = 0.45 * np.sin(2 * math.pi * 1.6 * t)
+    ang[:, J["shoulder_r"], 0] += w_wave * -2.3
+    ang[:, J["shoulder_r"], 1] += w_wave * -0.3
+    ang[:, J["elbow_r"], 0] += w_wave * (-0.55 + wave)
+    ang[:, J["elbow_r"], 1] += w_wave * elbow
+    ang[:, J["shoulder_r"], 1] += w_phone * -0.35
+    ang[:, J["shoulder_r"], 0] += w_phone * 0.2
+    ang[:, J["elbow_r"], 1] += w_phone * -1.75
+    ang[:, J["wrist_r"], 0] += w_phone * 0.4
+
+    ang[:, J["pelvis"], 2] = heading_rad
+    rot = euler_to_matrix(ang)
+    for side, r in hip_rot.items():
+        rot[:, J["hip_" + side]] = r
+    root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)
+    return forward_kinematics(offsets, rot, root)
+
+
+def pose_timeline(
+    body: BodyParams,
+    timeline: PersonTimeline,
+    track: AnimationTrack,
+    dt_s: float,
+    steps: NDArray[np.int64],
+) -> tuple[FloatArray, FloatArray]:
+    """Joint positions (K, J, 3) and rotations (K, J, 3, 3) of one person at steps `steps`."""
+    k = np.asarray(steps, dtype=np.int64)
+    return pose([body] * len(k), pose_inputs(timeline, track, dt_s, k))
+
+
+def foot_slip(ankles_world: FloatArray, dt_s: float, contact_m: float = 0.01) -> FloatArray:
+    """Horizontal speed (m/s) of each foot at each step where it stays on the ground.
+
+    Args:
+        ankles_world: (K, 2, 3) both ankles over K consecutive steps.
+        contact_m: a foot counts as planted at steps k and k+1 when its ankle is within this
+            height of its lowest height over the sequence.
+
+    Returns:
+        1-D array of slip speeds of every (planted step pair, foot); empty when none.
+    """
+    z = ankles_world[..., 2]
+    planted = z <= z.min(axis=0, keepdims=True) + contact_m
+    both = planted[1:] & planted[:-1]
+    move = np.linalg.norm(np.diff(ankles_world[..., :2], axis=0), axis=-1) / dt_s
+    out: FloatArray = move[both]
+    return out
