@@ -4,6 +4,7 @@ RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_se
 RUN/summary.json    topic counts and rates, timings
 RUN/bag/            rosbag2 (MCAP)
 RUN/record.npz      experiment record
+RUN/placement.yaml  what the FCL placement check of the people did and whom it rejected
 RUN/gt/instances.yaml, RUN/gt/<robot>/trajectory.txt, RUN/gt/<robot>/<camera>/ (TUM RGB-D)
 """
 
@@ -24,6 +25,7 @@ BAG_DIR = "bag"
 RECORD_NPZ = "record.npz"
 GT_DIR = "gt"
 INSTANCES_YAML = "instances.yaml"
+PLACEMENT_YAML = "placement.yaml"
 
 
 # Top-level keys of run.yaml
@@ -53,6 +55,7 @@ class RunLayout:
         self.record = self.root / RECORD_NPZ
         self.gt = self.root / GT_DIR
         self.instances = self.gt / INSTANCES_YAML
+        self.placement = self.root / PLACEMENT_YAML
 
     def robot_dir(self, robot: str) -> Path:
         return self.gt / robot

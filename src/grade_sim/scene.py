@@ -6,11 +6,13 @@ people leaves the room layout untouched, and the same scenario + seed gives the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.crowd import Crowd
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
     FlyingTimeline,
@@ -23,10 +25,11 @@ from grade_sim.actors.people import (
     PersonSpec,
     PersonTimeline,
     part_poses,
-    plan_timeline,
     random_person,
 )
-from grade_sim.config.scenario import EnvironmentKind, RobotKind, Scenario
+from grade_sim.actors.placement import PlacementReport, crowd_planner, place_scripted_crowd
+from grade_sim.actors.robot_discs import planned_robot_schedule
+from grade_sim.config.scenario import CrowdMode, EnvironmentKind, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
@@ -36,6 +39,7 @@ from grade_sim.world.procedural import generate_rooms
 from grade_sim.world.tabletop import load_tabletop_world
 
 ROBOT_CLEARANCE_M = 0.5
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -65,6 +69,9 @@ class Scene:
     robots: tuple[RobotSetup, ...]
     instances: dict[int, InstanceInfo]
     n_steps: int
+    # Reactive people: stepped by the simulator's loop, which fills person_timelines as it goes.
+    crowd: Crowd | None = None
+    placement: PlacementReport = field(default_factory=PlacementReport)
 
     @property
     def n_actor_bodies(self) -> int:
@@ -120,15 +127,11 @@ def build_scene(scenario: Scenario) -> Scene:
     n_steps = round((scenario.bootstrap_s + scenario.duration_s) * scenario.rates.physics_hz) + 1
     people_rng = np.random.default_rng(people_ss)
     people = []
-    timelines = []
     for i in range(scenario.people.count):
         spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
         instances[next_id] = InstanceInfo(next_id, spec.name, "person")
         next_id += 1
         people.append(spec)
-        timelines.append(
-            plan_timeline(world.free_space, scenario.people, n_steps, dt, people_rng, spec.height_m)
-        )
     objects_rng = np.random.default_rng(objects_ss)
     objects = []
     object_timelines = []
@@ -177,6 +180,27 @@ def build_scene(scenario: Scenario) -> Scene:
         )
         robots.append(RobotSetup(model, next_id, start, rc.start_yaw, follower))
         next_id += 1
+    # People move last: scripted crowds avoid the robots' planned paths.
+    crowd = None
+    placement = PlacementReport()
+    if scenario.people.mode is CrowdMode.REACTIVE:
+        crowd = Crowd(
+            world.free_space, scenario.people, [p.height_m for p in people], n_steps, dt, people_rng
+        )
+        crowd.advance(0)
+        timelines = crowd.timelines
+    else:
+        schedule = planned_robot_schedule(
+            [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
+        )
+        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule)
+        kept, timelines, placement = place_scripted_crowd(
+            world, scenario.people, tuple(people), people_rng, schedule, planner
+        )
+        for rejected in placement.rejected:
+            _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+            del instances[rejected.instance_id]
+        people = list(kept)
     return Scene(
         scenario,
         world,
@@ -187,6 +211,8 @@ def build_scene(scenario: Scenario) -> Scene:
         tuple(robots),
         instances,
         n_steps,
+        crowd,
+        placement,
     )
 
 

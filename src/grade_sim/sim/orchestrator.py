@@ -18,10 +18,11 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_sim.actors.people import PART_NAMES
+from grade_sim.actors.robot_discs import live_robot_obstacles
 from grade_sim.config.scenario import MotionMode
 from grade_sim.engine.protocol import EngineBackend
 from grade_sim.engine.registry import create_backend
-from grade_sim.errors import SimulationUnstableError
+from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import SimObserver
@@ -96,6 +97,11 @@ class Simulator:
             f"flying object {o.name}" for o in scene.objects
         ]
         self.failure: SimulationUnstableError | None = None
+        if scene.crowd is not None and scene.crowd.next_step != 1:
+            raise SceneReuseError(
+                "this scene's reactive crowd has already been run; build a new scene "
+                "(build_scene) for every run of a reactive scenario"
+            )
 
     # -- topology -------------------------------------------------------------------------------
     def topics(self) -> list[TopicSpec]:
@@ -157,6 +163,14 @@ class Simulator:
         stamp_ns = stamp_ns_of(k, sc.rates.physics_hz)
         timings = self.stats.stage_s
         t0 = time.perf_counter()
+        crowd = self.scene.crowd
+        if crowd is not None and k > 0:
+            # Reactive people see the robots as the last physics step left them.
+            robots = []
+            if crowd.updates_at(k):
+                states = {r.name: self.backend.robot_state(r.name) for r in sc.robots}
+                robots = live_robot_obstacles(sc.robots, states)
+            crowd.advance(k, robots)
         # Actors first: the engine derives their render poses in the same pass that updates the
         # robots, so every camera sees actors and robots at the same instant.
         actor_positions = None

@@ -12,9 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from grade_common.rundir import (
     BAG_DIR,
     GT_DIR,
+    PLACEMENT_YAML,
     RECORD_NPZ,
     SUMMARY_JSON,
     RunStatus,
@@ -187,6 +190,9 @@ def run_scenario(
         summary["error"] = str(sim.failure)
         extra["error"] = str(sim.failure)
     (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
+    (root / PLACEMENT_YAML).write_text(
+        yaml.safe_dump(spec.scene.placement.to_mapping(), sort_keys=False)
+    )
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()
     if sim.failure is not None:
