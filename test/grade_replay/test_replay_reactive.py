@@ -1,5 +1,5 @@
-"""A reactive crowd inside the run: people keep clear of a (low-flying) robot driven by commands (a path no
-plan knew), and the replay of that run reproduces it exactly from the record."""
+"""A reactive crowd inside the run: people keep clear of a low-flying robot driven by commands
+(a path no plan knew), and the replay of that run reproduces it exactly from the record."""
 
 from __future__ import annotations
 
@@ -29,7 +29,9 @@ def _scenario() -> Scenario:
             "seed": 3,
             "duration_s": 4.0,
             "bootstrap_s": 0.1,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1, "furniture_per_room": [0, 0]}},
+            "environment": {
+                "procedural": {"rooms_x": 2, "rooms_y": 1, "furniture_per_room": [0, 0]}
+            },
             "people": {"count": 3, "mode": "reactive", "motions": ["walk"]},
             "flying_objects": {"count": 0},
             "lights": {"count": 1},
@@ -41,7 +43,7 @@ def _scenario() -> Scenario:
                 }
             ],
         }
-    )  # fmt: skip
+    )
 
 
 class DriveAt:

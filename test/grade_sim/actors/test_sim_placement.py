@@ -87,7 +87,10 @@ def test_scripted_placement_rejects_the_person_walking_through_a_wall(world: Wor
         people: Sequence[PersonSpec], rng: np.random.Generator
     ) -> tuple[PersonTimeline, ...]:
         calls.append([p.name for p in people])
-        plans = {"person_0": _walk((x - 1.5, y), (x + 1.5, y)), "person_1": _walk((x - 1.5, y - 1.2), (x - 2.0, y - 1.2))}  # fmt: skip
+        plans = {
+            "person_0": _walk((x - 1.5, y), (x + 1.5, y)),
+            "person_1": _walk((x - 1.5, y - 1.2), (x - 2.0, y - 1.2)),
+        }
         return tuple(plans[p.name] for p in people)
 
     config = PeopleConfig(count=2, placement=PlacementConfig(retries=1))
@@ -155,7 +158,7 @@ def test_a_planned_crowd_passes_the_check(world: World) -> None:
     config = PeopleConfig(count=4)
     people = tuple(_person(i) for i in range(4))
     planner = crowd_planner(world, config, 6 * 240, 1 / 240, _empty_robots())
-    kept, timelines, report = place_scripted_crowd(
+    kept, _, report = place_scripted_crowd(
         world, config, people, np.random.default_rng(1), _empty_robots(), planner
     )
     assert report.checked
