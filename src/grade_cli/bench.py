@@ -24,6 +24,7 @@ BENCHMARKS = (
     "batch",
     "render",
     "lidar",
+    "crowd",
 )
 
 

@@ -76,6 +76,8 @@ def load(name: str) -> Command:
             from grade_noise import bench as module
         case "bench lidar":
             from grade_sim.cli import bench_lidar as module
+        case "bench crowd":
+            from grade_sim.cli import bench_crowd as module
         case "bench replay":
             from grade_replay import replay_bench as module
         case "bench delivery":
