@@ -307,3 +307,19 @@ def place_scripted_crowd(
             break
     n_steps = len(timelines[0].position_xy) if timelines else 0
     return people, timelines, PlacementReport(True, n_steps, attempts, tuple(rejected), tuple(seen))
+
+
+def check_recorded_trace(
+    world: World, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline], steps: int
+) -> PlacementReport:
+    """After a reactive run: the contacts of the trace as it happened (nothing can be rejected
+    any more; the robots' live bodies are not part of this check)."""
+    cut = [
+        PersonTimeline(
+            t.position_xy[:steps], t.heading_rad[:steps], t.phase_rad[:steps],
+            t.amplitude[:steps], t.motion[:steps],
+        )
+        for t in timelines
+    ]  # fmt: skip
+    found = check_traces(world, people, cut) if steps else []
+    return PlacementReport(True, steps, 0, (), tuple(c.reason for c in found))
