@@ -28,7 +28,7 @@ from grade_sim.actors.people import (
     random_person,
 )
 from grade_sim.actors.placement import PlacementReport, crowd_planner, place_scripted_crowd
-from grade_sim.actors.robot_discs import planned_robot_schedule
+from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
 from grade_sim.config.scenario import CrowdMode, EnvironmentKind, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
@@ -183,17 +183,17 @@ def build_scene(scenario: Scenario) -> Scene:
     # People move last: scripted crowds avoid the robots' planned paths.
     crowd = None
     placement = PlacementReport()
+    starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots])
     if scenario.people.mode is CrowdMode.REACTIVE:
-        crowd = Crowd(
-            world.free_space, scenario.people, [p.height_m for p in people], n_steps, dt, people_rng
-        )
+        heights = [p.height_m for p in people]
+        crowd = Crowd(world.free_space, scenario.people, heights, n_steps, dt, people_rng, starts)
         crowd.advance(0)
         timelines = crowd.timelines
     else:
         schedule = planned_robot_schedule(
             [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
         )
-        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule)
+        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts)
         kept, timelines, placement = place_scripted_crowd(
             world, scenario.people, tuple(people), people_rng, schedule, planner
         )

@@ -81,6 +81,7 @@ class Crowd:
         heights_m: each person's height (their stride follows it).
         n_steps: physics steps of the run; dt_s: physics step.
         rng: the seeded generator of all of the crowd's choices.
+        start_clear_of: robots where they start; nobody starts on them.
     """
 
     def __init__(
@@ -91,6 +92,7 @@ class Crowd:
         n_steps: int,
         dt_s: float,
         rng: np.random.Generator,
+        start_clear_of: Sequence[RobotObstacle] = (),
     ) -> None:
         n = len(heights_m)
         self.config = config
@@ -117,7 +119,7 @@ class Crowd:
         self.stride_m = 0.75 * np.asarray(heights_m, dtype=np.float64)
         self.position_xy = np.array([sample_free_point(self.planning, rng) for _ in range(n)])
         self.position_xy = self.position_xy.reshape(n, 2)
-        self._separate_starts()
+        self._separate_starts(start_clear_of)
         self.heading_rad = rng.uniform(-math.pi, math.pi, n)
         self.velocity_xy = np.zeros((n, 2))
         self.phase_rad = np.zeros(n)
@@ -345,12 +347,19 @@ class Crowd:
         out: FloatArray = centres[int(np.argmin(np.linalg.norm(centres - xy, axis=1)))]
         return out
 
-    def _separate_starts(self) -> None:
-        """Re-draw start points that overlap an earlier person's."""
+    def _separate_starts(self, robots: Sequence[RobotObstacle]) -> None:
+        """Re-draw start points that overlap an earlier person's or a robot's."""
+        clear = self.config.avoidance.robot_clearance_m
         for i in range(self.n):
             for _ in range(100):
                 d = np.linalg.norm(self.position_xy[:i] - self.position_xy[i], axis=1)
-                if not len(d) or d.min() > 2 * self.radius_m + 0.1:
+                free = not len(d) or d.min() > 2 * self.radius_m + 0.1
+                free = free and all(
+                    np.linalg.norm(r.position_xy - self.position_xy[i])
+                    > self.radius_m + r.radius_m + clear + 0.1
+                    for r in robots
+                )
+                if free:
                     break
                 self.position_xy[i] = sample_free_point(self.planning, self._rng)
 
@@ -413,7 +422,7 @@ class Crowd:
                 r_pos[None, :, :] - pos[:, None, :],
                 vel[:, None, :] - r_vel[None, :, :],
                 np.repeat(vel[:, None, :], m, axis=1),
-                np.broadcast_to(self.radius_m + r_rad, (n, m)).copy(),
+                np.broadcast_to(self.radius_m + r_rad + av.robot_clearance_m, (n, m)).copy(),
                 np.ones((n, m)),
                 av.time_horizon_s,
                 dt,

@@ -19,7 +19,7 @@ import fcl
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_sim.actors.crowd import Crowd, RobotSchedule
+from grade_sim.actors.crowd import Crowd, RobotObstacle, RobotSchedule
 from grade_sim.actors.people import PartShape, PersonSpec, PersonTimeline, part_poses
 from grade_sim.config.scenario import PeopleConfig
 from grade_sim.world.model import World
@@ -251,11 +251,13 @@ def crowd_planner(
     n_steps: int,
     dt_s: float,
     robots: RobotSchedule,
+    start_clear_of: Sequence[RobotObstacle] = (),
 ) -> Planner:
     """Plans a scripted crowd of the given people (the default planner of place_scripted_crowd)."""
 
     def plan(people: Sequence[PersonSpec], rng: np.random.Generator) -> tuple[PersonTimeline, ...]:
-        crowd = Crowd(world.free_space, config, [p.height_m for p in people], n_steps, dt_s, rng)
+        heights = [p.height_m for p in people]
+        crowd = Crowd(world.free_space, config, heights, n_steps, dt_s, rng, start_clear_of)
         return crowd.run_to_end(robots)
 
     return plan
@@ -282,7 +284,8 @@ def place_scripted_crowd(
     rejected: list[Rejection] = []
     attempts = 1
     while True:
-        collisions = check_traces(world, people, timelines, robots, placement.robot_clearance_m)
+        clearance = config.avoidance.robot_clearance_m
+        collisions = check_traces(world, people, timelines, robots, clearance)
         seen.extend(c.reason for c in collisions)
         if not collisions:
             break

@@ -8,6 +8,7 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 from grade_common.rotations import quat_to_matrix
+from grade_common.types import FloatArray
 from grade_sim.actors.crowd import RobotObstacle, RobotSchedule
 from grade_sim.config.scenario import MotionMode, RobotConfig
 from grade_sim.engine.protocol import RobotState
@@ -83,3 +84,11 @@ def live_robot_obstacles(
             )
         )
     return out
+
+
+def start_obstacles(robots: Sequence[tuple[RobotConfig, FloatArray]]) -> list[RobotObstacle]:
+    """Every robot at its start position (whatever drives it): nobody starts on a robot."""
+    return [
+        RobotObstacle(np.asarray(xyz[:2], dtype=np.float64), np.zeros(2), robot_radius_m(rc))
+        for rc, xyz in robots
+    ]

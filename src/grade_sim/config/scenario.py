@@ -166,6 +166,8 @@ class AvoidanceConfig:
     # Kept free around each body radius: ORCA is exact only at its own update instants.
     clearance_m: float = field(default=0.05, metadata=bounds(0.0, 0.5))
     avoid_robots: bool = True
+    # Kept between people and robots: grows the robot's disc for ORCA and its box for FCL.
+    robot_clearance_m: float = field(default=0.1, metadata=bounds(0.0, 2.0))
     # A person standing in the way of nobody gives up a goal it has not reached after this long.
     stuck_timeout_s: float = field(default=12.0, metadata=bounds(1.0, 600.0))
 
@@ -177,8 +179,6 @@ class PlacementConfig:
     check: bool = True
     # Scripted crowds: people that still collide are re-drawn this many times, then rejected.
     retries: int = field(default=2, metadata=bounds(0, 20))
-    # Margin kept between a person's parts and the robots' planned bodies.
-    robot_clearance_m: float = field(default=0.1, metadata=bounds(0.0, 2.0))
 
 
 @dataclass(frozen=True)
