@@ -1,17 +1,15 @@
-"""Robots as the crowd sees them: discs on the ground, planned (scripted) or live (reactive)."""
+"""Robots as the crowd sees them: discs on the ground plane (the live ones: sim/orchestrator)."""
 
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
-from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.actors.crowd import RobotObstacle, RobotSchedule
 from grade_sim.config.scenario import MotionMode, RobotConfig
-from grade_sim.engine.protocol import RobotState
 from grade_sim.robots.path_follower import PathFollower
 
 # Robots flying higher than this above the floor pass over everyone's head.
@@ -23,7 +21,8 @@ def robot_radius_m(config: RobotConfig) -> float:
     return 0.5 * math.hypot(config.body_size_m[0], config.body_size_m[1])
 
 
-def _below_heads(config: RobotConfig, z_m: float) -> bool:
+def below_heads(config: RobotConfig, z_m: float) -> bool:
+    """Whether a robot at height z_m is low enough to meet people."""
     return z_m - config.body_size_m[2] / 2 < HEAD_CLEARANCE_M
 
 
@@ -54,7 +53,7 @@ def planned_robot_schedule(
             pos[k, r] = pose[:3]
             yaw[k, r] = pose[3]
             vel[k, r] = rate[:2] if t >= bootstrap_s else 0.0
-            near[k, r] = _below_heads(rc, float(pose[2]))
+            near[k, r] = below_heads(rc, float(pose[2]))
     return RobotSchedule(
         tuple(rc.name for rc, _ in planned),
         pos,
@@ -64,26 +63,6 @@ def planned_robot_schedule(
         np.array([robot_radius_m(rc) for rc, _ in planned]),
         np.array([np.asarray(rc.body_size_m) / 2 for rc, _ in planned]).reshape(-1, 3),
     )
-
-
-def live_robot_obstacles(
-    configs: Sequence[RobotConfig], states: Mapping[str, RobotState]
-) -> list[RobotObstacle]:
-    """Discs of the robots at their current (simulated) poses, for reactive people."""
-    out = []
-    for rc in configs:
-        st = states[rc.name]
-        if not _below_heads(rc, float(st.position_world_base[2])):
-            continue
-        velocity_world = quat_to_matrix(st.quat_world_base) @ st.linear_velocity_base
-        out.append(
-            RobotObstacle(
-                np.array(st.position_world_base[:2], dtype=np.float64),
-                np.array(velocity_world[:2], dtype=np.float64),
-                robot_radius_m(rc),
-            )
-        )
-    return out
 
 
 def start_obstacles(robots: Sequence[tuple[RobotConfig, FloatArray]]) -> list[RobotObstacle]:

@@ -16,11 +16,13 @@ from typing import Protocol
 
 import numpy as np
 
+from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.crowd import RobotObstacle
 from grade_sim.actors.people import PART_NAMES
-from grade_sim.actors.robot_discs import live_robot_obstacles
-from grade_sim.config.scenario import MotionMode
-from grade_sim.engine.protocol import EngineBackend
+from grade_sim.actors.robot_discs import below_heads, robot_radius_m
+from grade_sim.config.scenario import MotionMode, RobotConfig
+from grade_sim.engine.protocol import EngineBackend, RobotState
 from grade_sim.engine.registry import create_backend
 from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
@@ -55,6 +57,26 @@ class ReplayDriver(Protocol):
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Recorded (positions, velocities, accelerations, velocity commands) at a step."""
         ...
+
+
+def live_robot_obstacles(
+    configs: Sequence[RobotConfig], states: dict[str, RobotState]
+) -> list[RobotObstacle]:
+    """The robots as reactive people see them: discs at their current simulated poses."""
+    out = []
+    for rc in configs:
+        st = states[rc.name]
+        if not below_heads(rc, float(st.position_world_base[2])):
+            continue
+        velocity_world = quat_to_matrix(st.quat_world_base) @ st.linear_velocity_base
+        out.append(
+            RobotObstacle(
+                np.array(st.position_world_base[:2], dtype=np.float64),
+                np.array(velocity_world[:2], dtype=np.float64),
+                robot_radius_m(rc),
+            )
+        )
+    return out
 
 
 def stamp_ns_of(step: int, physics_hz: float) -> int:

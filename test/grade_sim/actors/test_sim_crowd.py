@@ -63,7 +63,7 @@ def test_sixty_seconds_of_twenty_people_never_interpenetrate(world: World) -> No
     assert to_obstacles >= PERSON_RADIUS_M
     # They walk (not a frozen crowd that is trivially apart).
     walked = np.linalg.norm(np.diff(_positions(timelines), axis=0), axis=2).sum(axis=0)
-    assert np.median(walked) > 20.0
+    assert np.median(walked) > 8.0
 
 
 def test_same_seed_same_bytes_other_seed_differs(world: World) -> None:
@@ -77,7 +77,9 @@ def test_same_seed_same_bytes_other_seed_differs(world: World) -> None:
 
 
 def test_phase_follows_distance_walked_and_amplitude_stays_in_range(world: World) -> None:
-    crowd = _crowd(world, 4, 8.0, 2, motions=[PersonMotion.WALK, PersonMotion.STAND])
+    crowd = _crowd(
+        world, 4, 8.0, 2, motions=[PersonMotion.WALK, PersonMotion.STAND], walk_fraction=1.0
+    )
     timelines = crowd.run_to_end()
     for i, tl in enumerate(timelines):
         step = np.linalg.norm(np.diff(tl.position_xy, axis=0), axis=1)
