@@ -21,6 +21,7 @@ from grade_sim.sim.orchestrator import Simulator
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 SPEED_MPS = 0.8
+pytestmark = pytest.mark.slow  # a 4 s rendered run and its replay
 
 
 def _scenario() -> Scenario:
