@@ -27,6 +27,7 @@ BENCHMARKS = (
     "looks",
     "cameras",
     "people",
+    "crowd",
 )
 
 

@@ -84,6 +84,8 @@ def load(name: str) -> Command:
             from grade_sim.cli import bvh as module
         case "bench people":
             from grade_sim.cli import bench_people as module
+        case "bench crowd":
+            from grade_sim.cli import bench_crowd as module
         case "bench replay":
             from grade_replay import replay_bench as module
         case "bench delivery":

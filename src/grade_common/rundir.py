@@ -4,6 +4,7 @@ RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_se
 RUN/summary.json    topic counts and rates, timings
 RUN/bag/            rosbag2 (MCAP)
 RUN/record.npz      experiment record
+RUN/placement.yaml  what the FCL placement check of the people did and whom it rejected
 RUN/gt/instances.yaml, RUN/gt/classes.yaml (semantic classes), RUN/gt/<robot>/trajectory.txt,
 RUN/gt/<robot>/<camera>/ (TUM RGB-D)
 """
@@ -26,6 +27,7 @@ RECORD_NPZ = "record.npz"
 GT_DIR = "gt"
 INSTANCES_YAML = "instances.yaml"
 CLASSES_YAML = "classes.yaml"  # semantic class id -> name, colour (docs/ground_truth.md)
+PLACEMENT_YAML = "placement.yaml"
 
 
 # Top-level keys of run.yaml
@@ -56,6 +58,7 @@ class RunLayout:
         self.gt = self.root / GT_DIR
         self.instances = self.gt / INSTANCES_YAML
         self.classes = self.gt / CLASSES_YAML
+        self.placement = self.root / PLACEMENT_YAML
 
     def robot_dir(self, robot: str) -> Path:
         return self.gt / robot

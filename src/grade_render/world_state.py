@@ -19,7 +19,7 @@ from grade_common.types import FloatArray
 from grade_render import tessellate
 from grade_render.errors import RenderError
 from grade_sim.engine.mujoco.engine import MujocoEngine
-from grade_sim.io.record import ExperimentRecord
+from grade_sim.io.record import ExperimentRecord, scene_from_record
 from grade_sim.scene import build_scene
 
 # MuJoCo draws geom groups 0-2 by default; 3+ hold collision-only geometry (URDF collisions).
@@ -58,7 +58,7 @@ class WorldState:
 
         self._mj = mujoco
         self.record = record
-        self.scene = build_scene(record.scenario)
+        self.scene = scene_from_record(build_scene(record.scenario), record)
         if any(p.body is not None for p in self.scene.people):
             # Skins deform every frame; the path tracer only poses rigid geoms so far. Better no
             # render than one whose images and masks silently lack the people.

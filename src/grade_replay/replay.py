@@ -39,7 +39,7 @@ from grade_replay.errors import ReplayConfigError, ReplayError
 from grade_replay.fidelity import FidelityReport, compare_runs
 from grade_sim.engine.protocol import EngineBackend
 from grade_sim.engine.registry import create_backend
-from grade_sim.io.record import ExperimentRecord, load_record
+from grade_sim.io.record import ExperimentRecord, load_record, scene_from_record
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sim.run import RunResult, SimulatorSpec, run_scenario
@@ -198,7 +198,7 @@ def replay_run(
     record = loaded.record
     changes = config.changes
     scenario = apply_to_scenario(record.scenario, changes)
-    drawn = build_scene(record.scenario)
+    drawn = scene_from_record(build_scene(record.scenario), record)
     if record.n_steps > drawn.n_steps:
         raise RunDirError(
             f"{str(loaded.path / RECORD_NPZ)!r} has {record.n_steps} steps but its scenario "

@@ -13,3 +13,7 @@ class LidarError(GradeError):
 
 class SimulationUnstableError(GradeError):
     """The physics produced NaN, Inf or values no scene can hold; the run stops as `failed`."""
+
+
+class SceneReuseError(GradeError):
+    """A scene whose people are stepped during the run (reactive) was given to a second run."""

@@ -6,12 +6,14 @@ people leaves the room layout untouched, and the same scenario + seed gives the 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import logging
+from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.crowd import Crowd, avoidance_decimation, known_through
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
     FlyingTimeline,
@@ -31,12 +33,19 @@ from grade_sim.actors.people import (
     PersonTimeline,
     dress_skinned,
     part_poses,
-    plan_timeline,
     random_person,
 )
 from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
+from grade_sim.actors.placement import PlacementReport, crowd_planner, place_scripted_crowd
+from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
 from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
-from grade_sim.config.scenario import EnvironmentKind, PersonBody, RobotKind, Scenario
+from grade_sim.config.scenario import (
+    CrowdMode,
+    EnvironmentKind,
+    PersonBody,
+    RobotKind,
+    Scenario,
+)
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
@@ -46,6 +55,7 @@ from grade_sim.world.procedural import generate_rooms
 from grade_sim.world.tabletop import load_tabletop_world
 
 ROBOT_CLEARANCE_M = 0.5
+_LOG = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,9 @@ class Scene:
     robots: tuple[RobotSetup, ...]
     instances: dict[int, InstanceInfo]
     n_steps: int
+    # Reactive people: stepped by the simulator's loop, which fills person_timelines as it goes.
+    crowd: Crowd | None = None
+    placement: PlacementReport = field(default_factory=PlacementReport)
 
     @property
     def n_actor_bodies(self) -> int:
@@ -90,6 +103,31 @@ class Scene:
             if p.body is not None
         )
 
+    @cached_property
+    def _causal_tracks(self) -> dict[int, tuple[tuple[PersonTimeline, AnimationTrack], ...]]:
+        return {}
+
+    def _tracks_at(self, k: int) -> tuple[tuple[PersonTimeline, AnimationTrack], ...]:
+        """Timelines and motion tracks that pose step k.
+
+        Scripted people: the whole timeline. Reactive people: only what the live crowd had fixed
+        at step k (`known_through`), so the live run and its replay pose them identically; the
+        swing foot then aims at the block's end instead of the true next footfall.
+        """
+        skinned = [
+            t for p, t in zip(self.people, self.person_timelines, strict=True) if p.body is not None
+        ]
+        if self.scenario.people.mode is not CrowdMode.REACTIVE:
+            return tuple(zip(skinned, self.person_tracks, strict=True))
+        dt = self.scenario.physics_dt_s
+        end = known_through(k, avoidance_decimation(self.scenario.people, dt), self.n_steps)
+        cache = self._causal_tracks
+        if end not in cache:
+            cache.clear()  # runs go forward: only the current block is asked for again
+            prefixes = [PersonTimeline(*(a[: end + 1] for a in (t.position_xy, t.heading_rad, t.phase_rad, t.amplitude, t.motion))) for t in skinned]
+            cache[end] = tuple((t, animation_track(t, dt)) for t in prefixes)
+        return cache[end]
+
     def skeleton_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
         """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step."""
         k = min(step, self.n_steps - 1)
@@ -98,10 +136,7 @@ class Scene:
             raise ValueError("skeleton_poses: the scene has no skinned people (people.body)")
         dt = self.scenario.physics_dt_s
         steps = np.array([k])
-        inputs = [
-            pose_inputs(t, track, dt, steps)
-            for t, track in zip(self.person_timelines, self.person_tracks, strict=True)
-        ]
+        inputs = [pose_inputs(t, track, dt, steps) for t, track in self._tracks_at(k)]
         return pose(bodies, stack_inputs(inputs))
 
     @cached_property
@@ -189,7 +224,6 @@ def build_scene(scenario: Scenario) -> Scene:
     people_rng = np.random.default_rng(people_ss)
     bodies_rng = np.random.default_rng(bodies_ss)
     people = []
-    timelines = []
     for i in range(scenario.people.count):
         spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
         if scenario.people.body is PersonBody.SKINNED:
@@ -197,9 +231,6 @@ def build_scene(scenario: Scenario) -> Scene:
         instances[next_id] = InstanceInfo(next_id, spec.name, "person")
         next_id += 1
         people.append(spec)
-        timelines.append(
-            plan_timeline(world.free_space, scenario.people, n_steps, dt, people_rng, spec.height_m)
-        )
     objects_rng = np.random.default_rng(objects_ss)
     objects = []
     object_timelines = []
@@ -248,6 +279,27 @@ def build_scene(scenario: Scenario) -> Scene:
         )
         robots.append(RobotSetup(model, next_id, start, rc.start_yaw, follower))
         next_id += 1
+    # People move last: scripted crowds avoid the robots' planned paths.
+    crowd = None
+    placement = PlacementReport()
+    starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots])
+    if scenario.people.mode is CrowdMode.REACTIVE:
+        heights = [p.height_m for p in people]
+        crowd = Crowd(world.free_space, scenario.people, heights, n_steps, dt, people_rng, starts)
+        crowd.advance(0)
+        timelines = crowd.timelines
+    else:
+        schedule = planned_robot_schedule(
+            [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
+        )
+        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts)
+        kept, timelines, placement = place_scripted_crowd(
+            world, scenario.people, tuple(people), people_rng, schedule, planner
+        )
+        for rejected in placement.rejected:
+            _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+            del instances[rejected.instance_id]
+        people = list(kept)
     return Scene(
         scenario,
         world,
@@ -258,6 +310,8 @@ def build_scene(scenario: Scenario) -> Scene:
         tuple(robots),
         instances,
         n_steps,
+        crowd,
+        placement,
     )
 
 

@@ -110,6 +110,13 @@ class PersonMotion(enum.Enum):
     PHONE = "phone"
 
 
+class CrowdMode(enum.Enum):
+    # Whole timelines computed from the seed before the run (robots: their planned paths).
+    SCRIPTED = "scripted"
+    # Stepped inside the run against the robots' live poses; steerable over ROS 2.
+    REACTIVE = "reactive"
+
+
 @dataclass(frozen=True)
 class ProceduralConfig:
     rooms_x: int = field(default=2, metadata=bounds(1, 6))
@@ -201,6 +208,33 @@ class EnvironmentConfig:
 
 
 @dataclass(frozen=True)
+class AvoidanceConfig:
+    """Local avoidance of the crowd (ORCA, actors/orca.py) around people, furniture and robots."""
+
+    rate_hz: float = field(default=10.0, metadata=bounds(1.0, 60.0))  # new velocities per second
+    time_horizon_s: float = field(default=2.0, metadata=bounds(0.2, 10.0))  # other people, robots
+    obstacle_time_horizon_s: float = field(default=0.6, metadata=bounds(0.1, 5.0))  # walls
+    neighbor_distance_m: float = field(default=4.0, metadata=bounds(0.5, 20.0))
+    max_neighbors: int = field(default=10, metadata=bounds(1, 64))
+    # Kept free around each body radius: ORCA is exact only at its own update instants.
+    clearance_m: float = field(default=0.05, metadata=bounds(0.0, 0.5))
+    avoid_robots: bool = True
+    # Kept between people and robots: grows the robot's disc for ORCA and its box for FCL.
+    robot_clearance_m: float = field(default=0.1, metadata=bounds(0.0, 2.0))
+    # A person standing in the way of nobody gives up a goal it has not reached after this long.
+    stuck_timeout_s: float = field(default=12.0, metadata=bounds(1.0, 600.0))
+
+
+@dataclass(frozen=True)
+class PlacementConfig:
+    """GRADE's check of every actor's whole 3D trace with FCL (actors/placement.py)."""
+
+    check: bool = True
+    # Scripted crowds: people that still collide are re-drawn this many times, then rejected.
+    retries: int = field(default=2, metadata=bounds(0, 20))
+
+
+@dataclass(frozen=True)
 class PeopleConfig:
     count: int = field(default=8, metadata=bounds(0, 64))
     speed_mps: Range = field(default=(0.8, 1.4), metadata=bounds(0.1, 3.0))
@@ -208,10 +242,15 @@ class PeopleConfig:
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
     body: PersonBody = PersonBody.SKINNED
+    mode: CrowdMode = CrowdMode.SCRIPTED
+    pause_s: Range = field(default=(1.5, 5.0), metadata=bounds(0.0, 600.0))  # standing still
+    avoidance: AvoidanceConfig = field(default_factory=AvoidanceConfig)
+    placement: PlacementConfig = field(default_factory=PlacementConfig)
 
     def validate(self, path: str) -> None:
         _check_range_pair(self.speed_mps, f"{path}.speed_mps")
         _check_range_pair(self.height_m, f"{path}.height_m")
+        _check_range_pair(self.pause_s, f"{path}.pause_s")
         if PersonMotion.WALK not in self.motions and self.count:
             raise ConfigError(
                 f"{path}.motions: must include 'walk' (people walk between "

@@ -7,7 +7,7 @@ physics step the joint positions and velocities of every robot and the state of 
 from __future__ import annotations
 
 import io
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import numpy as np
@@ -15,7 +15,13 @@ import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
-from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
+from grade_sim.actors.people import PersonTimeline
+from grade_sim.config.scenario import (
+    CrowdMode,
+    Scenario,
+    scenario_from_mapping,
+    scenario_to_mapping,
+)
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.messages import TopicSpec
@@ -39,6 +45,8 @@ class ExperimentRecord:
     joint_commands: dict[str, np.ndarray]
     joint_accelerations: dict[str, np.ndarray]
     status: str
+    # Person name -> recorded timeline (what a reactive run's replay poses people from).
+    people: dict[str, PersonTimeline] = field(default_factory=dict)
 
     @property
     def n_steps(self) -> int:
@@ -98,6 +106,7 @@ class ExperimentRecorder:
             arrays[f"person/{p.name}/heading_rad"] = tl.heading_rad[:n]
             arrays[f"person/{p.name}/phase_rad"] = tl.phase_rad[:n]
             arrays[f"person/{p.name}/amplitude"] = tl.amplitude[:n]
+            arrays[f"person/{p.name}/motion"] = tl.motion[:n]
         for o, otl in zip(self.scene.objects, self.scene.object_timelines, strict=True):
             arrays[f"object/{o.name}/position_xyz"] = otl.position_xyz[:n]
             arrays[f"object/{o.name}/quat_wxyz"] = otl.quat_wxyz[:n]
@@ -150,6 +159,7 @@ def load_record(path: Path) -> ExperimentRecord:
             cmd,
             qdd,
             str(files["status"]),
+            _recorded_people(files),
         )
     except KeyError as err:
         raise RecordError(
@@ -168,3 +178,59 @@ def _with_recorded_people_body(mapping: object) -> object:
         if "body" not in people:
             return {**mapping, "people": {**people, "body": "parts"}}
     return mapping
+
+
+def _recorded_people(files: dict[str, np.ndarray]) -> dict[str, PersonTimeline]:
+    names = sorted({k.split("/")[1] for k in files if k.startswith("person/")})
+    out = {}
+    for name in names:
+        key = f"person/{name}"
+        n = len(files[f"{key}/position_xy"])
+        motion = files.get(f"{key}/motion", np.zeros(n, dtype=np.int8))  # older records lack it
+        out[name] = PersonTimeline(
+            files[f"{key}/position_xy"],
+            files[f"{key}/heading_rad"],
+            files[f"{key}/phase_rad"],
+            files[f"{key}/amplitude"],
+            motion,
+        )
+    return out
+
+
+def _padded(a: np.ndarray, n: int) -> np.ndarray:
+    """The first n rows of a, the last row repeated past its end (an interrupted run)."""
+    if len(a) >= n:
+        return a[:n]
+    return np.concatenate([a, np.repeat(a[-1:], n - len(a), axis=0)])
+
+
+def scene_from_record(scene: Scene, record: ExperimentRecord) -> Scene:
+    """The recorded run's scene: `scene` is build_scene(record.scenario).
+
+    Scripted people regenerate exactly from the seed; reactive people moved with the live run,
+    so their timelines come from the record (and nothing steps them again).
+
+    Raises:
+        RecordError: a reactive record lacks a person of the scene.
+    """
+    if scene.scenario.people.mode is not CrowdMode.REACTIVE:
+        return scene
+    timelines = []
+    for person in scene.people:
+        got = record.people.get(person.name)
+        if got is None or len(got.position_xy) == 0:
+            raise RecordError(
+                f"the record of a reactive run lacks the poses of {person.name!r}; "
+                "it cannot be replayed"
+            )
+        n = scene.n_steps
+        timelines.append(
+            PersonTimeline(
+                _padded(got.position_xy, n),
+                _padded(got.heading_rad, n),
+                _padded(got.phase_rad, n),
+                _padded(got.amplitude, n),
+                _padded(got.motion, n),
+            )
+        )
+    return replace(scene, person_timelines=tuple(timelines), crowd=None)

@@ -12,6 +12,7 @@ import contextlib
 import enum
 import importlib
 import json
+import math
 import sys
 import threading
 import time
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 import rclpy
+from geometry_msgs.msg import PointStamped
 from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
@@ -39,6 +41,7 @@ from grade_common.errors import ConfigError, GradeError
 from grade_common.names import ROS_NAME_PATTERN
 from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag, stopped_exit_code
+from grade_sim.actors.crowd import Crowd
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
@@ -376,6 +379,39 @@ class SimNode(Node):
             )
 
 
+def goal_topic(person: str) -> str:
+    """Where a person's goal is published (reactive people only)."""
+    return f"/people/{person}/goal"
+
+
+def _steer_people(node: SimNode, crowd: Crowd, people: list[str]) -> None:
+    """Subscribe /people/<name>/goal (geometry_msgs/PointStamped, world frame) per person."""
+    world = node.scenario.frames.world
+
+    def on_goal(index: int, name: str, msg: PointStamped) -> None:
+        frame = msg.header.frame_id
+        if frame not in ("", world):
+            node.get_logger().warning(
+                f"{goal_topic(name)}: frame {frame!r} ignored; goals are in {world!r}",
+                throttle_duration_sec=1.0,
+            )
+            return
+        x, y = float(msg.point.x), float(msg.point.y)
+        if not (math.isfinite(x) and math.isfinite(y)):
+            node.get_logger().warning(f"{goal_topic(name)}: non-finite goal ({x}, {y}) ignored")
+            return
+        crowd.set_goal(index, (x, y))
+        node.get_logger().info(f"{name}: new goal ({x:.2f}, {y:.2f})")
+
+    for i, name in enumerate(people):
+        node.create_subscription(
+            PointStamped,
+            goal_topic(name),
+            lambda msg, i=i, name=name: on_goal(i, name, msg),
+            10,
+        )
+
+
 def publishing_observer(node_name: str, topics: list[TopicSpec]) -> tuple[Node, SimObserver]:
     """A fresh rclpy node and an observer publishing every message on it (benchmarks)."""
     rclpy.init()
@@ -398,6 +434,12 @@ def _run(node: SimNode) -> int:
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
     scene = build_scene(scenario)
+    if scene.crowd is not None:
+        _steer_people(node, scene.crowd, [p.name for p in scene.people])
+    elif scene.people:
+        node.get_logger().info(
+            "people are scripted (people.mode: scripted): /people/<name>/goal is not served"
+        )
     publisher = _Publisher(
         node,
         SensorStreams(scene).topics(),

@@ -7,7 +7,7 @@ from pathlib import Path
 from grade_common.atomic import StagedOutput
 from grade_common.rundir import RunLayout
 from grade_common.tum import read_poses
-from grade_sim.io.record import load_record
+from grade_sim.io.record import load_record, scene_from_record
 from grade_sim.scene import build_scene
 
 
@@ -21,7 +21,7 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
 
     layout = RunLayout(run_dir)
     record = load_record(layout.record)
-    scene = build_scene(record.scenario)
+    scene = scene_from_record(build_scene(record.scenario), record)
     fig, ax = plt.subplots(figsize=(8, 7), dpi=110)
     for box in scene.world.boxes:
         # Floors, ceilings and door lintels would hide the room layout seen from above.

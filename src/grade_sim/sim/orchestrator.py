@@ -16,11 +16,14 @@ from typing import Protocol
 
 import numpy as np
 
+from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
-from grade_sim.config.scenario import MotionMode
-from grade_sim.engine.protocol import EngineBackend
+from grade_sim.actors.crowd import RobotObstacle
+from grade_sim.actors.robot_discs import below_heads, robot_radius_m
+from grade_sim.config.scenario import MotionMode, RobotConfig
+from grade_sim.engine.protocol import EngineBackend, RobotState
 from grade_sim.engine.registry import create_backend
-from grade_sim.errors import SimulationUnstableError
+from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import SimObserver
@@ -53,6 +56,26 @@ class ReplayDriver(Protocol):
     ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
         """Recorded (positions, velocities, accelerations, velocity commands) at a step."""
         ...
+
+
+def live_robot_obstacles(
+    configs: Sequence[RobotConfig], states: dict[str, RobotState]
+) -> list[RobotObstacle]:
+    """The robots as reactive people see them: discs at their current simulated poses."""
+    out = []
+    for rc in configs:
+        st = states[rc.name]
+        if not below_heads(rc, float(st.position_world_base[2])):
+            continue
+        velocity_world = quat_to_matrix(st.quat_world_base) @ st.linear_velocity_base
+        out.append(
+            RobotObstacle(
+                np.array(st.position_world_base[:2], dtype=np.float64),
+                np.array(velocity_world[:2], dtype=np.float64),
+                robot_radius_m(rc),
+            )
+        )
+    return out
 
 
 def stamp_ns_of(step: int, physics_hz: float) -> int:
@@ -95,6 +118,11 @@ class Simulator:
             f"flying object {o.name}" for o in scene.objects
         ]
         self.failure: SimulationUnstableError | None = None
+        if scene.crowd is not None and scene.crowd.next_step != 1:
+            raise SceneReuseError(
+                "this scene's reactive crowd has already been run; build a new scene "
+                "(build_scene) for every run of a reactive scenario"
+            )
 
     # -- topology -------------------------------------------------------------------------------
     def topics(self) -> list[TopicSpec]:
@@ -156,6 +184,14 @@ class Simulator:
         stamp_ns = stamp_ns_of(k, sc.rates.physics_hz)
         timings = self.stats.stage_s
         t0 = time.perf_counter()
+        crowd = self.scene.crowd
+        if crowd is not None and k > 0:
+            # Reactive people see the robots as the last physics step left them.
+            robots = []
+            if crowd.updates_at(k):
+                states = {r.name: self.backend.robot_state(r.name) for r in sc.robots}
+                robots = live_robot_obstacles(sc.robots, states)
+            crowd.advance(k, robots)
         # Actors first: the engine derives their render poses in the same pass that updates the
         # robots, so every camera sees actors and robots at the same instant.
         actor_positions = None

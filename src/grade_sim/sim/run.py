@@ -12,15 +12,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import yaml
+
 from grade_common.rundir import (
     BAG_DIR,
     GT_DIR,
+    PLACEMENT_YAML,
     RECORD_NPZ,
     SUMMARY_JSON,
     RunStatus,
     write_run_yaml,
 )
 from grade_common.signals import stop_flag
+from grade_sim.actors.placement import check_recorded_trace
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.engine.protocol import EngineBackend
 from grade_sim.engine.registry import create_backend, engine_log_in
@@ -187,6 +191,13 @@ def run_scenario(
         summary["error"] = str(sim.failure)
         extra["error"] = str(sim.failure)
     (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
+    placement = spec.scene.placement
+    if spec.scene.crowd is not None and scenario.people.placement.check:
+        scene = spec.scene
+        placement = check_recorded_trace(
+            scene.world, scene.people, scene.person_timelines, stats.steps
+        )
+    (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()
     if sim.failure is not None:

@@ -104,6 +104,7 @@ def test_layout_follows_the_conventions(run: Run) -> None:
         "run.yaml",
         "summary.json",
         "record.npz",
+        "placement.yaml",
         "bag/metadata.yaml",
         "gt/instances.yaml",
         "gt/uav1/trajectory.txt",
@@ -128,6 +129,11 @@ def test_layout_follows_the_conventions(run: Run) -> None:
     info = yaml.safe_load((root / "run.yaml").read_text())
     assert info["status"] == "complete"
     assert scenario_from_mapping(info["scenario"]) == run.scenario
+    # The scripted people's whole trace was checked with FCL before the run.
+    placement = yaml.safe_load((root / "placement.yaml").read_text())
+    assert placement["checked"] is True
+    assert placement["steps_checked"] == run.scene.n_steps
+    assert placement["rejected"] == []
 
 
 def test_summary_counts_match_the_bag(run: Run) -> None:

@@ -1,0 +1,500 @@
+"""A crowd of walking people stepped jointly: goal to goal, avoiding each other, walls and robots.
+
+Every person follows a global path on the occupancy grid (A* + shortcuts, actors/paths.py) to a
+goal drawn from the free space, stands or turns on the spot between walks (as the scenario's
+`people.motions` allow), and at `avoidance.rate_hz` picks a new velocity with ORCA
+(actors/orca.py) against the other people (reciprocal), the obstacle cells near it and the
+robots (which do not yield). Between those instants the velocity is constant, so positions at
+the physics rate are exact integrals of it.
+
+The output is one PersonTimeline per person, filled step by step: all at once before the run in
+scripted mode (robots from their planned paths), or inside the run's step loop in reactive mode
+(robots from their live poses; goals may be set from outside with `set_goal`).
+"""
+
+from __future__ import annotations
+
+import enum
+import math
+import threading
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+from scipy.spatial import cKDTree
+
+from grade_common.types import FloatArray
+from grade_sim.actors.orca import HalfPlanes, choose_velocities, orca_half_planes
+from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
+from grade_sim.actors.people import (
+    AMPLITUDE_RATE,
+    HEADING_RATE_RPS,
+    MOTION_CODES,
+    PERSON_RADIUS_M,
+    STRIDE_PER_HEIGHT,
+    TURN_RATE_RPS,
+    PersonTimeline,
+)
+from grade_sim.config.scenario import PeopleConfig, PersonMotion
+from grade_sim.world.model import OccupancyGrid
+
+ARRIVAL_M = 0.15  # a goal is reached this close
+WAYPOINT_M = 0.3  # an intermediate waypoint is passed this close
+MIN_GOAL_DISTANCE_M = 1.5
+OBSTACLE_CELLS = 8  # nearest obstacle cells each person avoids at each update
+MOVING_MPS = 0.05  # slower than this counts as standing
+
+
+def avoidance_decimation(config: PeopleConfig, dt_s: float) -> int:
+    """Physics steps per avoidance update: the crowd's state is known this far ahead."""
+    return max(1, round(1.0 / (config.avoidance.rate_hz * dt_s)))
+
+
+def known_through(step: int, decimation: int, n_steps: int) -> int:
+    """The last step whose state a reactive crowd has fixed when it is at `step`: the end of
+    the avoidance block holding it (velocities are constant within a block)."""
+    return min((step // decimation + 1) * decimation, n_steps - 1)
+
+
+class Activity(enum.Enum):
+    WALK = "walk"
+    STAND = "stand"
+    TURN = "turn"
+
+
+@dataclass(frozen=True)
+class RobotObstacle:
+    """A robot as the crowd sees it: a disc on the ground plane with its velocity."""
+
+    position_xy: FloatArray
+    velocity_xy: FloatArray
+    radius_m: float
+
+
+@dataclass
+class _Plan:
+    """What one person is doing now (changed only at avoidance updates)."""
+
+    activity: Activity
+    waypoints: list[FloatArray]
+    waypoint: int = 0
+    until_step: int = 0  # STAND / TURN: the step it ends
+    target_heading: float = 0.0
+    started_step: int = 0
+    steered: bool = False  # walking to a goal set from outside: stand there afterwards
+    # STAND: what the person does standing (sit, wave, look, phone...: the skinned body's clip)
+    pause_motion: PersonMotion = PersonMotion.STAND
+
+
+class Crowd:
+    """Steps N people jointly and writes their timelines (see the module doc).
+
+    Args:
+        grid: the world's occupancy grid (not inflated).
+        config: the scenario's people section.
+        heights_m: each person's height (their stride follows it).
+        n_steps: physics steps of the run; dt_s: physics step.
+        rng: the seeded generator of all of the crowd's choices.
+        start_clear_of: robots where they start; nobody starts on them.
+    """
+
+    def __init__(
+        self,
+        grid: OccupancyGrid,
+        config: PeopleConfig,
+        heights_m: Sequence[float],
+        n_steps: int,
+        dt_s: float,
+        rng: np.random.Generator,
+        start_clear_of: Sequence[RobotObstacle] = (),
+    ) -> None:
+        n = len(heights_m)
+        self.config = config
+        self.n = n
+        self.n_steps = n_steps
+        self.dt_s = dt_s
+        self._rng = rng
+        av = config.avoidance
+        self.radius_m = PERSON_RADIUS_M + av.clearance_m
+        self.decimation = avoidance_decimation(config, dt_s)
+        self.update_dt_s = self.decimation * dt_s
+        self.planning = coarsen(grid.inflated(self.radius_m), 2)
+        # Obstacle cells next to free space are all that ORCA needs of the walls.
+        blocked = grid.blocked
+        padded = np.pad(blocked, 1, constant_values=False)
+        interior = (
+            padded[:-2, 1:-1] & padded[2:, 1:-1] & padded[1:-1, :-2] & padded[1:-1, 2:] & blocked
+        )
+        edge = np.argwhere(blocked & ~interior)
+        self._obstacle_xy = grid.center_of(edge) if len(edge) else np.zeros((0, 2))
+        self._obstacle_tree = cKDTree(self._obstacle_xy) if len(edge) else None
+        self._obstacle_radius_m = grid.resolution_m / math.sqrt(2.0)
+        self.pref_speed = np.array([float(rng.uniform(*config.speed_mps)) for _ in range(n)])
+        self.stride_m = STRIDE_PER_HEIGHT * np.asarray(heights_m, dtype=np.float64)
+        self.position_xy = np.array([sample_free_point(self.planning, rng) for _ in range(n)])
+        self.position_xy = self.position_xy.reshape(n, 2)
+        self._separate_starts(start_clear_of)
+        self.heading_rad = rng.uniform(-math.pi, math.pi, n)
+        self.velocity_xy = np.zeros((n, 2))
+        self.phase_rad = np.zeros(n)
+        self.amplitude = np.zeros(n)
+        self.motion = np.full(n, MOTION_CODES[PersonMotion.STAND], dtype=np.int8)
+        self._plans = [_Plan(Activity.STAND, [], until_step=0) for _ in range(n)]
+        self._pending_goals: dict[int, FloatArray] = {}
+        self._goal_lock = threading.Lock()
+        self._others = [m for m in config.motions if m is not PersonMotion.WALK]
+        self._turning = np.zeros(n, dtype=bool)
+        self._pause_code = np.full(n, MOTION_CODES[PersonMotion.STAND])
+        self._target_heading = self.heading_rad.copy()
+        # Step-major arrays written in one assignment per step; each timeline is a column view.
+        self._out_pos = np.zeros((n_steps, n, 2))
+        self._out_heading = np.zeros((n_steps, n))
+        self._out_phase = np.zeros((n_steps, n))
+        self._out_amp = np.zeros((n_steps, n))
+        self._out_motion = np.zeros((n_steps, n), dtype=np.int8)
+        self.timelines = tuple(
+            PersonTimeline(
+                self._out_pos[:, i],
+                self._out_heading[:, i],
+                self._out_phase[:, i],
+                self._out_amp[:, i],
+                self._out_motion[:, i],
+            )
+            for i in range(n)
+        )
+        self.next_step = 0
+        self._block_start = 0
+        self._b_pos = np.zeros((0, n, 2))
+        self._b_heading = self._b_amp = self._b_phase = np.zeros((0, n))
+        self._b_motion = self.motion
+
+    # -- public ---------------------------------------------------------------------------------
+    def set_goal(self, index: int, goal_xy: FloatArray | tuple[float, float]) -> None:
+        """Send person `index` to goal_xy (thread-safe; taken at the next avoidance update)."""
+        with self._goal_lock:
+            self._pending_goals[index] = np.asarray(goal_xy, dtype=np.float64).copy()
+
+    def updates_at(self, step: int) -> bool:
+        """Whether `advance(step)` picks new velocities (and so reads the robots)."""
+        return step % self.decimation == 0
+
+    def advance(self, step: int, robots: Sequence[RobotObstacle] = ()) -> None:
+        """Compute the state at physics step `step` (the next one due) and write it.
+
+        `robots` is read only on steps where `updates_at(step)`.
+        """
+        if step != self.next_step:
+            raise ValueError(f"crowd is at step {self.next_step}, asked for step {step}")
+        if step > 0:
+            self._take_block_row(step - self._block_start - 1)
+        if self.updates_at(step):
+            self._update(step, robots)
+            self._integrate_block()
+            self._block_start = step
+            self._write_block(step)
+        self._write(step)
+        self.next_step = step + 1
+
+    def run_to_end(self, robots_at: RobotSchedule | None = None) -> tuple[PersonTimeline, ...]:
+        """Scripted mode: every remaining step now, robots from their planned paths."""
+        for k in range(self.next_step, self.n_steps):
+            robots = robots_at(k) if robots_at is not None and self.updates_at(k) else []
+            self.advance(k, robots)
+        return self.timelines
+
+    # -- stepping -------------------------------------------------------------------------------
+    def _integrate_block(self) -> None:
+        """States of the `decimation` steps after an update, in closed form.
+
+        The velocity is constant until the next update, so every quantity below is the exact
+        solution of its per-step rule (rate-limited heading and amplitude, phase by distance).
+        """
+        dt = self.dt_s
+        t = np.arange(1, self.decimation + 1)[:, None] * dt  # (D, 1)
+        j = np.arange(1, self.decimation + 1)[:, None]
+        speed = np.linalg.norm(self.velocity_xy, axis=1)
+        moving = speed > MOVING_MPS
+        turning = self._turning & ~moving
+        self._b_pos = self.position_xy[None] + self.velocity_xy[None] * t[..., None]
+        want = np.where(
+            moving, np.arctan2(self.velocity_xy[:, 1], self.velocity_xy[:, 0]), self._target_heading
+        )
+        err = np.remainder(want - self.heading_rad + math.pi, 2 * math.pi) - math.pi
+        rate = np.where(moving, HEADING_RATE_RPS, np.where(turning, TURN_RATE_RPS, 0.0))
+        self._b_heading = self.heading_rad + np.clip(err, -rate * t, rate * t)
+        target_amp = np.where(
+            moving, np.clip(speed / self.pref_speed, 0.0, 1.0), np.where(turning, 0.3, 0.0)
+        )
+        ramp = AMPLITUDE_RATE * t
+        self._b_amp = self.amplitude + np.clip(target_amp - self.amplitude, -ramp, ramp)
+        # The gait phase follows the distance walked, so the feet do not slide.
+        per_step = np.where(
+            moving,
+            2 * math.pi * speed * dt / self.stride_m,
+            np.where(turning, 2 * math.pi * 1.2 * dt, 0.0),
+        )
+        # Standing: the legs close geometrically towards the nearest neutral phase.
+        settle = np.remainder(-self.phase_rad + math.pi / 2, math.pi) - math.pi / 2
+        closed = settle * (1.0 - (1.0 - min(1.0, 4 * dt)) ** j)
+        self._b_phase = self.phase_rad + np.where(moving | turning, per_step * j, closed)
+        self._b_motion = np.where(
+            moving,
+            MOTION_CODES[PersonMotion.WALK],
+            np.where(turning, MOTION_CODES[PersonMotion.TURN], self._pause_code),
+        ).astype(np.int8)
+
+    def _take_block_row(self, row: int) -> None:
+        self.position_xy = self._b_pos[row]
+        self.heading_rad = self._b_heading[row]
+        self.amplitude = self._b_amp[row]
+        self.phase_rad = self._b_phase[row]
+        self.motion = self._b_motion
+
+    def _write_block(self, step: int) -> None:
+        """Write the block's states ahead (`known_through`): skinned bodies plan their next
+        footfall from them, live and in replay alike."""
+        rows = min(self.decimation, self.n_steps - 1 - step)
+        if rows <= 0:
+            return
+        ahead = slice(step + 1, step + 1 + rows)
+        self._out_pos[ahead] = self._b_pos[:rows]
+        self._out_heading[ahead] = self._b_heading[:rows]
+        self._out_phase[ahead] = self._b_phase[:rows]
+        self._out_amp[ahead] = self._b_amp[:rows]
+        self._out_motion[ahead] = self._b_motion
+
+    def _write(self, step: int) -> None:
+        self._out_pos[step] = self.position_xy
+        self._out_heading[step] = self.heading_rad
+        self._out_phase[step] = self.phase_rad
+        self._out_amp[step] = self.amplitude
+        self._out_motion[step] = self.motion
+
+    def _update(self, step: int, robots: Sequence[RobotObstacle]) -> None:
+        with self._goal_lock:
+            pending, self._pending_goals = self._pending_goals, {}
+        for i, goal in sorted(pending.items()):
+            self._plans[i] = self._walk_plan(i, goal, step, steered=True)
+        preferred = np.zeros((self.n, 2))
+        for i in range(self.n):
+            preferred[i] = self._preferred_velocity(i, step)
+        if self.n == 0:
+            return
+        self._turning = np.array([p.activity is Activity.TURN for p in self._plans], dtype=bool)
+        self._pause_code = np.array([MOTION_CODES[p.pause_motion] for p in self._plans])
+        self._target_heading = np.array([p.target_heading for p in self._plans])
+        planes = self._half_planes(robots)
+        self.velocity_xy = choose_velocities(planes, preferred, self.pref_speed)
+
+    def _preferred_velocity(self, i: int, step: int) -> FloatArray:
+        plan = self._plans[i]
+        pos = self.position_xy[i]
+        if plan.activity is Activity.WALK:
+            timeout = round(self.config.avoidance.stuck_timeout_s / self.dt_s)
+            if not plan.steered and step - plan.started_step > timeout:
+                plan = self._plans[i] = self._pause_plan(i, step)
+        if plan.activity is not Activity.WALK:
+            if step >= plan.until_step and not plan.steered:
+                plan = self._plans[i] = self._next_plan(i, step)
+            if plan.activity is not Activity.WALK:
+                return np.zeros(2)
+        while plan.waypoint < len(plan.waypoints) - 1:
+            if np.linalg.norm(plan.waypoints[plan.waypoint] - pos) > WAYPOINT_M:
+                break
+            plan.waypoint += 1
+        target = plan.waypoints[plan.waypoint]
+        delta = target - pos
+        dist = float(np.linalg.norm(delta))
+        last = plan.waypoint == len(plan.waypoints) - 1
+        if last and dist < ARRIVAL_M:
+            if plan.steered:
+                self._plans[i] = _Plan(
+                    Activity.STAND, [], target_heading=float(self.heading_rad[i]), steered=True
+                )
+            else:
+                self._plans[i] = self._pause_plan(i, step)
+            return np.zeros(2)
+        speed = float(self.pref_speed[i])
+        if last:
+            speed = min(speed, dist / self.update_dt_s)
+        # Turn towards the path before walking at full speed (no walking sideways).
+        err = math.remainder(math.atan2(delta[1], delta[0]) - float(self.heading_rad[i]), math.tau)
+        speed *= max(0.2, math.cos(err))
+        out: FloatArray = delta / max(dist, 1e-9) * speed
+        return out
+
+    # -- plans ----------------------------------------------------------------------------------
+    def _next_plan(self, i: int, step: int) -> _Plan:
+        """Walk to a new goal, or (with probability 1 - walk_fraction) stand or turn."""
+        rng = self._rng
+        if self._others and rng.random() >= self.config.walk_fraction:
+            return self._pause_plan(i, step)
+        start = self._snap_free(self.position_xy[i])
+        for _ in range(20):
+            goal = sample_free_point(self.planning, rng)
+            if np.linalg.norm(goal - start) < MIN_GOAL_DISTANCE_M:
+                continue
+            path = plan_path(self.planning, start, goal)
+            if path is not None:
+                return _Plan(Activity.WALK, path[1:], started_step=step)
+        return self._pause_plan(i, step)  # boxed in: stand instead of walking through walls
+
+    def _pause_plan(self, i: int, step: int) -> _Plan:
+        rng = self._rng
+        heading = float(self.heading_rad[i])
+        if not self._others:
+            return _Plan(Activity.STAND, [], until_step=step, target_heading=heading)
+        motion = self._others[int(rng.integers(len(self._others)))]
+        if motion is PersonMotion.TURN:
+            turn = float(rng.choice([-1, 1]) * rng.uniform(math.pi / 3, math.pi))
+            steps = int(abs(turn) / TURN_RATE_RPS / self.dt_s) + 1
+            return _Plan(
+                Activity.TURN,
+                [],
+                until_step=step + steps,
+                target_heading=heading + turn,
+                started_step=step,
+            )
+        steps = int(rng.uniform(*self.config.pause_s) / self.dt_s)
+        return _Plan(
+            Activity.STAND,
+            [],
+            until_step=step + steps,
+            target_heading=heading,
+            started_step=step,
+            pause_motion=motion,
+        )
+
+    def _walk_plan(self, i: int, goal_xy: FloatArray, step: int, steered: bool) -> _Plan:
+        start = self._snap_free(self.position_xy[i])
+        goal = self._snap_free(goal_xy)
+        path = plan_path(self.planning, start, goal)
+        if path is None:  # unreachable: walk straight, ORCA still keeps walls and people away
+            path = [start, goal]
+        return _Plan(Activity.WALK, path[1:], started_step=step, steered=steered)
+
+    def _snap_free(self, xy: FloatArray) -> FloatArray:
+        """xy itself if free on the planning grid, else the nearest free cell centre."""
+        if self.planning.is_free(xy):
+            return np.asarray(xy, dtype=np.float64)
+        free = np.argwhere(~self.planning.blocked)
+        centres = self.planning.center_of(free)
+        out: FloatArray = centres[int(np.argmin(np.linalg.norm(centres - xy, axis=1)))]
+        return out
+
+    def _separate_starts(self, robots: Sequence[RobotObstacle]) -> None:
+        """Re-draw start points that overlap an earlier person's or a robot's."""
+        clear = self.config.avoidance.robot_clearance_m
+        for i in range(self.n):
+            for _ in range(100):
+                d = np.linalg.norm(self.position_xy[:i] - self.position_xy[i], axis=1)
+                free = not len(d) or d.min() > 2 * self.radius_m + 0.1
+                free = free and all(
+                    np.linalg.norm(r.position_xy - self.position_xy[i])
+                    > self.radius_m + r.radius_m + clear + 0.1
+                    for r in robots
+                )
+                if free:
+                    break
+                self.position_xy[i] = sample_free_point(self.planning, self._rng)
+
+    # -- ORCA constraints -----------------------------------------------------------------------
+    def _half_planes(self, robots: Sequence[RobotObstacle]) -> HalfPlanes:
+        av = self.config.avoidance
+        n = self.n
+        pos, vel = self.position_xy, self.velocity_xy
+        dt = self.update_dt_s
+        parts_point: list[FloatArray] = []
+        parts_dir: list[FloatArray] = []
+        parts_active: list[np.ndarray] = []
+        # Other people: the nearest max_neighbors within neighbor_distance_m, half the effort.
+        k = min(av.max_neighbors, n - 1)
+        if k > 0:
+            rel = pos[None, :, :] - pos[:, None, :]
+            dist = np.linalg.norm(rel, axis=2)
+            np.fill_diagonal(dist, np.inf)
+            nearest = np.argsort(dist, axis=1, kind="stable")[:, :k]
+            rows = np.arange(n)[:, None]
+            point, direction = orca_half_planes(
+                rel[rows, nearest],
+                vel[:, None, :] - vel[nearest],
+                np.repeat(vel[:, None, :], k, axis=1),
+                np.full((n, k), 2 * self.radius_m),
+                np.full((n, k), 0.5),
+                av.time_horizon_s,
+                dt,
+            )
+            parts_point.append(point)
+            parts_dir.append(direction)
+            parts_active.append(dist[rows, nearest] < av.neighbor_distance_m)
+        # Walls and furniture: static, so this person takes all of the avoidance.
+        if self._obstacle_tree is not None:
+            reach = self.radius_m + self._obstacle_radius_m + 1.5 * float(self.pref_speed.max())
+            d, idx = self._obstacle_tree.query(pos, k=OBSTACLE_CELLS, distance_upper_bound=reach)
+            d = d.reshape(n, OBSTACLE_CELLS)
+            idx = idx.reshape(n, OBSTACLE_CELLS)
+            found = np.isfinite(d)
+            cells = self._obstacle_xy[np.where(found, idx, 0)]
+            point, direction = orca_half_planes(
+                cells - pos[:, None, :],
+                np.repeat(vel[:, None, :], OBSTACLE_CELLS, axis=1),
+                np.repeat(vel[:, None, :], OBSTACLE_CELLS, axis=1),
+                np.full((n, OBSTACLE_CELLS), self.radius_m + self._obstacle_radius_m),
+                np.ones((n, OBSTACLE_CELLS)),
+                av.obstacle_time_horizon_s,
+                dt,
+            )
+            parts_point.append(point)
+            parts_dir.append(direction)
+            parts_active.append(found)
+        # Robots: they do not yield, so people take all of it.
+        if robots and av.avoid_robots:
+            r_pos = np.array([r.position_xy for r in robots])
+            r_vel = np.array([r.velocity_xy for r in robots])
+            r_rad = np.array([r.radius_m for r in robots])
+            m = len(robots)
+            point, direction = orca_half_planes(
+                r_pos[None, :, :] - pos[:, None, :],
+                vel[:, None, :] - r_vel[None, :, :],
+                np.repeat(vel[:, None, :], m, axis=1),
+                np.broadcast_to(self.radius_m + r_rad + av.robot_clearance_m, (n, m)).copy(),
+                np.ones((n, m)),
+                av.time_horizon_s,
+                dt,
+            )
+            parts_point.append(point)
+            parts_dir.append(direction)
+            parts_active.append(np.ones((n, m), dtype=bool))
+        if not parts_point:
+            return HalfPlanes(np.zeros((n, 0, 2)), np.zeros((n, 0, 2)), np.zeros((n, 0), bool))
+        return HalfPlanes(
+            np.concatenate(parts_point, axis=1),
+            np.concatenate(parts_dir, axis=1),
+            np.concatenate(parts_active, axis=1),
+        )
+
+
+@dataclass(frozen=True)
+class RobotSchedule:
+    """Robots' planned bodies at every physics step (scripted mode's moving obstacles).
+
+    Arrays are indexed (step, robot); `near_floor` is False while a robot flies above the heads.
+    """
+
+    names: tuple[str, ...]
+    position_xyz: FloatArray  # (n_steps, R, 3)
+    velocity_xy: FloatArray  # (n_steps, R, 2)
+    yaw_rad: FloatArray  # (n_steps, R)
+    near_floor: np.ndarray  # (n_steps, R) bool
+    radius_m: FloatArray  # (R,) disc around the footprint
+    half_size_xyz: FloatArray  # (R, 3) body box
+
+    def __call__(self, step: int) -> list[RobotObstacle]:
+        if not self.names:
+            return []
+        k = min(step, len(self.position_xyz) - 1)
+        return [
+            RobotObstacle(self.position_xyz[k, r, :2], self.velocity_xy[k, r], float(rad))
+            for r, rad in enumerate(self.radius_m)
+            if self.near_floor[k, r]
+        ]

@@ -1,0 +1,167 @@
+"""FCL placement over the whole animation: a walk through a wall, into another person or into a
+robot's planned path is found and the person rejected with the reason; clean crowds pass."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pytest
+
+from grade_sim.actors.crowd import RobotSchedule
+from grade_sim.actors.people import MOTION_CODES, PersonSpec, PersonTimeline
+from grade_sim.actors.placement import check_traces, place_scripted_crowd
+from grade_sim.config.scenario import (
+    LightsConfig,
+    PeopleConfig,
+    PersonMotion,
+    PlacementConfig,
+    ProceduralConfig,
+)
+from grade_sim.world.model import World
+from grade_sim.world.procedural import generate_rooms
+
+N_STEPS = 240
+COLORS = {k: (0.5, 0.5, 0.5, 1.0) for k in ("skin", "shirt", "pants", "shoes")}
+
+
+@pytest.fixture(scope="module")
+def world() -> World:
+    """Two rooms side by side, no furniture: one inner wall (with a door) between them."""
+    config = ProceduralConfig(
+        rooms_x=2, rooms_y=1, room_size_m=(5.0, 5.0), furniture_per_room=(0, 0)
+    )
+    return generate_rooms(config, LightsConfig(), np.random.default_rng(0))
+
+
+def _person(i: int) -> PersonSpec:
+    return PersonSpec(f"person_{i}", 100 + i, 1.75, COLORS)
+
+
+def _walk(a: Sequence[float], b: Sequence[float]) -> PersonTimeline:
+    t = np.linspace(0.0, 1.0, N_STEPS)[:, None]
+    pos = np.asarray(a) + t * (np.asarray(b) - np.asarray(a))
+    heading = np.full(N_STEPS, np.arctan2(b[1] - a[1], b[0] - a[0]))
+    dist = np.concatenate([[0.0], np.cumsum(np.linalg.norm(np.diff(pos, axis=0), axis=1))])
+    return PersonTimeline(
+        pos,
+        heading,
+        2 * np.pi * dist / 1.3,
+        np.ones(N_STEPS),
+        np.full(N_STEPS, MOTION_CODES[PersonMotion.WALK], dtype=np.int8),
+    )
+
+
+def _inner_wall(world: World) -> tuple[float, float]:
+    """x of the wall between the rooms, and a y where it is solid (not the door)."""
+    walls = [b for b in world.boxes if b.label == "wall" and b.half_size_xyz[0] < 0.2]
+    xs = sorted({round(b.center_xyz[0], 6) for b in walls})
+    inner = [b for b in walls if xs[0] < b.center_xyz[0] < xs[-1]]
+    longest = max(inner, key=lambda b: b.half_size_xyz[1])
+    return longest.center_xyz[0], longest.center_xyz[1]
+
+
+def _empty_robots() -> RobotSchedule:
+    return RobotSchedule(
+        (), np.zeros((1, 0, 3)), np.zeros((1, 0, 2)), np.zeros((1, 0)),
+        np.zeros((1, 0), dtype=bool), np.zeros(0), np.zeros((0, 3)),
+    )  # fmt: skip
+
+
+def test_walk_through_a_wall_is_found(world: World) -> None:
+    x, y = _inner_wall(world)
+    through = _walk((x - 1.5, y), (x + 1.5, y))
+    along = _walk((x - 1.5, y - 1.2), (x - 1.5, y - 1.19))
+    got = check_traces(world, [_person(0), _person(1)], [through, along])
+    assert [c.person for c in got] == ["person_0"]
+    assert "(wall)" in got[0].other
+    # It touches the wall about where its body reaches it, not at the start.
+    assert 0.3 * N_STEPS < got[0].step < 0.5 * N_STEPS
+
+
+def test_scripted_placement_rejects_the_person_walking_through_a_wall(world: World) -> None:
+    x, y = _inner_wall(world)
+    calls = []
+
+    def planner(
+        people: Sequence[PersonSpec], rng: np.random.Generator
+    ) -> tuple[PersonTimeline, ...]:
+        calls.append([p.name for p in people])
+        plans = {
+            "person_0": _walk((x - 1.5, y), (x + 1.5, y)),
+            "person_1": _walk((x - 1.5, y - 1.2), (x - 2.0, y - 1.2)),
+        }
+        return tuple(plans[p.name] for p in people)
+
+    config = PeopleConfig(count=2, placement=PlacementConfig(retries=1))
+    kept, timelines, report = place_scripted_crowd(
+        world, config, (_person(0), _person(1)), np.random.default_rng(0), _empty_robots(), planner
+    )
+    assert [p.name for p in kept] == ["person_1"]
+    assert len(timelines) == 1
+    assert [r.name for r in report.rejected] == ["person_0"]
+    assert "collides with" in report.rejected[0].reason
+    assert "(wall)" in report.rejected[0].reason
+    # Planned, re-planned once (retries: 1), then planned without the rejected person.
+    assert calls == [["person_0", "person_1"]] * 2 + [["person_1"]]
+    assert report.to_mapping()["rejected"] == [
+        {"name": "person_0", "instance_id": 100, "reason": report.rejected[0].reason}
+    ]
+
+
+def test_two_people_walking_into_each_other_reject_the_later_one(world: World) -> None:
+    x, y = _inner_wall(world)
+    a = _walk((x - 3.0, y - 1.0), (x - 1.0, y - 1.0))
+    b = _walk((x - 1.0, y - 1.0), (x - 3.0, y - 1.0))
+    got = check_traces(world, [_person(0), _person(1)], [a, b])
+    assert {(c.person, c.other) for c in got} == {
+        ("person_0", "person_1"),
+        ("person_1", "person_0"),
+    }
+    config = PeopleConfig(count=2, placement=PlacementConfig(retries=0))
+    kept, _, report = place_scripted_crowd(
+        world, config, (_person(0), _person(1)), np.random.default_rng(0), _empty_robots(),
+        lambda people, rng: tuple({"person_0": a, "person_1": b}[p.name] for p in people),
+    )  # fmt: skip
+    assert [p.name for p in kept] == ["person_0"]
+    assert [r.name for r in report.rejected] == ["person_1"]
+
+
+def test_standing_in_a_robots_planned_path_is_found(world: World) -> None:
+    x, y = _inner_wall(world)
+    stand = _walk((x - 2.0, y), (x - 2.0, y + 1e-3))
+    # A ground robot drives through where the person stands, half-way through the trace.
+    pos = np.zeros((N_STEPS, 1, 3))
+    pos[:, 0, 0] = np.linspace(x - 4.0, x - 0.5, N_STEPS)
+    pos[:, 0, 1] = y
+    pos[:, 0, 2] = 0.2
+    robots = RobotSchedule(
+        ("rover",), pos, np.zeros((N_STEPS, 1, 2)), np.zeros((N_STEPS, 1)),
+        np.ones((N_STEPS, 1), dtype=bool), np.array([0.3]), np.array([[0.2, 0.2, 0.2]]),
+    )  # fmt: skip
+    got = check_traces(world, [_person(0)], [stand], robots, robot_clearance_m=0.05)
+    assert len(got) == 1
+    assert got[0].other == "robot rover (planned path)"
+    # Flying overhead instead: no contact.
+    high = pos.copy()
+    high[:, 0, 2] = 2.4
+    robots_high = RobotSchedule(
+        ("uav",), high, robots.velocity_xy, robots.yaw_rad, robots.near_floor, robots.radius_m,
+        robots.half_size_xyz,
+    )  # fmt: skip
+    assert check_traces(world, [_person(0)], [stand], robots_high, robot_clearance_m=0.05) == []
+
+
+def test_a_planned_crowd_passes_the_check(world: World) -> None:
+    from grade_sim.actors.placement import crowd_planner
+
+    config = PeopleConfig(count=4)
+    people = tuple(_person(i) for i in range(4))
+    planner = crowd_planner(world, config, 6 * 240, 1 / 240, _empty_robots())
+    kept, _, report = place_scripted_crowd(
+        world, config, people, np.random.default_rng(1), _empty_robots(), planner
+    )
+    assert report.checked
+    assert report.rejected == ()
+    assert len(kept) == 4
+    assert report.steps == 6 * 240
