@@ -118,9 +118,11 @@ class GroundTruthWriter:
                 }
             )
         )
-        self._actor_ids = {p.instance_id for p in scene.people} | {
-            o.instance_id for o in scene.objects
-        }
+        self._actor_ids = (
+            {p.instance_id for p in scene.people}
+            | {o.instance_id for o in scene.objects}
+            | {a.instance_id for a in scene.animals}
+        )
         self._cameras: dict[tuple[str, str], _CameraFiles] = {}
         from grade_sim.sensors.camera import intrinsics
 

@@ -17,6 +17,7 @@ from typing import Protocol
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.people import PART_NAMES
 from grade_sim.config.scenario import MotionMode
 from grade_sim.engine.protocol import EngineBackend
@@ -92,9 +93,11 @@ class Simulator:
         self._step = 0
         self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
         # One label per actor body, in actor_body_poses order (people's parts, then objects).
-        self._actor_labels = [f"person {p.name}" for p in scene.people for _ in PART_NAMES] + [
-            f"flying object {o.name}" for o in scene.objects
-        ]
+        self._actor_labels = (
+            [f"person {p.name}" for p in scene.people for _ in PART_NAMES]
+            + [f"flying object {o.name}" for o in scene.objects]
+            + [f"{a.kind.value} {a.name}" for a in scene.animals for _ in ANIMAL_PART_NAMES]
+        )
         self.failure: SimulationUnstableError | None = None
 
     # -- topology -------------------------------------------------------------------------------
