@@ -55,6 +55,7 @@ COCO17_SKELETON = (
     (2, 4),
     (3, 5),
 )
+PERSON_CLASS = "person"  # the instance class (gt/instances.yaml) that has keypoints
 # K (ROS, pixel centres on integers) -> COCO (pixel centres at +0.5).
 COCO_PIXEL_OFFSET = 0.5
 

@@ -21,9 +21,7 @@ from numpy.typing import NDArray
 from grade_batch.errors import ExportError
 from grade_batch.export.labels import FrameLabels
 from grade_batch.spec import Category
-from grade_common.keypoints import COCO17_NAMES, COCO17_SKELETON, to_coco_pixels
-
-PERSON_CLASS = "person"  # the instance class whose categories carry the COCO skeleton
+from grade_common.keypoints import COCO17_NAMES, COCO17_SKELETON, PERSON_CLASS, to_coco_pixels
 
 INSTALL_HINT = "pip install pycocotools==2.0.11 (pinned in requirements/base.txt)"
 

@@ -24,7 +24,7 @@ from numpy.typing import NDArray
 from grade_batch.errors import ExportError
 from grade_batch.spec import Category, ExportSettings
 from grade_common import tum
-from grade_common.keypoints import read_keypoints
+from grade_common.keypoints import COCO17_NAMES, PERSON_CLASS, read_keypoints
 from grade_common.rundir import RunLayout
 from grade_common.tum import ImageKind
 
@@ -143,8 +143,12 @@ def camera_frames(
             if occlusion > settings.max_occlusion:
                 continue
             xyxy = (int(box["x_min"]), int(box["y_min"]), int(box["x_max"]), int(box["y_max"]))
-            person = keypoints.get(float(stamp), {}).get(iid)
-            skeleton = None if person is None else tuple(person["keypoints"])
+            skeleton = None
+            if keypoints_file.is_file() and classes.get(iid) == PERSON_CLASS:
+                # A person whose joints are all outside the image has no line entry: COCO
+                # still wants its 17 keypoints, all unlabelled.
+                person = keypoints.get(float(stamp), {}).get(iid)
+                skeleton = tuple(person["keypoints"]) if person else (0,) * 3 * len(COCO17_NAMES)
             labels.append(InstanceLabel(iid, category, mask, xyxy, visible, occlusion, skeleton))
         height, width = mask_ids.shape
         yield FrameLabels(

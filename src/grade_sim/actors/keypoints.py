@@ -39,6 +39,12 @@ _FACE_HEAD_M = np.array(
 )
 _PART = {name: k for k, name in enumerate(PART_NAMES)}
 N_KEYPOINTS = len(COCO17_NAMES)
+# How deep under the visible surface each keypoint lies at most (grade_sim.sensors.keypoints2d):
+# the face points 1-2 cm inside the head (so 5 cm), the joints inside the torso or a limb
+# (0.15 m torso radius for a 1.75 m person, plus margin for taller people).
+FACE_DEPTH_M = 0.05
+JOINT_DEPTH_M = 0.2
+SELF_DEPTH_M = np.array([FACE_DEPTH_M] * 5 + [JOINT_DEPTH_M] * 12)
 
 
 def _axis_z(quat_wxyz: FloatArray) -> FloatArray:

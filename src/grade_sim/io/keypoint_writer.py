@@ -29,7 +29,7 @@ import numpy as np
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import KEYPOINTS_JSONL, tum_stamp
 from grade_common.types import FloatArray
-from grade_sim.actors.keypoints import coco17_world
+from grade_sim.actors.keypoints import SELF_DEPTH_M, coco17_world
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.keypoints2d import project_keypoints
@@ -90,6 +90,7 @@ class KeypointWriter:
             frame.depth_m,
             frame.instance,
             self._ids,
+            SELF_DEPTH_M,
         )
         people = []
         for p, person in enumerate(self.scene.people):

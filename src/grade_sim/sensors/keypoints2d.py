@@ -6,12 +6,14 @@ Pixel coordinates follow the ROS convention of the camera's K: the centre of pix
 
 A joint lies inside the body, behind the skin the camera sees, so "visible" cannot mean that
 the rendered depth equals the joint's depth. With a depth buffer it means: nothing is in front
-of the joint by more than the body's own thickness (`SELF_DEPTH_M`). A joint behind a wall,
-another actor or the person's own torso seen from the side is hidden (1). Without depth, the
-instance mask decides (the pixel shows the same body), which marks a wrist one pixel off a thin
-forearm as hidden; with neither, every keypoint in the image is visible. Each result names the
-buffer it came from (`VisibilitySource`). The depth rule leaves the mask free to check it: the
-tests require visible keypoints to land on their body's mask.
+of the joint by more than the body's own thickness there (`self_depth_m` per keypoint: about
+the torso's radius for a joint, a few centimetres for a point just under the skin of the face).
+A joint behind a wall, another actor or the person's own torso seen from the side is hidden
+(1), and so is the nose of a head seen from behind. Without depth, the instance mask decides
+(the pixel shows the same body), which marks a wrist one pixel off a thin forearm as hidden;
+with neither, every keypoint in the image is visible. Each result names the buffer it came
+from (`VisibilitySource`). The depth rule leaves the mask free to check it: the tests require
+visible keypoints to land on their body's mask.
 """
 
 from __future__ import annotations
@@ -59,6 +61,7 @@ def project_keypoints(
     depth_m: NDArray[np.float32] | None,
     instance: NDArray[np.uint16] | None,
     instance_ids: NDArray[np.integer] | None = None,
+    self_depth_m: FloatArray | float = SELF_DEPTH_M,
 ) -> ImageKeypoints:
     """Project world keypoints (P, K, 3) into a camera and flag their visibility.
 
@@ -67,6 +70,8 @@ def project_keypoints(
         depth_m: the frame's planar depth (0 = no return); None if not rendered.
         instance: the frame's instance mask; None if not rendered.
         instance_ids: (P,) instance id of each body (used with `instance` and no depth).
+        self_depth_m: (K,) or one value: how far in front of each keypoint the rendered
+            surface may be for it to count as visible (its depth below the body's surface).
     """
     pts = np.asarray(points_world, dtype=np.float64)
     cam = (pts - position_world_optical) @ r_world_optical
@@ -85,7 +90,7 @@ def project_keypoints(
         source = VisibilitySource.DEPTH
         surface = depth_m[r, c].astype(np.float64)
         # 0 = no return (sky): nothing in front of the joint.
-        visible &= (surface <= 0.0) | (surface >= z - SELF_DEPTH_M)
+        visible &= (surface <= 0.0) | (surface >= z - np.asarray(self_depth_m))
     elif instance is not None:
         if instance_ids is None:
             raise ValueError("project_keypoints: an instance mask needs instance_ids")

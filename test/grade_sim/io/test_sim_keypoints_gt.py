@@ -130,3 +130,36 @@ def test_same_seed_gives_byte_identical_keypoints(runs: Runs) -> None:
     a = (runs.first / CAM / KEYPOINTS_JSONL).read_bytes()
     b = (runs.second / CAM / KEYPOINTS_JSONL).read_bytes()
     assert a == b
+
+
+def test_faces_turned_away_are_hidden(runs: Runs) -> None:
+    """Self-occlusion: the nose of a person seen from behind is hidden by the head (1); the
+    nose of a person facing the camera and on its mask is visible (2). (In this run the people
+    in view walk away from the camera, so only the first half has cases: 31 noses.)"""
+    cam = runs.first / CAM
+    poses = {
+        float(row.split()[0]): np.array([float(v) for v in row.split()[1:4]])
+        for row in (cam / "groundtruth.txt").read_text().splitlines()
+        if row and not row.startswith("#")
+    }
+    masks = dict(read_list(cam / "instance.txt"))
+    away: list[int] = []
+    towards: list[int] = []
+    for t, people in read_keypoints(cam / KEYPOINTS_JSONL).items():
+        mask = cv2.imread(str(cam / masks[f"{t:.6f}"]), cv2.IMREAD_UNCHANGED)
+        for iid, person in people.items():
+            world = np.array(person["keypoints_world"])
+            u, v, vis = person["keypoints"][0:3]
+            if vis == 0:
+                continue
+            facing = world[0] - (world[3] + world[4]) / 2  # nose minus the ears' midpoint
+            to_camera = poses[t] - world[0]
+            cos = facing @ to_camera / np.linalg.norm(facing) / np.linalg.norm(to_camera)
+            if cos < -0.5:
+                away.append(vis)
+            elif cos > 0.5 and mask[round(v), round(u)] == iid:
+                towards.append(vis)
+    print(f"turned away: {len(away)} noses, turned towards: {len(towards)}")
+    assert len(away) >= 10
+    assert all(v == 1 for v in away)
+    assert sum(v == 2 for v in towards) >= 0.9 * len(towards)

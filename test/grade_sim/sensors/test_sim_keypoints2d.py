@@ -58,3 +58,14 @@ def test_instance_visibility_without_depth() -> None:
     assert out.source is VisibilitySource.INSTANCE
     with pytest.raises(ValueError, match="instance_ids"):
         project_keypoints(pts, np.zeros(3), EYE, K, W, H, None, mask)
+
+
+def test_depth_tolerance_per_keypoint() -> None:
+    """A face point just under the skin is hidden by the head in front of it; a joint deep in
+    the torso is not hidden by the torso's own surface."""
+    depth = np.full((H, W), 2.0, dtype=np.float32)
+    pts = np.array([[[0, 0, 2.1], [0, 0, 2.1]]])
+    out = project_keypoints(
+        pts, np.zeros(3), EYE, K, W, H, depth, None, None, np.array([0.05, 0.2])
+    )
+    assert out.visibility.tolist() == [[1, 2]]
