@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from numpy.typing import NDArray
@@ -294,74 +295,116 @@ def animal_part_poses(
 ) -> tuple[FloatArray, FloatArray]:
     """World poses of every part of the animals at physics step `step`: positions (A, 12, 3)
     and wxyz quaternions (A, 12, 4), part order PART_NAMES."""
-    n = len(specs)
-    pos = np.zeros((n, 12, 3))
-    quat = np.zeros((n, 12, 4))
-    for i, (spec, tl) in enumerate(zip(specs, timelines, strict=True)):
-        k = min(step, len(tl.heading_rad) - 1)
-        p, q = _pose_one(spec, tl.phase_rad[k], tl.amplitude[k], tl.run_blend[k], tl.graze_blend[k])
-        c, s = math.cos(tl.heading_rad[k]), math.sin(tl.heading_rad[k])
-        rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        pos[i] = p @ rot.T
-        pos[i, :, :2] += tl.position_xy[k]
-        half = 0.5 * tl.heading_rad[k]
-        q_heading = np.array([math.cos(half), 0.0, 0.0, math.sin(half)])
-        quat[i] = quat_mul(np.broadcast_to(q_heading, q.shape), q)
-    return pos, quat
+    if not specs:
+        return np.zeros((0, 12, 3)), np.zeros((0, 12, 4))
+    k = [min(step, len(tl.heading_rad) - 1) for tl in timelines]
+
+    def at(name: str) -> FloatArray:
+        return np.array([getattr(tl, name)[j] for tl, j in zip(timelines, k, strict=True)])
+
+    centres, quats = _pose_local(
+        _dims(specs), at("phase_rad"), at("amplitude"), at("run_blend"), at("graze_blend")
+    )
+    heading = at("heading_rad")
+    c, s = np.cos(heading)[:, None], np.sin(heading)[:, None]
+    pos = np.empty_like(centres)
+    xy = at("position_xy")
+    pos[..., 0] = xy[:, 0:1] + c * centres[..., 0] - s * centres[..., 1]
+    pos[..., 1] = xy[:, 1:2] + s * centres[..., 0] + c * centres[..., 1]
+    pos[..., 2] = centres[..., 2]
+    half = 0.5 * heading
+    zero = np.zeros_like(half)
+    q_heading = np.stack([np.cos(half), zero, zero, np.sin(half)], axis=-1)[:, None, :]
+    return pos, quat_mul(np.broadcast_to(q_heading, quats.shape), quats)
 
 
-def _pose_one(
-    spec: AnimalSpec, phase: float, amp: float, run: float, graze: float
+@lru_cache(maxsize=8)
+def _dims(specs: tuple[AnimalSpec, ...]) -> dict[str, FloatArray]:
+    """Scaled sizes of each animal (arrays over the animals), computed once per scene."""
+    rows = [
+        (
+            *(v * a.scale for v in a.anatomy.body_half),
+            a.anatomy.upper_leg * a.scale,
+            a.anatomy.lower_leg * a.scale,
+            a.anatomy.neck[0] * a.scale,
+            a.anatomy.head[0] * a.scale,
+            a.anatomy.tail[0] * a.scale,
+            a.anatomy.neck_up_rad,
+            a.scale,
+        )
+        for a in specs
+    ]
+    cols = np.array(rows).T
+    names = ("hx", "hy", "hz", "upper", "lower", "neck", "head", "tail", "neck_up", "scale")
+    return dict(zip(names, cols, strict=True))
+
+
+def _pose_local(
+    d: dict[str, FloatArray], phase: FloatArray, amp: FloatArray, run: FloatArray, graze: FloatArray
 ) -> tuple[FloatArray, FloatArray]:
-    """Part centres and orientations in the animal's frame (x forward, y left, z up)."""
-    a, s = spec.anatomy, spec.scale
-    hx, hy, hz = (v * s for v in a.body_half)
-    upper, lower = a.upper_leg * s, a.lower_leg * s
-    hip_z = upper + lower
+    """Part centres (A, 12, 3) and orientations (A, 12, 4) in each animal's frame (x forward,
+    y left, z up); the state arguments are arrays over the A animals."""
+    hx, hy, hz = d["hx"], d["hy"], d["hz"]
+    n = len(hx)
+    hip_z = d["upper"] + d["lower"]
     # A gallop rocks the barrel; the walk barely moves it. Only upwards: the legs are
     # straight at the lowest point, so the hooves never sink into the ground.
-    bob = (0.01 + 0.03 * run) * amp * 0.5 * (1.0 + math.cos(2 * phase)) * s
+    bob = (0.01 + 0.03 * run) * amp * 0.5 * (1.0 + np.cos(2 * phase)) * d["scale"]
     zc = hip_z + 0.35 * hz + bob
-    starts = np.zeros((12, 3))
-    ends = np.zeros((12, 3))
-    # Legs.
-    offset = _WALK_OFFSET + run * (_RUN_OFFSET - _WALK_OFFSET)
-    leg_phase = phase + 2 * math.pi * offset
-    swing = amp * (0.25 + 0.2 * run) * np.sin(leg_phase)
-    flex = amp * (0.35 + 0.45 * run) * np.clip(np.cos(leg_phase), 0.0, 1.0)
+    starts = np.zeros((n, 12, 3))
+    ends = np.zeros((n, 12, 3))
+    # Legs (A, 4).
+    offset = _WALK_OFFSET + run[:, None] * (_RUN_OFFSET - _WALK_OFFSET)
+    leg_phase = phase[:, None] + 2 * math.pi * offset
+    swing = (amp * (0.25 + 0.2 * run))[:, None] * np.sin(leg_phase)
+    flex = (amp * (0.35 + 0.45 * run))[:, None] * np.clip(np.cos(leg_phase), 0.0, 1.0)
+    zeros = np.zeros_like(swing)
     attach = np.stack(
-        [0.72 * hx * _LEG_FORE, 0.6 * hy * _LEG_LEFT, np.full(4, zc - 0.35 * hz)], axis=1
+        [
+            0.72 * hx[:, None] * _LEG_FORE,
+            0.6 * hy[:, None] * _LEG_LEFT,
+            np.broadcast_to((zc - 0.35 * hz)[:, None], swing.shape),
+        ],
+        axis=-1,
     )
-    d_upper = np.stack([np.sin(swing), np.zeros(4), -np.cos(swing)], axis=1)
-    knee = attach + d_upper * upper
+    d_upper = np.stack([np.sin(swing), zeros, -np.cos(swing)], axis=-1)
+    knee = attach + d_upper * d["upper"][:, None, None]
     lower_angle = swing - flex
-    d_lower = np.stack([np.sin(lower_angle), np.zeros(4), -np.cos(lower_angle)], axis=1)
-    hoof = knee + d_lower * lower
-    starts[3:11:2], ends[3:11:2] = attach, knee
-    starts[4:12:2], ends[4:12:2] = knee, hoof
+    d_lower = np.stack([np.sin(lower_angle), zeros, -np.cos(lower_angle)], axis=-1)
+    hoof = knee + d_lower * d["lower"][:, None, None]
+    starts[:, 3:11:2], ends[:, 3:11:2] = attach, knee
+    starts[:, 4:12:2], ends[:, 4:12:2] = knee, hoof
     # Neck and head: up while walking, lower while running, at the ground while grazing.
-    withers = np.array([0.85 * hx, 0.0, zc + 0.35 * hz])
-    neck_len, head_len = a.neck[0] * s, a.head[0] * s
+    withers = np.stack([0.85 * hx, np.zeros(n), zc + 0.35 * hz], axis=-1)
     head_down = -1.35  # the head hangs almost vertically to graze
-    sin_graze = (GRAZE_HEAD_CLEARANCE_M - withers[2] - head_len * math.sin(head_down)) / neck_len
-    neck_graze = math.asin(float(np.clip(sin_graze, -1.0, 1.0)))
-    neck_move = a.neck_up_rad - 0.4 * run
+    sin_graze = (GRAZE_HEAD_CLEARANCE_M - withers[:, 2] - d["head"] * math.sin(head_down)) / d[
+        "neck"
+    ]
+    neck_graze = np.arcsin(np.clip(sin_graze, -1.0, 1.0))
+    neck_move = d["neck_up"] - 0.4 * run
     neck_angle = neck_move + graze * (neck_graze - neck_move)
     head_move = -0.9  # below horizontal, as a horse carries it
     head_angle = head_move + graze * (head_down - head_move)
-    poll = withers + neck_len * np.array([math.cos(neck_angle), 0.0, math.sin(neck_angle)])
-    muzzle = poll + head_len * np.array([math.cos(head_angle), 0.0, math.sin(head_angle)])
-    starts[1], ends[1] = withers, poll
-    starts[2], ends[2] = poll, muzzle
+
+    def along(angle: FloatArray, length: FloatArray) -> FloatArray:
+        return np.stack([np.cos(angle), np.zeros(n), np.sin(angle)], axis=-1) * length[:, None]
+
+    poll = withers + along(neck_angle, d["neck"])
+    muzzle = poll + along(head_angle, d["head"])
+    starts[:, 1], ends[:, 1] = withers, poll
+    starts[:, 2], ends[:, 2] = poll, muzzle
     # Tail: hangs back and down, swishing sideways.
-    root = np.array([-0.95 * hx, 0.0, zc + 0.3 * hz])
-    swish = 0.25 * math.sin(0.5 * phase + 1.0) + 0.1 * math.sin(1.7 * phase)
-    tail_dir = np.array([-math.sin(0.45), math.sin(swish), -math.cos(0.45)])
-    starts[11] = root
-    ends[11] = root + a.tail[0] * s * tail_dir / np.linalg.norm(tail_dir)
+    root = np.stack([-0.95 * hx, np.zeros(n), zc + 0.3 * hz], axis=-1)
+    swish = 0.25 * np.sin(0.5 * phase + 1.0) + 0.1 * np.sin(1.7 * phase)
+    tail_dir = np.stack(
+        [np.full(n, -math.sin(0.45)), np.sin(swish), np.full(n, -math.cos(0.45))], axis=-1
+    )
+    tail_dir /= np.linalg.norm(tail_dir, axis=-1, keepdims=True)
+    starts[:, 11] = root
+    ends[:, 11] = root + tail_dir * d["tail"][:, None]
     centres = (starts + ends) / 2
-    quats = np.zeros((12, 4))
-    quats[1:] = _segment_quat(starts[1:] - ends[1:])
-    centres[0] = (0.0, 0.0, zc)
-    quats[0] = (1.0, 0.0, 0.0, 0.0)
+    quats = np.zeros((n, 12, 4))
+    quats[:, 1:] = _segment_quat(starts[:, 1:] - ends[:, 1:])
+    centres[:, 0] = np.stack([np.zeros(n), np.zeros(n), zc], axis=-1)
+    quats[:, 0] = (1.0, 0.0, 0.0, 0.0)
     return centres, quats
