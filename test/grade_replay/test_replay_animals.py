@@ -110,6 +110,7 @@ def test_record_stores_the_animal_timelines(recorded: Path) -> None:
                 np.testing.assert_array_equal(stored, getattr(timeline, key)[: len(stored)])
 
 
+@pytest.mark.slow
 def test_replay_is_exact_and_can_hide_the_zebras(recorded: Path, tmp_path: Path) -> None:
     again = replay_run(ReplayConfig(recorded, tmp_path / "again"))
     assert again.fidelity.exact
