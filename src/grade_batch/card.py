@@ -104,7 +104,8 @@ def dataset_card(
             f"Filters: at least {export.min_visible_px} visible pixels, occlusion proxy (1 - tight "
             f"box area / projected 3D box area) at most {export.max_occlusion}, frame stride "
             f"{export.frame_stride}. COCO masks are RLE (pycocotools); YOLO task "
-            f"`{export.yolo_task.value}`. No keypoints (the people have no skeleton yet).",
+            f"`{export.yolo_task.value}`. People carry COCO-17 keypoints where the runs wrote "
+            "them (docs/animals.md).",
             "",
         ]
         names = [c.name for c in export.categories]

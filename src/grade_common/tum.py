@@ -36,6 +36,7 @@ CAMERA_INFO_YAML = "camera_info.yaml"
 BOXES_2D_JSONL = "boxes2d.jsonl"  # per frame: tight (and loose) 2D boxes of visible actors
 BOXES_3D_JSONL = "boxes3d.jsonl"  # per frame: 3D boxes of visible actors
 OBJECT_POSES_JSONL = "object_poses.jsonl"  # per frame: 6D poses of loose objects (tabletop)
+KEYPOINTS_JSONL = "keypoints.jsonl"  # per frame: people's COCO-17 keypoints (3D world and 2D)
 POSE_COLUMNS = "# timestamp tx ty tz qx qy qz qw"
 LIST_COLUMNS = "# timestamp filename"
 Vector = Sequence[float] | FloatArray

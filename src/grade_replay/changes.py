@@ -44,6 +44,7 @@ DRAW_KEYS = (
     "environment",
     "people",
     "flying_objects",
+    "animals",
     "lights",
     "duration_s",
     "bootstrap_s",

@@ -13,6 +13,14 @@ from functools import cached_property
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
+from grade_sim.actors.animals import (
+    AnimalSpec,
+    AnimalTimeline,
+    animal_part_poses,
+    plan_animal_timeline,
+    random_animal,
+)
 from grade_sim.actors.crowd import Crowd, avoidance_decimation, known_through
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
@@ -56,6 +64,9 @@ from grade_sim.world.tabletop import load_tabletop_world
 
 ROBOT_CLEARANCE_M = 0.5
 _LOG = logging.getLogger(__name__)
+# The animals draw from their own SeedSequence child, keyed apart from spawn()'s 0, 1, 2, ...,
+# so adding animals leaves the world, people, objects and robots of a seed unchanged.
+ANIMALS_SPAWN_KEY = 1001
 
 
 @dataclass(frozen=True)
@@ -88,10 +99,16 @@ class Scene:
     # Reactive people: stepped by the simulator's loop, which fills person_timelines as it goes.
     crowd: Crowd | None = None
     placement: PlacementReport = field(default_factory=PlacementReport)
+    animals: tuple[AnimalSpec, ...] = ()
+    animal_timelines: tuple[AnimalTimeline, ...] = ()
 
     @property
     def n_actor_bodies(self) -> int:
-        return sum(len(p.body_names()) for p in self.people) + len(self.objects)
+        return (
+            sum(len(p.body_names()) for p in self.people)
+            + len(self.objects)
+            + len(self.animals) * len(ANIMAL_PART_NAMES)
+        )
 
     @cached_property
     def person_tracks(self) -> tuple[AnimationTrack, ...]:
@@ -164,7 +181,8 @@ class Scene:
         return coco17_world(joint_pos, joint_rot, scale)
 
     def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
-        """Poses of every actor body at physics step `step`: people's bodies, then objects."""
+        """Poses of every actor body at physics step `step`: people's bodies, then objects,
+        then animals' parts."""
         k = min(step, self.n_steps - 1)
         positions = []
         quats = []
@@ -186,6 +204,10 @@ class Scene:
         if self.objects:
             positions.append(np.array([t.position_xyz[k] for t in self.object_timelines]))
             quats.append(np.array([t.quat_wxyz[k] for t in self.object_timelines]))
+        if self.animals:
+            pos, quat = animal_part_poses(self.animals, self.animal_timelines, k)
+            positions.append(pos.reshape(-1, 3))
+            quats.append(quat.reshape(-1, 4))
         if not positions:
             return np.zeros((0, 3)), np.zeros((0, 4))
         return np.concatenate(positions), np.concatenate(quats)
@@ -242,6 +264,21 @@ def build_scene(scenario: Scenario) -> Scene:
         object_timelines.append(
             plan_object_timeline(
                 world.free_space, scenario.flying_objects, obj, n_steps, dt, objects_rng
+            )
+        )
+    animals_rng = np.random.default_rng(
+        np.random.SeedSequence(scenario.seed, spawn_key=(ANIMALS_SPAWN_KEY,))
+    )
+    animals = []
+    animal_timelines = []
+    for i in range(scenario.animals.count):
+        animal = random_animal(f"animal_{i}", next_id, scenario.animals, animals_rng)
+        instances[next_id] = InstanceInfo(next_id, animal.name, animal.kind.value)
+        next_id += 1
+        animals.append(animal)
+        animal_timelines.append(
+            plan_animal_timeline(
+                world.free_space, scenario.animals, animal, n_steps, dt, animals_rng
             )
         )
     robots_rng = np.random.default_rng(robots_ss)
@@ -312,6 +349,8 @@ def build_scene(scenario: Scenario) -> Scene:
         n_steps,
         crowd,
         placement,
+        tuple(animals),
+        tuple(animal_timelines),
     )
 
 

@@ -109,3 +109,29 @@ def test_merge_renumbers_and_prefixes(tiny_run: Path, tmp_path: Path) -> None:
 def test_export_settings_are_checked() -> None:
     with pytest.raises(Exception, match="max_occlusion: value 2"):
         replace(ExportSettings(), max_occlusion=2.0)
+
+
+def test_coco_keypoints_of_people(tiny_run: Path, tmp_path: Path) -> None:
+    """keypoints.jsonl becomes COCO keypoints: COCO's pixel convention (+0.5), zeros for
+    keypoints outside the image, 17 unlabelled keypoints for a person without a line."""
+    flat = [0.0] * 51
+    flat[0:3] = [12.0, 7.0, 2]  # nose, visible
+    flat[15:18] = [20.0, 13.0, 1]  # left shoulder, hidden
+    flat[18:21] = [55.0, 3.0, 0]  # right shoulder, outside (written as 0, 0, 0)
+    line = {"t": 0.1, "visibility_from": "depth", "people": [{"id": 5, "keypoints": flat}]}
+    (tiny_run / "gt/uav1/camera/keypoints.jsonl").write_text(json.dumps(line) + "\n")
+    out = tmp_path / "export"
+    export_sequence(tiny_run, out, "seq", ExportSettings(), tiny_run.parent)
+    doc = json.loads((out / "coco.json").read_text())
+    person, flying = doc["categories"]
+    assert person["keypoints"][0] == "nose"
+    assert len(person["keypoints"]) == 17
+    assert [1, 2] in person["skeleton"]
+    assert "keypoints" not in flying
+    first, box, second = doc["annotations"]
+    assert first["keypoints"][:3] == [12.5, 7.5, 2]
+    assert first["keypoints"][15:21] == [20.5, 13.5, 1, 0, 0, 0]
+    assert first["num_keypoints"] == 2
+    assert "keypoints" not in box
+    assert second["keypoints"] == [0] * 51
+    assert second["num_keypoints"] == 0

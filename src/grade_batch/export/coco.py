@@ -3,11 +3,14 @@
 One document per sequence (`image` ids and `annotation` ids from 1, file names relative to a
 root folder), merged per split by `merge`. Boxes are COCO `[x, y, width, height]` of the tight
 pixel bounds (x_max inclusive, so width = x_max - x_min + 1: what pycocotools computes from the
-mask); `area` is the mask's pixel count. No keypoints: the simulated people carry no skeleton yet.
+mask); `area` is the mask's pixel count. People carry COCO-17 `keypoints` (in COCO's pixel
+convention) and `num_keypoints` where the run wrote keypoints.jsonl; a category that matches the
+class `person` lists the COCO keypoint names and skeleton, as COCO's person category does.
 """
 
 from __future__ import annotations
 
+import fnmatch
 from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
@@ -18,6 +21,7 @@ from numpy.typing import NDArray
 from grade_batch.errors import ExportError
 from grade_batch.export.labels import FrameLabels
 from grade_batch.spec import Category
+from grade_common.keypoints import COCO17_NAMES, COCO17_SKELETON, PERSON_CLASS, to_coco_pixels
 
 INSTALL_HINT = "pip install pycocotools==2.0.11 (pinned in requirements/base.txt)"
 
@@ -38,10 +42,19 @@ def encode_rle(mask: NDArray[np.bool_]) -> dict[str, Any]:
 
 def categories_table(categories: tuple[Category, ...]) -> list[dict[str, Any]]:
     """COCO categories: id = position + 1 (the YOLO class index + 1)."""
-    return [
-        {"id": i + 1, "name": c.name, "supercategory": "dynamic", "classes": list(c.match)}
-        for i, c in enumerate(categories)
-    ]
+    table: list[dict[str, Any]] = []
+    for i, c in enumerate(categories):
+        entry: dict[str, Any] = {
+            "id": i + 1,
+            "name": c.name,
+            "supercategory": "dynamic",
+            "classes": list(c.match),
+        }
+        if any(fnmatch.fnmatchcase(PERSON_CLASS, pattern) for pattern in c.match):
+            entry["keypoints"] = list(COCO17_NAMES)
+            entry["skeleton"] = [list(edge) for edge in COCO17_SKELETON]
+        table.append(entry)
+    return table
 
 
 def coco_document(
@@ -77,6 +90,7 @@ def coco_document(
                     "iscrowd": 0,
                     "instance_id": inst.instance_id,
                     "occlusion": round(inst.occlusion, 6),
+                    **_keypoint_fields(inst.keypoints),
                 }
             )
     return {
@@ -85,6 +99,13 @@ def coco_document(
         "annotations": annotations,
         "categories": categories_table(categories),
     }
+
+
+def _keypoint_fields(flat: tuple[float, ...] | None) -> dict[str, Any]:
+    if flat is None:
+        return {}
+    coco = to_coco_pixels(list(flat))
+    return {"keypoints": coco, "num_keypoints": sum(1 for v in coco[2::3] if v > 0)}
 
 
 def merge(documents: Iterable[tuple[str, dict[str, Any]]], info: dict[str, Any]) -> dict[str, Any]:

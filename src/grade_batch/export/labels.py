@@ -24,6 +24,7 @@ from numpy.typing import NDArray
 from grade_batch.errors import ExportError
 from grade_batch.spec import Category, ExportSettings
 from grade_common import tum
+from grade_common.keypoints import COCO17_NAMES, PERSON_CLASS, read_keypoints
 from grade_common.rundir import RunLayout
 from grade_common.tum import ImageKind
 
@@ -38,6 +39,8 @@ class InstanceLabel:
     box_xyxy: tuple[int, int, int, int]  # tight, inclusive pixel bounds
     visible_px: int
     occlusion: float  # 1 - tight box area / loose box area (0 when no loose box)
+    # keypoints.jsonl's [u, v, vis] * 17 of a person (K's pixel convention); None: no skeleton
+    keypoints: tuple[float, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -114,6 +117,10 @@ def camera_frames(
     if not instance_list.is_file():
         raise ExportError(f"{folder}: no instance masks ({instance_list.name}); record them")
     boxes = _read_boxes(folder / tum.BOXES_2D_JSONL)
+    keypoints_file = folder / tum.KEYPOINTS_JSONL
+    keypoints = (
+        read_keypoints(keypoints_file, error=ExportError) if keypoints_file.is_file() else {}
+    )
     rgb_names = dict(tum.read_list(folder / tum.list_file(ImageKind.RGB), error=ExportError))
     frames = tum.read_list(instance_list, error=ExportError)
     for stamp, mask_name in frames[:: settings.frame_stride]:
@@ -136,7 +143,13 @@ def camera_frames(
             if occlusion > settings.max_occlusion:
                 continue
             xyxy = (int(box["x_min"]), int(box["y_min"]), int(box["x_max"]), int(box["y_max"]))
-            labels.append(InstanceLabel(iid, category, mask, xyxy, visible, occlusion))
+            skeleton = None
+            if keypoints_file.is_file() and classes.get(iid) == PERSON_CLASS:
+                # A person whose joints are all outside the image has no line entry: COCO
+                # still wants its 17 keypoints, all unlabelled.
+                person = keypoints.get(float(stamp), {}).get(iid)
+                skeleton = tuple(person["keypoints"]) if person else (0,) * 3 * len(COCO17_NAMES)
+            labels.append(InstanceLabel(iid, category, mask, xyxy, visible, occlusion, skeleton))
         height, width = mask_ids.shape
         yield FrameLabels(
             robot,

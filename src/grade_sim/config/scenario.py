@@ -117,6 +117,21 @@ class CrowdMode(enum.Enum):
     REACTIVE = "reactive"
 
 
+class AnimalKind(enum.Enum):
+    """Quadrupeds of the outdoor scenario (grade_sim.actors.animals has their proportions)."""
+
+    ZEBRA = "zebra"
+    HORSE = "horse"
+    GAZELLE = "gazelle"
+    DOG = "dog"
+
+
+class AnimalGait(enum.Enum):
+    WALK = "walk"
+    GRAZE = "graze"  # stand with the head down at the ground
+    RUN = "run"
+
+
 @dataclass(frozen=True)
 class ProceduralConfig:
     rooms_x: int = field(default=2, metadata=bounds(1, 6))
@@ -275,6 +290,42 @@ class FlyingObjectsConfig:
     def validate(self, path: str) -> None:
         for name in ("size_m", "speed_mps", "height_m"):
             _check_range_pair(getattr(self, name), f"{path}.{name}")
+
+
+@dataclass(frozen=True)
+class AnimalsConfig:
+    """Quadrupeds moving like the people (kinematic, drawn from the seed; see docs/animals.md).
+
+    Each animal's kind is drawn uniformly from `kinds` (list a kind twice to make it twice as
+    common); its size is the kind's size times a factor drawn from `size_scale`.
+    """
+
+    count: int = field(default=0, metadata=bounds(0, 64))
+    kinds: tuple[AnimalKind, ...] = (AnimalKind.ZEBRA, AnimalKind.GAZELLE)
+    gaits: tuple[AnimalGait, ...] = (AnimalGait.WALK, AnimalGait.GRAZE, AnimalGait.RUN)
+    size_scale: Range = field(default=(0.9, 1.1), metadata=bounds(0.3, 3.0))
+    walk_speed_mps: Range = field(default=(0.7, 1.4), metadata=bounds(0.1, 3.0))
+    run_speed_mps: Range = field(default=(3.0, 6.0), metadata=bounds(1.0, 15.0))
+    graze_s: Range = field(default=(3.0, 10.0), metadata=bounds(0.5, 600.0))
+    # Of the choices after each walk, run or graze: how often the next one is a run.
+    run_fraction: float = field(default=0.15, metadata=bounds(0.0, 1.0))
+    graze_fraction: float = field(default=0.4, metadata=bounds(0.0, 1.0))
+
+    def validate(self, path: str) -> None:
+        for name in ("size_scale", "walk_speed_mps", "run_speed_mps", "graze_s"):
+            _check_range_pair(getattr(self, name), f"{path}.{name}")
+        if not self.kinds:
+            raise ConfigError(f"{path}.kinds: list at least one of {[k.value for k in AnimalKind]}")
+        if AnimalGait.WALK not in self.gaits and self.count:
+            raise ConfigError(
+                f"{path}.gaits: must include 'walk' (animals walk between stops); "
+                f"got {[g.value for g in self.gaits]}"
+            )
+        if self.run_fraction + self.graze_fraction > 1.0:
+            raise ConfigError(
+                f"{path}: run_fraction + graze_fraction is "
+                f"{self.run_fraction + self.graze_fraction:g}; allowed at most 1 (the rest walks)"
+            )
 
 
 @dataclass(frozen=True)
@@ -493,6 +544,7 @@ class Scenario:
     environment: EnvironmentConfig = field(default_factory=EnvironmentConfig)
     people: PeopleConfig = field(default_factory=PeopleConfig)
     flying_objects: FlyingObjectsConfig = field(default_factory=FlyingObjectsConfig)
+    animals: AnimalsConfig = field(default_factory=AnimalsConfig)
     lights: LightsConfig = field(default_factory=LightsConfig)
     render: RenderConfig = field(default_factory=RenderConfig)
     rates: RatesConfig = field(default_factory=RatesConfig)

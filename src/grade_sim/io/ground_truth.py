@@ -186,6 +186,7 @@ class GroundTruthWriter:
         self._boxed_ids = (
             {p.instance_id for p in scene.people}
             | {o.instance_id for o in scene.objects}
+            | {a.instance_id for a in scene.animals}
             | {b.instance_id for b in self._static_boxes}
             | {b.instance_id for b in scene.world.free_bodies}
         )

@@ -15,6 +15,7 @@ import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
+from grade_sim.actors.animals import ANIMAL_STATE_KEYS
 from grade_sim.actors.people import PersonTimeline
 from grade_sim.config.scenario import (
     CrowdMode,
@@ -110,6 +111,9 @@ class ExperimentRecorder:
         for o, otl in zip(self.scene.objects, self.scene.object_timelines, strict=True):
             arrays[f"object/{o.name}/position_xyz"] = otl.position_xyz[:n]
             arrays[f"object/{o.name}/quat_wxyz"] = otl.quat_wxyz[:n]
+        for a, atl in zip(self.scene.animals, self.scene.animal_timelines, strict=True):
+            for key in ANIMAL_STATE_KEYS:
+                arrays[f"animal/{a.name}/{key}"] = getattr(atl, key)[:n]
         with StagedOutput(self.path, overwrite=True) as tmp, open(tmp, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
 

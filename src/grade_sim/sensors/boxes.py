@@ -11,6 +11,7 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.scene import Scene
 from grade_sim.world.model import FreeBody, World
@@ -40,10 +41,11 @@ class Box3D:
 
 
 def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box3D]:
-    """3D boxes of every person and flying object at a step.
+    """3D boxes of every person, animal and flying object at a step.
 
     People, in their heading frame: skinned people, the tight box of their skin's vertices;
     rigid-part people, the tight box of their parts inflated by the part radius.
+    animals: the tight box about the barrel, padded by its half width, down to the ground.
     `part_positions` is the first output of Scene.actor_body_poses for that step.
     """
     boxes: list[Box3D] = []
@@ -67,6 +69,18 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
         hi[2] = max(hi[2], person.height_m - pts.mean(axis=0)[2])
         center = pts.mean(axis=0) + rot @ ((lo + hi) / 2)
         boxes.append(Box3D(person.instance_id, center, hi - lo, rot))
+    animals_at = start + len(scene.objects)  # after the people's bodies and the objects
+    for i, (animal, atl) in enumerate(zip(scene.animals, scene.animal_timelines, strict=True)):
+        first = animals_at + i * len(ANIMAL_PART_NAMES)
+        pts = part_positions[first : first + len(ANIMAL_PART_NAMES)]
+        c, s = np.cos(atl.heading_rad[k]), np.sin(atl.heading_rad[k])
+        rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
+        local = (pts - pts[0]) @ rot  # about the barrel's centre, in the heading frame
+        pad = animal.anatomy.body_half[1] * animal.scale  # the barrel's half width
+        lo = local.min(axis=0) - pad
+        hi = local.max(axis=0) + pad
+        lo[2] = -pts[0, 2]  # hooves on the ground
+        boxes.append(Box3D(animal.instance_id, pts[0] + rot @ ((lo + hi) / 2), hi - lo, rot))
     for obj, otl in zip(scene.objects, scene.object_timelines, strict=True):
         h = np.asarray(obj.half_size)
         half = {

@@ -22,6 +22,7 @@ from grade_sim.actors.crowd import RobotObstacle
 from grade_sim.actors.robot_discs import below_heads, robot_radius_m
 from grade_sim.config.scenario import MotionMode, RobotConfig
 from grade_sim.engine.protocol import EngineBackend, RobotState
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.engine.registry import create_backend
 from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
@@ -114,9 +115,11 @@ class Simulator:
         self._step = 0
         self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
         # One label per actor body, in actor_body_poses order (people's parts, then objects).
-        self._actor_labels = [f"person {p.name}" for p in scene.people for _ in p.body_names()] + [
-            f"flying object {o.name}" for o in scene.objects
-        ]
+        self._actor_labels = (
+            [f"person {p.name}" for p in scene.people for _ in p.body_names()]
+            + [f"flying object {o.name}" for o in scene.objects]
+            + [f"{a.kind.value} {a.name}" for a in scene.animals for _ in ANIMAL_PART_NAMES]
+        )
         self.failure: SimulationUnstableError | None = None
         if scene.crowd is not None and scene.crowd.next_step != 1:
             raise SceneReuseError(

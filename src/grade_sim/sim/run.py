@@ -31,6 +31,7 @@ from grade_sim.engine.registry import create_backend, engine_log_in
 from grade_sim.errors import SimulationUnstableError
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.io.ground_truth import GroundTruthWriter
+from grade_sim.io.keypoint_writer import KeypointWriter
 from grade_sim.io.lidar_ground_truth import LidarGroundTruthWriter
 from grade_sim.io.record import ExperimentRecorder
 from grade_sim.io.run_dir import RunDirectory
@@ -162,6 +163,8 @@ def run_scenario(
                 root / GT_DIR, spec.scene, streams.start_step, rec.png_compression
             )
             recorders.append(gt)
+            if spec.scene.people:
+                recorders.append(KeypointWriter(root / GT_DIR, spec.scene, streams.start_step))
             if any(r.model.config.lidars for r in spec.scene.robots):
                 recorders.append(
                     LidarGroundTruthWriter(root / GT_DIR, spec.scene, streams.start_step)

@@ -25,11 +25,13 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_MJCAM, matrix_to_quat, quat_from_rpy, quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.body_mesh import Clothing, body_mesh, clothing_texture
 from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
+from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
@@ -436,6 +438,19 @@ class _SceneBuilder:
                 ObjectShape.ELLIPSOID: _g(h),
             }[obj.shape]
             self._add_mocap(obj.name, obj.instance_id, obj.shape.value, size, _g(obj.rgba))
+        for animal in self.scene.animals:
+            materials = animal_materials(self.spec, animal)
+            for part_name, (shape, size3), material in zip(
+                ANIMAL_PART_NAMES, animal.part_shapes(), materials, strict=True
+            ):
+                self._add_mocap(
+                    f"{animal.name}/{part_name}",
+                    animal.instance_id,
+                    shape,
+                    _g(size3, 6),
+                    None,
+                    material,
+                )
 
     def _add_skinned_person(
         self, name: str, instance_id: int, body: BodyParams, clothing: Clothing
@@ -470,9 +485,17 @@ class _SceneBuilder:
         self._skin_instances.append(instance_id)
 
     def _add_mocap(
-        self, name: str, instance_id: int, shape: str, size: list[float], rgba: list[float]
+        self,
+        name: str,
+        instance_id: int,
+        shape: str,
+        size: list[float],
+        rgba: list[float] | None,
+        material: str = "",
     ) -> None:
-        """An actor body: posed kinematically (mocap), seen by cameras, colliding with nothing."""
+        """An actor body: posed kinematically (mocap), seen by cameras, colliding with nothing.
+        Its colour is `rgba`, or with None its material's (MuJoCo lets a geom rgba override
+        the material's)."""
         body = self.spec.worldbody.add_body(name=name, mocap=True)
         self._geom(
             body,
@@ -480,9 +503,10 @@ class _SceneBuilder:
             f"i{instance_id}:{name}",
             type=_GEOM_TYPES[shape],
             size=_size3(size),
-            rgba=rgba,
             contype=0,
             conaffinity=0,
+            **({"rgba": rgba} if rgba is not None else {}),
+            **({"material": material} if material else {}),
         )
 
     # -- robots ------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.config.scenario import CameraConfig, Stream
 from grade_sim.engine.flow import PoseSnapshot, backward_flow
 from grade_sim.engine.normals import depth_normals, normals_camera
@@ -107,6 +108,7 @@ class MujocoEngine:
         # Mocap bodies in Scene.actor_body_poses order.
         names = [f"{p.name}/{part}" for p in scene.people for part in p.body_names()]
         names += [o.name for o in scene.objects]
+        names += [f"{a.name}/{part}" for a in scene.animals for part in ANIMAL_PART_NAMES]
         body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
         self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
         self._free_body_ids = np.array(
