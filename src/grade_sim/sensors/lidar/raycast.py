@@ -119,14 +119,19 @@ class InstanceScene:
         return hits
 
     def embree_hits(
-        self, origins: FloatArray, directions: FloatArray, range_max_m: float
+        self, origins: FloatArray, directions: FloatArray, range_max_m: float | FloatArray
     ) -> dict[str, NDArray[Any]]:
-        """Embree's own answer per ray (float32 rays): tfar, geomID (-1: none), primID, Ng."""
+        """Embree's own answer per ray (float32 rays): tfar, geomID (-1: none), primID, Ng.
+
+        range_max_m: one for every ray or one per ray."""
         n = len(origins)
+        # Embree writes the hit distances into this array: always a fresh one.
+        dists = np.empty(n, dtype=np.float32)
+        dists[:] = range_max_m
         res: dict[str, NDArray[Any]] = self._scene.run(
             np.ascontiguousarray(origins, dtype=np.float32),
             np.ascontiguousarray(directions, dtype=np.float32),
-            dists=np.full(n, range_max_m, dtype=np.float32),
+            dists=dists,
             output=1,
         )
         return res
