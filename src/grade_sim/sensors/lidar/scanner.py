@@ -21,6 +21,7 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarKind, LidarPreset
 from grade_sim.sensors.lidar.beams import BeamFiring, firing
+from grade_sim.sensors.lidar.divergence import Bundles, Footprint, combine, expand
 from grade_sim.sensors.lidar.part_atlas import PartAtlas
 from grade_sim.sensors.lidar.raycast import EmbreeDevice, Hits, InstanceMesh, InstanceScene
 
@@ -71,8 +72,11 @@ class ScanCaster:
         slices: int,
         rolling_shutter: bool,
         device: EmbreeDevice | None = None,
+        footprint: Footprint | None = None,
     ) -> None:
         self.table = table
+        self.footprint = footprint
+        self._bundles: Bundles | None = None
         self.device = device if device is not None else EmbreeDevice()
         self.static_meshes = tuple(static_meshes)
         self.static = InstanceScene(static_meshes, self.device)
@@ -89,6 +93,7 @@ class ScanCaster:
             [np.asarray(p.reflectivity, dtype=np.float64) for p in parts] or [np.zeros(0)]
         )
         self._pattern: _Pattern | None = None
+        self._beams = firing(table, 0)
         self._atlas = PartAtlas(
             [p.triangles for p in parts], self._part_centre, self._part_radius, self.device
         )
@@ -106,9 +111,13 @@ class ScanCaster:
         """The pattern, the sensor poses at its firing times, and the world rays."""
         if self._pattern is None or self.table.kind is LidarKind.SOLID_STATE:
             # Rotating lidars and 2D lasers repeat their pattern every sweep: computed once.
-            self._pattern = _Pattern.of(
-                firing(self.table, stamp_ns), self.rolling_shutter, self.slices
-            )
+            fire = firing(self.table, stamp_ns)
+            self._beams = fire
+            if self.footprint is not None:
+                # A divergent beam is a bundle of sub-rays: they are the rays cast.
+                self._bundles = expand(fire, self.footprint)
+                fire = self._bundles.fire
+            self._pattern = _Pattern.of(fire, self.rolling_shutter, self.slices)
         pattern = self._pattern
         pos, rot = sensor_pose_at(stamp_ns + pattern.times)
         origins = np.take(pos, pattern.inverse, axis=0)
@@ -131,9 +140,13 @@ class ScanCaster:
             near = self._parts_near_slices(pattern, pos, rot, stamp_ns, part_poses_at)
             if near is not None:
                 self._cast_parts(pattern, near, origins, dirs, hits)
+        if self._bundles is not None and self.footprint is not None:
+            hits = combine(hits, self._bundles, self.footprint)
         far = hits.range_m < self.table.range_min_m
         hits.range_m[far] = np.inf  # too close for the receiver: no return
-        return RawScan(stamp_ns, pattern.fire, pattern.offset, hits)
+        beams = self._beams
+        offset = beams.offset_ns if self.rolling_shutter else np.zeros_like(beams.offset_ns)
+        return RawScan(stamp_ns, beams, offset, hits)
 
     def _cast_parts(
         self,

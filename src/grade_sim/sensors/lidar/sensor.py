@@ -17,6 +17,7 @@ from grade_common.rotations import matrix_to_quat
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarConfig, RayDropKind
 from grade_sim.sensors.lidar.cloud import LidarScan, make_points
+from grade_sim.sensors.lidar.divergence import Footprint
 from grade_sim.sensors.lidar.learned_drop import LearnedRayDrop
 from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.returns import (
@@ -34,6 +35,18 @@ from grade_sim.sensors.lidar.scanner import (
     ScanCaster,
     SensorPoseAt,
 )
+
+
+def footprint_of(config: LidarConfig) -> Footprint | None:
+    """The beams' cone, or None for ideal thin rays (no divergence)."""
+    if config.beam_divergence_mrad <= 0.0:
+        return None
+    return Footprint(
+        config.beam_divergence_mrad * 1e-3,
+        config.beam_subrays,
+        config.echo_merge_m,
+        config.return_mode,
+    )
 
 
 def ray_drop_model(config: LidarConfig) -> RayDropModel:
@@ -71,6 +84,7 @@ class LidarSensor:
             parts,
             slices=config.actor_slices,
             rolling_shutter=config.rolling_shutter,
+            footprint=footprint_of(config),
         )
         self.drop = ray_drop_model(config)
         self.class_of_instance = class_of_instance
