@@ -31,6 +31,7 @@ POINT_DTYPE = np.dtype(
 )
 KITTI_BIN_DTYPE = np.dtype("<f4")  # (n, 4): x, y, z, intensity
 KITTI_LABEL_DTYPE = np.dtype("<u4")
+KITTI_TIME_DTYPE = np.dtype("<u4")  # point_times/<n>.bin: ns after the scan stamp
 
 
 @dataclass(frozen=True)
@@ -46,6 +47,10 @@ class LidarScan:
         p = self.points
         arr = np.stack([p["x"], p["y"], p["z"], p["intensity"]], axis=1).astype(KITTI_BIN_DTYPE)
         return arr.tobytes()
+
+    def point_times(self) -> bytes:
+        """Each point's firing time, ns after the stamp (grade_common.kitti point_times)."""
+        return self.points["t"].astype(KITTI_TIME_DTYPE).tobytes()
 
     def kitti_label(self) -> bytes:
         p = self.points
