@@ -73,16 +73,17 @@ class PartAtlas:
     ) -> PartHits:
         """Rays in their part's body frame (unit directions), each cast on its own part only,
         over [t_start, t_stop] (inside the part's bounding sphere)."""
-        start = origin_body + t_start[:, None] * direction_body + self.shift[part]
-        res = self._scene.embree_hits(start, direction_body, t_stop - t_start)
+        start = origin_body + t_start[:, None] * direction_body
+        start += self.shift[part]
+        d32 = direction_body.astype(np.float32)
+        res = self._scene.embree_hits(start, d32, t_stop - t_start)
         geom = res["geomID"]
         # A ray never leaves its part's sphere, so it can hit nothing else; checked anyway.
         which = np.flatnonzero(geom == part)
-        normal = res["Ng"][which]
-        d = direction_body[which]
-        dot = normal[:, 0] * d[:, 0] + normal[:, 1] * d[:, 1] + normal[:, 2] * d[:, 2]
-        norm = np.sqrt(np.einsum("nk,nk->n", normal, normal, dtype=np.float64))
-        cos = np.clip(np.abs(dot) / np.maximum(norm, 1e-30), 0.0, 1.0)
+        normal, d = res["Ng"][which], d32[which]
+        cos = np.abs(np.einsum("ij,ij->i", normal, d))
+        cos /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normal, normal)), np.float32(1e-30))
+        np.minimum(cos, np.float32(1.0), out=cos)
         return PartHits(
             which,
             t_start[which] + res["tfar"][which],
