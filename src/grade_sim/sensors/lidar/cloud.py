@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_common.types import FloatArray
+from grade_common.types import Float32Array, FloatArray
 
 POINT_DTYPE = np.dtype(
     [
@@ -59,7 +59,7 @@ class LidarScan:
 
 
 def make_points(
-    xyz: FloatArray,
+    xyz: FloatArray | Float32Array,
     intensity: FloatArray,
     offset_ns: NDArray[np.int64],
     ring: NDArray[np.uint16],
