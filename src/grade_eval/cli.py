@@ -220,18 +220,6 @@ def _cmd_gtmap(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists():
         raise EvalConfigError(f"--out {out}: exists already; choose a new path")
-    if args.lidar:
-        from grade_eval import gtmap_lidar
-
-        return gtmap_lidar.run(args, out)
-    robots = [args.robot] if args.robot else list_robots(args.run)
-    streams = [
-        CameraStream.open(args.run, robot, camera)
-        for robot in robots
-        for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))
-    ]
-    if not streams:
-        raise FormatError(f"{args.run}: no camera with groundtruth.txt under gt/<robot>/")
     dynamic = (
         dynamic_instance_ids(args.run, tuple(args.dynamic_classes.split(",")))
         if args.remove_dynamic
@@ -243,8 +231,20 @@ def _cmd_gtmap(args: argparse.Namespace) -> int:
         max_range_m=args.max_range,
         dynamic_ids=dynamic,
         pixel_stride=args.stride,
-        with_colors=not args.no_color,
+        with_colors=not args.no_color and not args.lidar,
     )
+    if args.lidar:
+        from grade_eval import gtmap_lidar
+
+        return gtmap_lidar.run(args, out, cfg)
+    robots = [args.robot] if args.robot else list_robots(args.run)
+    streams = [
+        CameraStream.open(args.run, robot, camera)
+        for robot in robots
+        for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))
+    ]
+    if not streams:
+        raise FormatError(f"{args.run}: no camera with groundtruth.txt under gt/<robot>/")
     num_frames = sum(len(s.depth) for s in streams)
     frames = tqdm(
         itertools.chain.from_iterable(

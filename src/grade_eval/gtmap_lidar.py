@@ -20,26 +20,14 @@ from grade_eval.core.lidar_map import build_lidar_map, mount_from_scans
 from grade_eval.errors import EvalConfigError
 from grade_eval.io.lidar_scans import LidarFolder, base_trajectory
 from grade_eval.io.pointcloud import read_map, write_map
-from grade_eval.io.run import dynamic_instance_ids
 
 
-def run(args: argparse.Namespace, out: Path) -> int:
+def run(args: argparse.Namespace, out: Path, cfg: GtMapConfig) -> int:
     robot, slash, lidar = str(args.lidar).partition("/")
     if not slash or not robot or not lidar:
         raise EvalConfigError(f"--lidar {args.lidar!r}: expected ROBOT/LIDAR, e.g. uav1/lidar")
     scans = LidarFolder.open(args.run, robot, lidar)
-    dynamic = (
-        dynamic_instance_ids(args.run, tuple(args.dynamic_classes.split(",")))
-        if args.remove_dynamic
-        else frozenset()
-    )
-    cfg = GtMapConfig(
-        voxel_size_m=args.voxel,
-        min_range_m=args.min_range,
-        max_range_m=args.max_range,
-        dynamic_ids=dynamic,
-        with_colors=False,
-    )
+    dynamic = cfg.dynamic_ids
     base = mount = None
     if not args.no_deskew:
         base = base_trajectory(args.run, robot)

@@ -57,30 +57,32 @@ ROBOT_DRAW_KEYS = ("name", "type", "start_xyz", "start_yaw", "motion", "body_siz
 
 
 @dataclass(frozen=True)
-class CameraChange:
-    """Set fields of camera `robot/camera`; a camera that does not exist yet is added."""
+class SensorChange:
+    """Set fields of sensor `robot/name`; a sensor that does not exist yet is added."""
 
     robot: str
-    camera: str
+    name: str
     values: tuple[tuple[str, Any], ...]
 
     @property
     def key(self) -> str:
-        return f"{self.robot}/{self.camera}"
+        return f"{self.robot}/{self.name}"
 
 
-@dataclass(frozen=True)
-class LidarChange:
-    """Set fields of lidar `robot/lidar`; a lidar that does not exist yet is added (GRADE:
-    "add a LiDAR and regenerate")."""
-
-    robot: str
-    lidar: str
-    values: tuple[tuple[str, Any], ...]
+class CameraChange(SensorChange):
+    """A camera's change (`--camera`)."""
 
     @property
-    def key(self) -> str:
-        return f"{self.robot}/{self.lidar}"
+    def camera(self) -> str:
+        return self.name
+
+
+class LidarChange(SensorChange):
+    """A lidar's change (`--lidar`; GRADE: "add a LiDAR and regenerate")."""
+
+    @property
+    def lidar(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -121,19 +123,15 @@ class ReplayChanges:
                 raise ReplayConfigError(f"rate {name}: {rate!r} Hz must be a positive number")
         if self.noise_seed is not None and not 0 <= self.noise_seed < 2**63:
             raise ReplayConfigError(f"noise_seed: {self.noise_seed!r} must be in [0, 2^63)")
-        for cam in self.cameras:
-            for key, _ in cam.values:
-                if key not in CAMERA_KEYS + MOUNT_KEYS:
+        sensors: list[tuple[str, SensorChange, tuple[str, ...]]]
+        sensors = [("camera", c, CAMERA_KEYS) for c in self.cameras]
+        sensors += [("lidar", c, LIDAR_KEYS) for c in self.lidars]
+        for kind, change, keys in sensors:
+            for key, _ in change.values:
+                if key not in keys + MOUNT_KEYS:
                     raise ReplayConfigError(
-                        f"camera {cam.key}: key {key!r} is unknown; allowed: "
-                        f"{', '.join(CAMERA_KEYS + MOUNT_KEYS)}"
-                    )
-        for lidar in self.lidars:
-            for key, _ in lidar.values:
-                if key not in LIDAR_KEYS + MOUNT_KEYS:
-                    raise ReplayConfigError(
-                        f"lidar {lidar.key}: key {key!r} is unknown; allowed: "
-                        f"{', '.join(LIDAR_KEYS + MOUNT_KEYS)}"
+                        f"{kind} {change.key}: key {key!r} is unknown; allowed: "
+                        f"{', '.join(keys + MOUNT_KEYS)}"
                     )
 
     def to_mapping(self) -> dict[str, Any]:
