@@ -131,15 +131,27 @@ class ScanCaster:
         return pattern, pos, rot, origins, dirs
 
     def cast(
-        self, stamp_ns: int, sensor_pose_at: SensorPoseAt, part_poses_at: PartPosesAt
+        self,
+        stamp_ns: int,
+        sensor_pose_at: SensorPoseAt,
+        part_poses_at: PartPosesAt,
+        deforming: Sequence[InstanceMesh] = (),
     ) -> RawScan:
-        """The scan whose first ray fires at stamp_ns."""
+        """The scan whose first ray fires at stamp_ns.
+
+        deforming: meshes whose vertices change from scan to scan (skinned bodies), in world
+        coordinates as posed for this scan (one pose per scan: no rolling shutter for them);
+        they get a fresh Embree scene per scan, cast only with the rays that pass through
+        their bounding spheres.
+        """
         pattern, pos, rot, origins, dirs = self._rays(stamp_ns, sensor_pose_at)
         hits = self.static.cast(origins, dirs, self.table.range_max_m)
         if self.parts:
             near = self._parts_near_slices(pattern, pos, rot, stamp_ns, part_poses_at)
             if near is not None:
                 self._cast_parts(pattern, near, origins, dirs, hits)
+        if deforming:
+            self._cast_deforming(deforming, origins, dirs, hits)
         if self._bundles is not None and self.footprint is not None:
             hits = combine(hits, self._bundles, self.footprint)
         far = hits.range_m < self.table.range_min_m
@@ -214,6 +226,38 @@ class ScanCaster:
         hits.reflectivity[idx] = self._part_reflectivity[
             self._part_first_row[part] + found.prim[first]
         ]
+
+    def _cast_deforming(
+        self,
+        meshes: Sequence[InstanceMesh],
+        origins: FloatArray,
+        dirs: FloatArray,
+        hits: Hits,
+    ) -> None:
+        scene = InstanceScene(meshes, self.device)
+        if scene.empty:
+            return
+        # Rays whose line passes through a mesh's bounding sphere in front of what the ray hit
+        # already (per mesh, so two people far apart do not make one huge sphere).
+        picked = []
+        for mesh in meshes:
+            verts = np.asarray(mesh.triangles, dtype=np.float64).reshape(-1, 3)
+            if not len(verts):
+                continue
+            centre = (verts.max(axis=0) + verts.min(axis=0)) / 2
+            radius = float(np.linalg.norm(verts - centre, axis=1).max())
+            oc = centre - origins
+            t_proj = np.einsum("nk,nk->n", oc, dirs)
+            d2 = np.einsum("nk,nk->n", oc, oc) - t_proj**2
+            picked.append(
+                np.flatnonzero(
+                    (d2 <= radius**2) & (t_proj + radius > 0) & (t_proj - radius < hits.range_m)
+                )
+            )
+        rows = np.unique(np.concatenate(picked)) if picked else np.zeros(0, dtype=np.int64)
+        if len(rows):
+            found = scene.cast(origins[rows], dirs[rows], self.table.range_max_m)
+            hits.take_nearer(found, rows)
 
     def _parts_near_slices(
         self,

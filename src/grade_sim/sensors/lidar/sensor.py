@@ -100,9 +100,14 @@ class LidarSensor:
         return self._dirs32[1]
 
     def scan(
-        self, stamp_ns: int, sensor_pose_at: SensorPoseAt, part_poses_at: PartPosesAt
+        self,
+        stamp_ns: int,
+        sensor_pose_at: SensorPoseAt,
+        part_poses_at: PartPosesAt,
+        deforming: Sequence[InstanceMesh] = (),
     ) -> ScanResult:
-        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at)
+        """One scan; `deforming`: see ScanCaster.cast."""
+        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at, deforming)
         hits = raw.hits
         n = len(hits.range_m)
         rng = np.random.default_rng([self.seed, stamp_ns])
