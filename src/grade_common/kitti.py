@@ -3,6 +3,9 @@
 A lidar folder `gt/<robot>/<lidar>/` holds:
   velodyne/<000000>.bin   float32 little endian, (n, 4): x, y, z, intensity (sensor frame, m)
   labels/<000000>.label   uint32 little endian, (n,): instance_id << 16 | class_id
+  point_times/<000000>.bin  uint32 little endian, (n,): each point's firing time in ns after
+                          the scan stamp (the PointCloud2 `t` field; a rolling-shutter scan's
+                          points are in the sensor frame at that time); not a KITTI file
   times.txt               scan stamps in seconds, one per line (KITTI)
   poses.txt               12 numbers per line: the 3x4 pose [R | t] of the sensor in `world`
                           at the scan stamp, row-major (KITTI odometry layout; the frame is
@@ -25,6 +28,8 @@ from grade_common.types import FloatArray
 
 SCANS_DIR = "velodyne"
 LABELS_DIR = "labels"
+POINT_TIMES_DIR = "point_times"
+POINT_TIME_DTYPE = np.dtype("<u4")
 TIMES_TXT = "times.txt"
 POSES_TXT = "poses.txt"
 GROUNDTRUTH_TXT = "groundtruth.txt"
@@ -49,6 +54,12 @@ def read_label(path: str | Path) -> tuple[NDArray[np.uint16], NDArray[np.uint16]
     """(instance ids, class ids) of a .label file."""
     label = np.fromfile(path, dtype=LABEL_DTYPE)
     return (label >> 16).astype(np.uint16), (label & 0xFFFF).astype(np.uint16)
+
+
+def read_point_times(path: str | Path) -> NDArray[np.uint32]:
+    """Per-point firing times (ns after the scan stamp) of a point_times/<n>.bin file."""
+    out: NDArray[np.uint32] = np.fromfile(path, dtype=POINT_TIME_DTYPE)
+    return out
 
 
 def pose_line(position: FloatArray, rotation: FloatArray) -> str:

@@ -17,6 +17,7 @@ from typing import Any
 
 import yaml
 
+from grade_common import kitti
 from grade_common.errors import FormatError, GradeError
 from grade_common.tum import GROUNDTRUTH_TXT, TRAJECTORY_TXT
 
@@ -76,8 +77,17 @@ class RunLayout:
         return sorted(p.parent.name for p in self.gt.glob(f"*/{TRAJECTORY_TXT}"))
 
     def cameras(self, robot: str) -> list[str]:
-        """Cameras of a robot with a groundtruth.txt, sorted."""
-        return sorted(p.parent.name for p in self.robot_dir(robot).glob(f"*/{GROUNDTRUTH_TXT}"))
+        """Cameras of a robot with a groundtruth.txt, sorted (lidar folders, which have one
+        too, are not cameras)."""
+        return sorted(
+            p.parent.name
+            for p in self.robot_dir(robot).glob(f"*/{GROUNDTRUTH_TXT}")
+            if not (p.parent / kitti.POSES_TXT).is_file()
+        )
+
+    def lidars(self, robot: str) -> list[str]:
+        """Lidars of a robot (folders in the grade_common.kitti layout), sorted."""
+        return sorted(p.parent.name for p in self.robot_dir(robot).glob(f"*/{kitti.POSES_TXT}"))
 
 
 def run_root_of(path: str | Path) -> Path | None:

@@ -220,14 +220,6 @@ def _cmd_gtmap(args: argparse.Namespace) -> int:
     out = Path(args.out)
     if out.exists():
         raise EvalConfigError(f"--out {out}: exists already; choose a new path")
-    robots = [args.robot] if args.robot else list_robots(args.run)
-    streams = [
-        CameraStream.open(args.run, robot, camera)
-        for robot in robots
-        for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))
-    ]
-    if not streams:
-        raise FormatError(f"{args.run}: no camera with groundtruth.txt under gt/<robot>/")
     dynamic = (
         dynamic_instance_ids(args.run, tuple(args.dynamic_classes.split(",")))
         if args.remove_dynamic
@@ -239,8 +231,20 @@ def _cmd_gtmap(args: argparse.Namespace) -> int:
         max_range_m=args.max_range,
         dynamic_ids=dynamic,
         pixel_stride=args.stride,
-        with_colors=not args.no_color,
+        with_colors=not args.no_color and not args.lidar,
     )
+    if args.lidar:
+        from grade_eval import gtmap_lidar
+
+        return gtmap_lidar.run(args, out, cfg)
+    robots = [args.robot] if args.robot else list_robots(args.run)
+    streams = [
+        CameraStream.open(args.run, robot, camera)
+        for robot in robots
+        for camera in ([args.camera] if args.camera else list_cameras(args.run, robot))
+    ]
+    if not streams:
+        raise FormatError(f"{args.run}: no camera with groundtruth.txt under gt/<robot>/")
     num_frames = sum(len(s.depth) for s in streams)
     frames = tqdm(
         itertools.chain.from_iterable(
@@ -418,6 +422,17 @@ def build_parser() -> argparse.ArgumentParser:
         "people, flying objects and robots",
     )
     p.add_argument("--no-color", action="store_true")
+    p.add_argument(
+        "--lidar",
+        metavar="ROBOT/LIDAR",
+        help="build the map from this lidar's scans (gt/ROBOT/LIDAR) instead of the cameras",
+    )
+    p.add_argument(
+        "--no-deskew",
+        action="store_true",
+        help="--lidar: put every point of a scan through the pose at the scan stamp",
+    )
+    p.add_argument("--reference", help="--lidar: score the map against this map (.ply/.pcd)")
     p.set_defaults(func=_cmd_gtmap)
 
     p = sub.add_parser("overlap", help="ground-plane IoU of two maps, or pick run pairs")

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import copy
 import math
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 import yaml
@@ -22,6 +22,7 @@ import yaml
 from grade_common.errors import ConfigError
 from grade_common.names import ROS_NAME_RULE, is_ros_name
 from grade_replay.errors import ReplayConfigError
+from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import (
     RatesConfig,
     Scenario,
@@ -33,6 +34,10 @@ from grade_sim.scene import RobotSetup, Scene
 
 # Camera fields a replay may set (`--camera robot/name:key=value,...`).
 CAMERA_KEYS = ("width", "height", "hfov_deg", "near_m", "far_m", "rate_hz", "streams")
+# Lidar fields a replay may set (`--lidar robot/name:key=value,...`): every scenario field.
+LIDAR_KEYS = tuple(f.name for f in fields(LidarConfig) if f.name not in ("name", "mount"))
+# Fields given as lists on the command line, items joined by '+'.
+LIST_KEYS = ("streams", "elevations_deg")
 MOUNT_KEYS = ("mount_x", "mount_y", "mount_z", "mount_roll", "mount_pitch", "mount_yaw")
 RATE_KEYS = tuple(f for f in RatesConfig.__dataclass_fields__ if f != "physics_hz")
 # Classes of instances that `--hide` accepts besides the scene's own labels.
@@ -53,16 +58,32 @@ ROBOT_DRAW_KEYS = ("name", "type", "start_xyz", "start_yaw", "motion", "body_siz
 
 
 @dataclass(frozen=True)
-class CameraChange:
-    """Set fields of camera `robot/camera`; a camera that does not exist yet is added."""
+class SensorChange:
+    """Set fields of sensor `robot/name`; a sensor that does not exist yet is added."""
 
     robot: str
-    camera: str
+    name: str
     values: tuple[tuple[str, Any], ...]
 
     @property
     def key(self) -> str:
-        return f"{self.robot}/{self.camera}"
+        return f"{self.robot}/{self.name}"
+
+
+class CameraChange(SensorChange):
+    """A camera's change (`--camera`)."""
+
+    @property
+    def camera(self) -> str:
+        return self.name
+
+
+class LidarChange(SensorChange):
+    """A lidar's change (`--lidar`; GRADE: "add a LiDAR and regenerate")."""
+
+    @property
+    def lidar(self) -> str:
+        return self.name
 
 
 @dataclass(frozen=True)
@@ -75,6 +96,8 @@ class ReplayChanges:
     hide_ids: tuple[int, ...] = ()
     cameras: tuple[CameraChange, ...] = ()
     remove_cameras: tuple[str, ...] = ()  # "robot/camera"
+    lidars: tuple[LidarChange, ...] = ()
+    remove_lidars: tuple[str, ...] = ()  # "robot/lidar"
     rates_hz: tuple[tuple[str, float], ...] = ()
     noise_seed: int | None = None
 
@@ -101,12 +124,15 @@ class ReplayChanges:
                 raise ReplayConfigError(f"rate {name}: {rate!r} Hz must be a positive number")
         if self.noise_seed is not None and not 0 <= self.noise_seed < 2**63:
             raise ReplayConfigError(f"noise_seed: {self.noise_seed!r} must be in [0, 2^63)")
-        for cam in self.cameras:
-            for key, _ in cam.values:
-                if key not in CAMERA_KEYS + MOUNT_KEYS:
+        sensors: list[tuple[str, SensorChange, tuple[str, ...]]]
+        sensors = [("camera", c, CAMERA_KEYS) for c in self.cameras]
+        sensors += [("lidar", c, LIDAR_KEYS) for c in self.lidars]
+        for kind, change, keys in sensors:
+            for key, _ in change.values:
+                if key not in keys + MOUNT_KEYS:
                     raise ReplayConfigError(
-                        f"camera {cam.key}: key {key!r} is unknown; allowed: "
-                        f"{', '.join(CAMERA_KEYS + MOUNT_KEYS)}"
+                        f"{kind} {change.key}: key {key!r} is unknown; allowed: "
+                        f"{', '.join(keys + MOUNT_KEYS)}"
                     )
 
     def to_mapping(self) -> dict[str, Any]:
@@ -124,6 +150,10 @@ class ReplayChanges:
             out["cameras"] = {c.key: dict(c.values) for c in self.cameras}
         if self.remove_cameras:
             out["remove_cameras"] = list(self.remove_cameras)
+        if self.lidars:
+            out["lidars"] = {c.key: dict(c.values) for c in self.lidars}
+        if self.remove_lidars:
+            out["remove_lidars"] = list(self.remove_lidars)
         if self.rates_hz:
             out["rates_hz"] = dict(self.rates_hz)
         if self.noise_seed is not None:
@@ -134,35 +164,50 @@ class ReplayChanges:
 # -- parsing of command-line forms --------------------------------------------------------------
 def parse_camera_change(text: str) -> CameraChange:
     """`robot/camera:key=value,key=value` (values as YAML; streams as rgb+depth)."""
+    return CameraChange(
+        *_parse_sensor_change(text, "--camera", "uav1/wide:width=320,height=240,hfov_deg=100")
+    )
+
+
+def parse_lidar_change(text: str) -> LidarChange:
+    """`robot/lidar:key=value,key=value` (values as YAML; elevations_deg as -10+0+10)."""
+    return LidarChange(
+        *_parse_sensor_change(text, "--lidar", "uav1/lidar:preset=hdl64e,rolling_shutter=true")
+    )
+
+
+def _parse_sensor_change(
+    text: str, option: str, example: str
+) -> tuple[str, str, tuple[tuple[str, Any], ...]]:
     head, sep, body = text.partition(":")
-    robot, slash, camera = head.partition("/")
-    if not slash or not robot or not camera:
+    robot, slash, sensor = head.partition("/")
+    kind = option.lstrip("-").upper()
+    if not slash or not robot or not sensor:
         raise ReplayConfigError(
-            f"--camera {text!r}: expected ROBOT/CAMERA:key=value,... e.g. "
-            "uav1/wide:width=320,height=240,hfov_deg=100"
+            f"{option} {text!r}: expected ROBOT/{kind}:key=value,... e.g. {example}"
         )
-    for part, name in (("ROBOT", robot), ("CAMERA", camera)):
-        # Both become folder names (gt/<robot>/<camera>) and topic names.
+    for part, name in (("ROBOT", robot), (kind, sensor)):
+        # Both become folder names (gt/<robot>/<sensor>) and topic names.
         if not is_ros_name(name):
             raise ReplayConfigError(
-                f"--camera {text!r}: {part} {name!r} is not a valid ROS name; use {ROS_NAME_RULE}"
+                f"{option} {text!r}: {part} {name!r} is not a valid ROS name; use {ROS_NAME_RULE}"
             )
     values: list[tuple[str, Any]] = []
     for item in body.split(",") if sep and body else []:
         key, eq, raw = item.partition("=")
         key = key.strip()
         if not eq or not key:
-            raise ReplayConfigError(f"--camera {text!r}: {item!r} is not key=value")
-        value: Any
-        if key == "streams":
-            value = [s.strip() for s in raw.split("+") if s.strip()]
-        else:
-            try:
-                value = yaml.safe_load(raw)
-            except yaml.YAMLError as err:
-                raise ReplayConfigError(f"--camera {text!r}: {key}={raw!r}: {err}") from err
+            raise ReplayConfigError(f"{option} {text!r}: {item!r} is not key=value")
+        try:
+            value: Any = (
+                [yaml.safe_load(s.strip()) for s in raw.split("+") if s.strip()]
+                if key in LIST_KEYS
+                else yaml.safe_load(raw)
+            )
+        except yaml.YAMLError as err:
+            raise ReplayConfigError(f"{option} {text!r}: {key}={raw!r}: {err}") from err
         values.append((key, value))
-    return CameraChange(robot, camera, tuple(values))
+    return robot, sensor, tuple(values)
 
 
 def parse_rgb(text: str) -> tuple[float, float, float]:
@@ -209,32 +254,15 @@ def apply_to_scenario(recorded: Scenario, changes: ReplayChanges) -> Scenario:
     data = copy.deepcopy(scenario_to_mapping(recorded))
     data["realtime"] = False
     for key in changes.remove_cameras:
-        robot, _, camera = key.partition("/")
-        r = _find_robot(data, robot, f"--remove-camera {key}")
-        names = [c["name"] for c in r["cameras"]]
-        if camera not in names:
-            raise ReplayConfigError(
-                f"--remove-camera {key}: camera {camera!r} is unknown on robot {robot!r}; "
-                f"cameras: {names}"
-            )
-        r["cameras"] = [c for c in r["cameras"] if c["name"] != camera]
+        _remove_sensor(data, "cameras", key, "--remove-camera")
+    for key in changes.remove_lidars:
+        _remove_sensor(data, "lidars", key, "--remove-lidar")
     for change in changes.cameras:
         r = _find_robot(data, change.robot, f"--camera {change.key}")
-        cams = {c["name"]: c for c in r["cameras"]}
-        cam = cams.get(change.camera)
-        if cam is None:
-            cam = {"name": change.camera}
-            r["cameras"].append(cam)
-        for key, value in change.values:
-            if key in MOUNT_KEYS:
-                mount = cam.setdefault("mount", {"xyz": [0.12, 0.0, 0.0]})
-                axis = MOUNT_KEYS.index(key)
-                part = "xyz" if axis < 3 else "rpy"
-                vec = list(mount.get(part, [0.0, 0.0, 0.0]))
-                vec[axis % 3] = value
-                mount[part] = vec
-            else:
-                cam[key] = value
+        _set_sensor(r, "cameras", change.camera, change.values, [0.12, 0.0, 0.0])
+    for lidar in changes.lidars:
+        r = _find_robot(data, lidar.robot, f"--lidar {lidar.key}")
+        _set_sensor(r, "lidars", lidar.lidar, lidar.values, [0.0, 0.0, 0.15])
     physics_hz = recorded.rates.physics_hz
     for name, rate in changes.rates_hz:
         if name == "physics_hz":
@@ -252,6 +280,42 @@ def apply_to_scenario(recorded: Scenario, changes: ReplayChanges) -> Scenario:
         raise ReplayConfigError(str(err)) from None
     check_draw_inputs_unchanged(recorded, scenario)
     return scenario
+
+
+def _remove_sensor(data: dict[str, Any], kind: str, key: str, option: str) -> None:
+    robot, _, name = key.partition("/")
+    r = _find_robot(data, robot, f"{option} {key}")
+    names = [c["name"] for c in r.get(kind, [])]
+    if name not in names:
+        raise ReplayConfigError(
+            f"{option} {key}: {kind[:-1]} {name!r} is unknown on robot {robot!r}; {kind}: {names}"
+        )
+    r[kind] = [c for c in r[kind] if c["name"] != name]
+
+
+def _set_sensor(
+    robot: dict[str, Any],
+    kind: str,
+    name: str,
+    values: tuple[tuple[str, Any], ...],
+    default_xyz: list[float],
+) -> None:
+    """Set fields of sensor `name` in robot[kind] (cameras, lidars), adding it if new."""
+    sensors = robot.setdefault(kind, [])
+    entry = next((c for c in sensors if c["name"] == name), None)
+    if entry is None:
+        entry = {"name": name}
+        sensors.append(entry)
+    for key, value in values:
+        if key in MOUNT_KEYS:
+            mount = entry.setdefault("mount", {"xyz": list(default_xyz)})
+            axis = MOUNT_KEYS.index(key)
+            part = "xyz" if axis < 3 else "rpy"
+            vec = list(mount.get(part, [0.0, 0.0, 0.0]))
+            vec[axis % 3] = value
+            mount[part] = vec
+        else:
+            entry[key] = value
 
 
 def check_draw_inputs_unchanged(recorded: Scenario, replayed: Scenario) -> None:

@@ -5,6 +5,7 @@ Examples:
   grade replay runs/demo --out runs/no_people --hide person
   grade replay runs/demo --out runs/dim --light-scale 0.5 --light-color 1,0.9,0.8
   grade replay runs/demo --out runs/wide --camera uav1/wide:width=320,height=240,hfov_deg=110
+  grade replay runs/demo --out runs/lidar --lidar uav1/lidar:preset=hdl64e,mount_z=0.2
   grade replay runs/demo --out runs/vel --mode velocity --rate imu_hz=120 --noise-seed 3
 """
 
@@ -19,10 +20,12 @@ from tqdm import tqdm
 from grade_common.signals import stopped_exit_code
 from grade_replay.changes import (
     CAMERA_KEYS,
+    LIDAR_KEYS,
     MOUNT_KEYS,
     RATE_KEYS,
     ReplayChanges,
     parse_camera_change,
+    parse_lidar_change,
     parse_rate,
     parse_rgb,
 )
@@ -93,6 +96,22 @@ def build_parser() -> argparse.ArgumentParser:
         help="drop a camera from the replay",
     )
     parser.add_argument(
+        "--lidar",
+        action="append",
+        type=parse_lidar_change,
+        default=[],
+        metavar="ROBOT/NAME:KEY=VALUE,...",
+        help="add a lidar (or change one) cast at the recorded poses; keys: "
+        f"{', '.join(LIDAR_KEYS + MOUNT_KEYS)} (elevations_deg as -10+0+10)",
+    )
+    parser.add_argument(
+        "--remove-lidar",
+        action="append",
+        default=[],
+        metavar="ROBOT/NAME",
+        help="drop a lidar from the replay",
+    )
+    parser.add_argument(
         "--rate",
         action="append",
         type=parse_rate,
@@ -134,6 +153,8 @@ def run(args: argparse.Namespace) -> int:
         hide_ids=tuple(args.hide_id),
         cameras=tuple(args.camera),
         remove_cameras=tuple(args.remove_camera),
+        lidars=tuple(args.lidar),
+        remove_lidars=tuple(args.remove_lidar),
         rates_hz=tuple(args.rate),
         noise_seed=args.noise_seed,
     )

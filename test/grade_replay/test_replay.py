@@ -17,7 +17,7 @@ from scipy.ndimage import binary_dilation
 from grade_cli.main import main as grade_main
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
 from grade_common.tum import tum_stamp
-from grade_replay.changes import CameraChange, ReplayChanges
+from grade_replay.changes import CameraChange, LidarChange, ReplayChanges
 from grade_replay.errors import ReplayConfigError
 from grade_replay.fidelity import base_poses
 from grade_replay.replay import (
@@ -448,3 +448,30 @@ def test_grade_replay_cli(
     assert code == 1
     assert "rates.physics_hz" in capsys.readouterr().err
     assert not (tmp_path / "x").exists()
+
+
+def test_added_lidar_scans_exactly_what_a_run_with_it_would_have(
+    tmp_path: Path, recorded: Path, replay: Callable[..., ReplayResult]
+) -> None:
+    # GRADE's "add a LiDAR and regenerate": the replay casts from the recorded poses, so its
+    # scans are byte for byte those of a run that carried the lidar from the start.
+    lidar = {"preset": "vlp16", "columns": 360, "mount": {"xyz": [0.0, 0.05, 0.2]}}
+    values = (("preset", "vlp16"), ("columns", 360), ("mount_y", 0.05), ("mount_z", 0.2))
+    result = replay(lidars=(LidarChange("uav1", "lidar", values),))
+    data = scenario_to_mapping(_small_scenario())
+    data["robots"][0]["lidars"] = [{"name": "lidar", **lidar}]
+    direct = run_scenario(scenario_from_mapping(data), tmp_path / "direct").path
+    got, want = result.path / "gt/uav1/lidar", direct / "gt/uav1/lidar"
+    scans = sorted(p.name for p in (want / "velodyne").iterdir())
+    assert len(scans) >= 3
+    assert sorted(p.name for p in (got / "velodyne").iterdir()) == scans
+    for name in ("poses.txt", "times.txt", "classes.yaml"):
+        assert (got / name).read_bytes() == (want / name).read_bytes(), name
+    for sub in ("velodyne", "labels"):
+        for p in (want / sub).iterdir():
+            assert (got / sub / p.name).read_bytes() == p.read_bytes(), f"{sub}/{p.name}"
+    # The people are in the scans (the actor poses come from the recorded draw too).
+    ids = np.concatenate([np.fromfile(p, dtype="<u4") >> 16 for p in (got / "labels").iterdir()])
+    people = {o.instance_id for o in build_scene(_small_scenario()).people}
+    assert people & set(ids.tolist())
+    assert yaml.safe_load((result.path / "run.yaml").read_text())["replay"]["changes"]["lidars"]

@@ -9,12 +9,14 @@ import pytest
 
 from grade_replay.changes import (
     CameraChange,
+    LidarChange,
     ReplayChanges,
     apply_to_scenario,
     apply_to_scene,
     check_draw_inputs_unchanged,
     hidden_instance_ids,
     parse_camera_change,
+    parse_lidar_change,
     parse_rate,
     parse_rgb,
 )
@@ -86,6 +88,12 @@ def test_parse_camera_change_reads_yaml_values_streams_and_mounts() -> None:
             lambda: ReplayChanges(cameras=(CameraChange("uav1", "c", (("zoom", 2),)),)),
             r"key 'zoom' is unknown",
         ),
+        (lambda: parse_lidar_change("lidar:preset=vlp16"), r"expected ROBOT/LIDAR"),
+        (lambda: parse_lidar_change("uav1/a b"), r"LIDAR 'a b' is not a valid ROS name"),
+        (
+            lambda: ReplayChanges(lidars=(LidarChange("uav1", "l", (("width", 2),)),)),
+            r"lidar uav1/l: key 'width' is unknown; allowed: preset",
+        ),
     ],
 )
 def test_bad_change_values_are_rejected(call: Any, match: str) -> None:
@@ -115,6 +123,18 @@ def test_bad_change_values_are_rejected(call: Any, match: str) -> None:
             r"robots\[0\].cameras\[0\].width: value 5 is out of range",
         ),
         (ReplayChanges(cameras=(CameraChange("uav1", "camera", (("rate_hz", 300),)),)), r"rate_hz"),
+        (
+            ReplayChanges(lidars=(LidarChange("uav1", "lidar", (("preset", "hdl65"),)),)),
+            r"robots\[0\]\.lidars\[0\]\.preset: unknown preset 'hdl65'",
+        ),
+        (
+            ReplayChanges(lidars=(LidarChange("uav1", "camera", ()),)),
+            r"lidars: names must differ",
+        ),
+        (
+            ReplayChanges(remove_lidars=("uav1/lidar",)),
+            r"--remove-lidar uav1/lidar: lidar 'lidar' is unknown on robot 'uav1'; lidars: \[\]",
+        ),
     ],
 )
 def test_apply_to_scenario_rejects_what_a_replay_cannot_do(
@@ -198,3 +218,22 @@ def test_to_mapping_lists_only_changes() -> None:
         hide_classes=("person",), noise_seed=3, rates_hz=(("imu_hz", 100.0),)
     ).to_mapping()
     assert mapping == {"hide_classes": ["person"], "noise_seed": 3, "rates_hz": {"imu_hz": 100.0}}
+
+
+def test_lidar_change_adds_a_lidar_and_leaves_the_scene_draw_unchanged() -> None:
+    change = parse_lidar_change(
+        "uav1/lidar:preset=custom,kind=rotating,elevations_deg=-10+0+10,columns=90,fov_deg=360,"
+        "rate_hz=10,range_min_m=0.1,range_max_m=30,beam_divergence_mrad=3,mount_z=0.3"
+    )
+    assert ("elevations_deg", [-10, 0, 10]) in change.values
+    recorded = _scenario()
+    replayed = apply_to_scenario(recorded, ReplayChanges(lidars=(change,)))
+    (lidar,) = replayed.robots[0].lidars
+    assert lidar.name == "lidar"
+    assert lidar.resolved().elevations_deg == (-10.0, 0.0, 10.0)
+    assert lidar.beam_divergence_mrad == 3.0
+    assert lidar.mount.xyz == (0.0, 0.0, 0.3)
+    _assert_same_draw(build_scene(recorded), build_scene(replayed))
+    # ... and removing it again gives back the recorded sensor set.
+    back = apply_to_scenario(replayed, ReplayChanges(remove_lidars=("uav1/lidar",)))
+    assert back.robots[0].lidars == ()

@@ -23,6 +23,14 @@ class LidarKind(enum.Enum):
     LASER_2D = "laser_2d"  # planar scanner (sensor_msgs/LaserScan)
 
 
+class ReturnMode(enum.Enum):
+    """Which echo of a divergent beam is reported when its sub-rays' echoes stay apart."""
+
+    STRONGEST = "strongest"
+    FIRST = "first"
+    LAST = "last"
+
+
 class RayDropKind(enum.Enum):
     NONE = "none"
     PHYSICS = "physics"  # range, incidence, reflectivity and a random baseline
@@ -102,6 +110,13 @@ class LidarConfig:
     ray_drop: RayDropKind = RayDropKind.PHYSICS
     drop_baseline: float = field(default=0.1, metadata=bounds(0.0, 1.0))
     ray_drop_model: str | None = None  # a file from `grade lidar fit-raydrop` (ray_drop: learned)
+    # Beam divergence (full cone angle; 0: ideal thin rays). Each beam is then cast as
+    # `beam_subrays` sub-rays whose echoes combine (grade_sim/sensors/lidar/divergence.py):
+    # echoes within `echo_merge_m` in range merge (mixed pixels), otherwise `return_mode` picks.
+    beam_divergence_mrad: float = field(default=0.0, metadata=bounds(0.0, 100.0))
+    beam_subrays: int = field(default=7, metadata=bounds(3, 64))
+    echo_merge_m: float = field(default=0.3, metadata=bounds(0.0, 100.0))
+    return_mode: ReturnMode = ReturnMode.STRONGEST
 
     def validate(self, path: str) -> None:
         if self.preset != CUSTOM and self.preset not in PRESETS:

@@ -28,6 +28,7 @@ class _LidarFiles:
         self.folder = folder
         (folder / kitti.SCANS_DIR).mkdir(parents=True, exist_ok=True)
         (folder / kitti.LABELS_DIR).mkdir(parents=True, exist_ok=True)
+        (folder / kitti.POINT_TIMES_DIR).mkdir(parents=True, exist_ok=True)
         (folder / kitti.CLASSES_YAML).write_text(
             yaml.safe_dump({i: name for name, i in sorted(classes.items(), key=lambda x: x[1])})
         )
@@ -44,6 +45,7 @@ class _LidarFiles:
         for sub, suffix, data in (
             (kitti.SCANS_DIR, ".bin", scan.kitti_bin()),
             (kitti.LABELS_DIR, ".label", scan.kitti_label()),
+            (kitti.POINT_TIMES_DIR, ".bin", scan.point_times()),
         ):
             with StagedOutput(self.folder / sub / f"{name}{suffix}", overwrite=True) as tmp:
                 tmp.write_bytes(data)

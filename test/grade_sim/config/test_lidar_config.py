@@ -59,6 +59,9 @@ def test_fields_override_the_preset_and_custom_tables_work(small_data: Callable[
         ({"preset": "custom", "columns": 10}, r"preset 'custom' needs \['kind', 'elevations_deg'"),
         ({"preset": "vlp16", "ray_drop": "learned"}, r"ray_drop_model: required"),
         ({"preset": "vlp16", "name": "a/b"}, r"name"),
+        ({"preset": "vlp16", "beam_divergence_mrad": -1.0}, r"beam_divergence_mrad.*-1\.0"),
+        ({"preset": "vlp16", "beam_subrays": 2}, r"beam_subrays.*2"),
+        ({"preset": "vlp16", "return_mode": "loudest"}, r"return_mode.*loudest"),
     ],
 )  # fmt: skip
 def test_bad_lidar_entries_say_what_is_wrong(

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_common.types import FloatArray
+from grade_common.types import Float32Array, FloatArray
 
 POINT_DTYPE = np.dtype(
     [
@@ -31,6 +31,7 @@ POINT_DTYPE = np.dtype(
 )
 KITTI_BIN_DTYPE = np.dtype("<f4")  # (n, 4): x, y, z, intensity
 KITTI_LABEL_DTYPE = np.dtype("<u4")
+KITTI_TIME_DTYPE = np.dtype("<u4")  # point_times/<n>.bin: ns after the scan stamp
 
 
 @dataclass(frozen=True)
@@ -47,6 +48,10 @@ class LidarScan:
         arr = np.stack([p["x"], p["y"], p["z"], p["intensity"]], axis=1).astype(KITTI_BIN_DTYPE)
         return arr.tobytes()
 
+    def point_times(self) -> bytes:
+        """Each point's firing time, ns after the stamp (grade_common.kitti point_times)."""
+        return self.points["t"].astype(KITTI_TIME_DTYPE).tobytes()
+
     def kitti_label(self) -> bytes:
         p = self.points
         label = (p["instance_id"].astype(np.uint32) << 16) | p["class_id"].astype(np.uint32)
@@ -54,7 +59,7 @@ class LidarScan:
 
 
 def make_points(
-    xyz: FloatArray,
+    xyz: FloatArray | Float32Array,
     intensity: FloatArray,
     offset_ns: NDArray[np.int64],
     ring: NDArray[np.uint16],

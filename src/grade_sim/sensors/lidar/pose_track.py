@@ -34,18 +34,20 @@ def slerp(q0: FloatArray, q1: FloatArray, alpha: FloatArray) -> FloatArray:
     """Quaternions (n, ..., 4) wxyz between q0[i] and q1[i] (n or 1, ..., 4) at alpha[i]."""
     q0 = np.asarray(q0, dtype=np.float64)
     q1 = np.asarray(q1, dtype=np.float64)
-    dot = np.sum(q0 * q1, axis=-1, keepdims=True)
-    q1 = np.where(dot < 0, -q1, q1)  # the short way round
-    dot = np.abs(dot)
-    theta = np.arccos(np.clip(dot, -1.0, 1.0))
-    a = np.asarray(alpha, dtype=np.float64).reshape(-1, *([1] * (q0.ndim - 1)))
+    # Weights per quaternion (shape without the last axis); the lidar slerps every moving part
+    # at every actor slice, so no (..., 4) temporaries but the final blend.
+    dot = np.einsum("...k,...k->...", q0, q1)
+    sign = np.where(dot < 0, -1.0, 1.0)  # the short way round
+    theta = np.arccos(np.minimum(np.abs(dot), 1.0))
+    a = np.asarray(alpha, dtype=np.float64).reshape(-1, *([1] * (q0.ndim - 2)))
     sin_t = np.sin(theta)
     small = sin_t < 1e-9
     safe = np.where(small, 1.0, sin_t)
     w0 = np.where(small, 1 - a, np.sin((1 - a) * theta) / safe)
-    w1 = np.where(small, a, np.sin(a * theta) / safe)
-    q = w0 * q0 + w1 * q1
-    out: FloatArray = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    w1 = np.where(small, a, np.sin(a * theta) / safe) * sign
+    q = w0[..., None] * q0 + w1[..., None] * q1
+    q /= np.sqrt(np.einsum("...k,...k->...", q, q))[..., None]
+    out: FloatArray = q
     return out
 
 

@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
-from grade_common.types import FloatArray
+from grade_common.types import Float32Array, FloatArray
 from grade_sim.errors import LidarError
 
 INSTALL_HINT = "pip install embreex==4.4.0.post1 (requirements/base.txt)"
@@ -93,40 +93,45 @@ class InstanceScene:
         hits = Hits.none(n)
         if self.empty or n == 0:
             return hits
-        res = self.embree_hits(origins, directions, range_max_m)
+        d32 = np.ascontiguousarray(directions, dtype=np.float32)
+        res = self.embree_hits(origins, d32, range_max_m)
         geom = res["geomID"]
-        hit_mask = geom >= 0
         # Indoors every ray hits the static world: views instead of gathers then.
         hit: slice | NDArray[np.int64] = slice(None)
-        if not hit_mask.all():
-            hit = np.flatnonzero(hit_mask)
+        if geom.min() < 0:
+            hit = np.flatnonzero(geom >= 0)
             if not len(hit):
                 return hits
         g = geom[hit]
-        # |cos| of the incidence from Embree's unnormalised geometric normal, written out per
-        # axis (the same sums as a norm and a dot product over the 3 components, without their
-        # per-call overhead on every ray).
-        normal = res["Ng"][hit].astype(np.float64)
-        nx, ny, nz = normal[:, 0], normal[:, 1], normal[:, 2]
-        d = directions[hit]
-        dot = nx * d[:, 0] + ny * d[:, 1] + nz * d[:, 2]
-        norm = np.sqrt(nx * nx + ny * ny + nz * nz)
-        cos = np.abs(dot) / np.maximum(norm, 1e-30)
+        # |cos| of the incidence from Embree's unnormalised geometric normal, in float32 (as
+        # Embree computes it): one row-wise dot product with the ray and one with itself.
+        normal, d = res["Ng"][hit], d32[hit]
+        cos = np.abs(np.einsum("ij,ij->i", normal, d))
+        cos /= np.maximum(np.sqrt(np.einsum("ij,ij->i", normal, normal)), np.float32(1e-30))
+        np.minimum(cos, np.float32(1.0), out=cos)
         hits.range_m[hit] = res["tfar"][hit]
         hits.instance_id[hit] = self._instance[g]
-        hits.cos_incidence[hit] = np.clip(cos, 0.0, 1.0)
+        hits.cos_incidence[hit] = cos
         hits.reflectivity[hit] = self._reflectivity[self._first_row[g] + res["primID"][hit]]
         return hits
 
     def embree_hits(
-        self, origins: FloatArray, directions: FloatArray, range_max_m: float
+        self,
+        origins: FloatArray | Float32Array,
+        directions: FloatArray | Float32Array,
+        range_max_m: float | FloatArray,
     ) -> dict[str, NDArray[Any]]:
-        """Embree's own answer per ray (float32 rays): tfar, geomID (-1: none), primID, Ng."""
+        """Embree's own answer per ray (float32 rays): tfar, geomID (-1: none), primID, Ng.
+
+        range_max_m: one for every ray or one per ray."""
         n = len(origins)
+        # Embree writes the hit distances into this array: always a fresh one.
+        dists = np.empty(n, dtype=np.float32)
+        dists[:] = range_max_m
         res: dict[str, NDArray[Any]] = self._scene.run(
             np.ascontiguousarray(origins, dtype=np.float32),
             np.ascontiguousarray(directions, dtype=np.float32),
-            dists=np.full(n, range_max_m, dtype=np.float32),
+            dists=dists,
             output=1,
         )
         return res

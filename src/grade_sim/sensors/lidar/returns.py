@@ -29,7 +29,10 @@ def noisy_range(range_m: FloatArray, sigma_m: float, rng: np.random.Generator) -
     """Range plus zero-mean Gaussian noise (never negative); sigma 0 draws nothing."""
     if sigma_m <= 0.0:
         return range_m.copy()
-    out: FloatArray = np.maximum(range_m + rng.normal(0.0, sigma_m, size=range_m.shape), 0.0)
+    # float32 draws: half the cost of float64 ones, far finer than any lidar's noise.
+    noise = rng.standard_normal(range_m.shape, dtype=np.float32)
+    noise *= np.float32(sigma_m)
+    out: FloatArray = np.maximum(range_m + noise, 0.0)
     return out
 
 
@@ -51,10 +54,16 @@ class PhysicsRayDrop:
     def drop_probability(
         self, range_m: FloatArray, cos_incidence: FloatArray, reflectivity: FloatArray
     ) -> FloatArray:
-        signal = reflectivity * cos_incidence * (self.range_max_m / np.maximum(range_m, 1e-6)) ** 2
-        p_weak = 1.0 / (1.0 + signal**4)
-        out: FloatArray = 1.0 - (1.0 - self.baseline) * (1.0 - p_weak)
-        return out
+        signal = reflectivity * cos_incidence
+        signal *= self.range_max_m**2
+        signal /= np.maximum(range_m, 1e-6) ** 2
+        s4 = signal * signal
+        s4 *= s4
+        # 1 - p_weak = s4 / (1 + s4), written out in place (one scan: 100k+ returns).
+        keep = s4 / (1.0 + s4)
+        keep *= -(1.0 - self.baseline)
+        keep += 1.0
+        return keep
 
 
 class NoRayDrop:
@@ -73,5 +82,5 @@ def sample_drops(
 ) -> NDArray[np.bool_]:
     """True where a return is dropped, drawn from the model's probability."""
     p = model.drop_probability(range_m, cos_incidence, reflectivity)
-    out: NDArray[np.bool_] = rng.random(len(range_m)) < p
+    out: NDArray[np.bool_] = rng.random(len(range_m), dtype=np.float32) < p
     return out

@@ -14,9 +14,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.rotations import matrix_to_quat
-from grade_common.types import FloatArray
+from grade_common.types import Float32Array, FloatArray
 from grade_sim.config.lidar import LidarConfig, RayDropKind
+from grade_sim.sensors.lidar.beams import BeamFiring
 from grade_sim.sensors.lidar.cloud import LidarScan, make_points
+from grade_sim.sensors.lidar.divergence import Footprint
 from grade_sim.sensors.lidar.learned_drop import LearnedRayDrop
 from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.returns import (
@@ -34,6 +36,18 @@ from grade_sim.sensors.lidar.scanner import (
     ScanCaster,
     SensorPoseAt,
 )
+
+
+def footprint_of(config: LidarConfig) -> Footprint | None:
+    """The beams' cone, or None for ideal thin rays (no divergence)."""
+    if config.beam_divergence_mrad <= 0.0:
+        return None
+    return Footprint(
+        config.beam_divergence_mrad * 1e-3,
+        config.beam_subrays,
+        config.echo_merge_m,
+        config.return_mode,
+    )
 
 
 def ray_drop_model(config: LidarConfig) -> RayDropModel:
@@ -71,31 +85,51 @@ class LidarSensor:
             parts,
             slices=config.actor_slices,
             rolling_shutter=config.rolling_shutter,
+            footprint=footprint_of(config),
         )
         self.drop = ray_drop_model(config)
         self.class_of_instance = class_of_instance
         self.seed = seed
+        self._dirs32: tuple[BeamFiring, Float32Array] | None = None
+
+    def _directions32(self, fire: BeamFiring) -> Float32Array:
+        """The firing's directions in float32 (the points' precision), kept while the pattern
+        repeats (every sweep of a rotating lidar)."""
+        if self._dirs32 is None or self._dirs32[0] is not fire:
+            self._dirs32 = (fire, fire.directions.astype(np.float32))
+        return self._dirs32[1]
 
     def scan(
-        self, stamp_ns: int, sensor_pose_at: SensorPoseAt, part_poses_at: PartPosesAt
+        self,
+        stamp_ns: int,
+        sensor_pose_at: SensorPoseAt,
+        part_poses_at: PartPosesAt,
+        deforming: Sequence[InstanceMesh] = (),
     ) -> ScanResult:
-        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at)
+        """One scan; `deforming`: see ScanCaster.cast."""
+        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at, deforming)
         hits = raw.hits
+        n = len(hits.range_m)
         rng = np.random.default_rng([self.seed, stamp_ns])
-        hit = np.flatnonzero(np.isfinite(hits.range_m))
-        rng_m = noisy_range(hits.range_m[hit], self.config.range_noise_m, rng)
-        cos, refl = hits.cos_incidence[hit], hits.reflectivity[hit]
-        dropped = sample_drops(self.drop, hits.range_m[hit], cos, refl, rng)
-        keep = hit[~dropped]
-        rng_m = rng_m[~dropped]
-        returned = np.zeros(len(hits.range_m), dtype=bool)
-        returned[keep] = True
-        inst = hits.instance_id[keep]
+        # Noise and drops are drawn for every ray, misses too (their range stays inf, their
+        # drop probability is 1): one compaction at the end instead of one per stage.
+        rng_m = noisy_range(hits.range_m, self.config.range_noise_m, rng)
+        dropped = sample_drops(self.drop, hits.range_m, hits.cos_incidence, hits.reflectivity, rng)
+        returned = ~dropped
+        returned &= hits.range_m < np.inf
+        keep = np.flatnonzero(returned)
+        if len(keep) == n:
+            keep_rows: slice | NDArray[np.int64] = slice(None)  # views, no gathers
+        else:
+            keep_rows = keep
+        inst = hits.instance_id[keep_rows]
+        xyz = self._directions32(raw.firing)[keep_rows]
+        xyz *= rng_m[keep_rows, None].astype(np.float32)
         points = make_points(
-            np.take(raw.firing.directions, keep, axis=0) * rng_m[:, None],
-            intensity(refl[~dropped], cos[~dropped]),
-            raw.offset_ns[keep],
-            raw.firing.ring[keep],
+            xyz,
+            intensity(hits.reflectivity[keep_rows], hits.cos_incidence[keep_rows]),
+            raw.offset_ns[keep_rows],
+            raw.firing.ring[keep_rows],
             self.class_of_instance[inst],
             inst,
         )

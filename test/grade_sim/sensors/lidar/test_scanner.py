@@ -209,3 +209,32 @@ def test_part_culling_never_loses_a_hit_of_a_brute_force_cast() -> None:
     assert np.isin(scan.hits.instance_id, np.arange(10, 18)).sum() > 200
     np.testing.assert_array_equal(scan.hits.instance_id, best.instance_id)
     np.testing.assert_allclose(scan.hits.range_m, best.range_m, rtol=1e-6)
+
+
+def test_a_deforming_mesh_is_seen_where_it_is_posed_and_hides_what_is_behind() -> None:
+    # A skinned body gives its posed triangles per scan: a 0.4 m wide box 3 m ahead, in front
+    # of the room's wall, and a second one that a moving part stands in front of.
+    t = table(elevations=(0.0,), columns=3600)
+    room = mesh(1, box_room(np.array([8.0, 8.0, 2.0])))
+    body = InstanceMesh(
+        20, tessellate.box(np.array([0.2, 0.2, 1.0])) + np.array([3.0, 0.0, 0.0]), np.full(12, 0.7)
+    )
+    hidden = InstanceMesh(
+        21, tessellate.box(np.array([0.2, 0.2, 1.0])) + np.array([0.0, 5.0, 0.0]), np.full(12, 0.7)
+    )
+    part = MovingPart.of(9, tessellate.box(np.array([0.3, 0.3, 1.0])), np.full(12, 0.8))
+
+    def part_at(t_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+        pos = np.tile([0.0, 2.0, 0.0], (len(t_ns), 1, 1))
+        return pos, np.tile(np.eye(3), (len(t_ns), 1, 1, 1))
+
+    caster = ScanCaster(t, [room], [part], slices=1, rolling_shutter=False)
+    scan = caster.cast(0, still(np.zeros(3)), part_at, [body, hidden])  # type: ignore[arg-type]
+    d, h = scan.firing.directions, scan.hits
+    ahead = np.abs(np.arctan2(d[:, 1], d[:, 0])) < np.arctan2(0.19, 2.8)
+    assert np.all(h.instance_id[ahead] == 20)
+    np.testing.assert_allclose(h.range_m[ahead] * d[ahead, 0], 2.8, atol=1e-4)
+    assert not np.any(h.instance_id == 21)  # behind the moving part, which is nearer
+    assert np.any(h.instance_id == 9)
+    without = caster.cast(0, still(np.zeros(3)), part_at)  # type: ignore[arg-type]
+    assert not np.any(without.hits.instance_id == 20)
