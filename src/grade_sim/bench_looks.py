@@ -16,12 +16,9 @@ from pathlib import Path
 import numpy as np
 
 from grade_sim.bench import default_scenario_path
-from grade_sim.config.scenario import Stream, load_scenario
+from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
-
-# The images of every frame (what a camera publishes and records).
-ALL_IMAGES = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
 
 VARIANTS: tuple[tuple[str, float, bool], ...] = (
     ("supersample 1", 1.0, False),
@@ -29,7 +26,6 @@ VARIANTS: tuple[tuple[str, float, bool], ...] = (
     ("supersample 2", 2.0, False),
     ("supersample 1.5 + shadows", 1.5, True),
 )
-
 
 
 def _variant(scene: Scene, supersample: float, shadows: bool) -> Scene:
@@ -70,11 +66,11 @@ def main(argv: list[str]) -> int:
     try:
         for r in range(args.rounds):
             for v, engine in enumerate(engines):
-                engine.render(setup.model.name, camera.name, ALL_IMAGES)  # context, warm
+                engine.render(setup.model.name, camera.name, IMAGE_STREAMS)  # context, warm
                 t0 = time.perf_counter()
                 for k in range(r * per_round, (r + 1) * per_round):
                     _pose(engine, scene, k, per_round * args.rounds)
-                    engine.render(setup.model.name, camera.name, ALL_IMAGES)
+                    engine.render(setup.model.name, camera.name, IMAGE_STREAMS)
                 seconds[v] += time.perf_counter() - t0
     finally:
         for engine in engines:

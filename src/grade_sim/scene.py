@@ -21,6 +21,7 @@ from grade_sim.actors.animals import (
     plan_animal_timeline,
     random_animal,
 )
+from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
 from grade_sim.actors.crowd import Crowd, avoidance_decimation, known_through
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
@@ -43,7 +44,6 @@ from grade_sim.actors.people import (
     part_poses,
     random_person,
 )
-from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
 from grade_sim.actors.placement import PlacementReport, crowd_planner, place_scripted_crowd
 from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
 from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
@@ -141,7 +141,16 @@ class Scene:
         cache = self._causal_tracks
         if end not in cache:
             cache.clear()  # runs go forward: only the current block is asked for again
-            prefixes = [PersonTimeline(*(a[: end + 1] for a in (t.position_xy, t.heading_rad, t.phase_rad, t.amplitude, t.motion))) for t in skinned]
+            prefixes = [
+                PersonTimeline(
+                    t.position_xy[: end + 1],
+                    t.heading_rad[: end + 1],
+                    t.phase_rad[: end + 1],
+                    t.amplitude[: end + 1],
+                    t.motion[: end + 1],
+                )
+                for t in skinned
+            ]
             cache[end] = tuple((t, animation_track(t, dt)) for t in prefixes)
         return cache[end]
 

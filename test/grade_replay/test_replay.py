@@ -458,7 +458,7 @@ def test_added_lidar_scans_exactly_what_a_run_with_it_would_have(
     lidar = {"preset": "vlp16", "columns": 360, "mount": {"xyz": [0.0, 0.05, 0.2]}}
     values = (("preset", "vlp16"), ("columns", 360), ("mount_y", 0.05), ("mount_z", 0.2))
     result = replay(lidars=(LidarChange("uav1", "lidar", values),))
-    data = scenario_to_mapping(_small_scenario())
+    data = scenario_to_mapping(small_scenario())
     data["robots"][0]["lidars"] = [{"name": "lidar", **lidar}]
     direct = run_scenario(scenario_from_mapping(data), tmp_path / "direct").path
     got, want = result.path / "gt/uav1/lidar", direct / "gt/uav1/lidar"
@@ -472,6 +472,6 @@ def test_added_lidar_scans_exactly_what_a_run_with_it_would_have(
             assert (got / sub / p.name).read_bytes() == p.read_bytes(), f"{sub}/{p.name}"
     # The people are in the scans (the actor poses come from the recorded draw too).
     ids = np.concatenate([np.fromfile(p, dtype="<u4") >> 16 for p in (got / "labels").iterdir()])
-    people = {o.instance_id for o in build_scene(_small_scenario()).people}
+    people = {o.instance_id for o in build_scene(small_scenario()).people}
     assert people & set(ids.tolist())
     assert yaml.safe_load((result.path / "run.yaml").read_text())["replay"]["changes"]["lidars"]

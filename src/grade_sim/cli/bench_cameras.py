@@ -21,7 +21,7 @@ from typing import Any
 
 from grade_common.schema import from_mapping
 from grade_sim.bench import default_scenario_path
-from grade_sim.config.scenario import CameraConfig, load_scenario
+from grade_sim.config.scenario import IMAGE_STREAMS, CameraConfig, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.optics.rig import build_rig
 from grade_sim.scene import build_scene
@@ -57,12 +57,12 @@ def main(argv: list[str]) -> int:
     engine = MujocoEngine(build_scene(scenario))
     try:
         for cam in cameras:  # warm-up: GL context, buffers, the rigs' fixed-point maps
-            engine.render(robot.name, cam.name, True, True, True)
+            engine.render(robot.name, cam.name, IMAGE_STREAMS)
         seconds = dict.fromkeys(MODELS, 0.0)
         for _ in range(args.frames):
             for cam in cameras:
                 t0 = time.perf_counter()
-                engine.render(robot.name, cam.name, True, True, True)
+                engine.render(robot.name, cam.name, IMAGE_STREAMS)
                 seconds[cam.name] += time.perf_counter() - t0
         print(
             f"{args.width}x{args.height}, RGB + depth + instances, supersample "
@@ -79,7 +79,7 @@ def main(argv: list[str]) -> int:
                 size = rig.views[0]
                 views = f"{len(rig.views)} x {size.width}x{size.height}"
                 frames = [
-                    engine.render(robot.name, f"{cam.name}/{v.name}", True, True, True)
+                    engine.render(robot.name, f"{cam.name}/{v.name}", IMAGE_STREAMS)
                     for v in rig.views
                 ]
                 t0 = time.perf_counter()

@@ -78,6 +78,10 @@ class Stream(enum.Enum):
     FLOW = "flow"
 
 
+# The images every camera renders by default (CameraConfig.streams): colour, depth, instances.
+IMAGE_STREAMS = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
+
+
 class CameraModel(enum.Enum):
     """The lens: how the published image maps rays to pixels (docs/cameras.md)."""
 

@@ -52,11 +52,9 @@ from grade_common.tum import (
     tum_pose_line,
     tum_stamp,
 )
-from grade_sim.config.scenario import Stream
+from grade_sim.config.scenario import CameraModel, Stream
 from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.engine.semantic import ClassTable
-from grade_sim.config.scenario import CameraModel
-from grade_sim.engine.protocol import RobotState
 from grade_sim.optics.lens import Lens, lens_of
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import (

@@ -18,11 +18,11 @@ import numpy as np
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.crowd import RobotObstacle
 from grade_sim.actors.robot_discs import below_heads, robot_radius_m
 from grade_sim.config.scenario import MotionMode, RobotConfig
 from grade_sim.engine.protocol import EngineBackend, RobotState
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.engine.registry import create_backend
 from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene

@@ -18,7 +18,7 @@ import numpy as np
 import pytest
 
 from grade_common.rotations import quat_to_matrix
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import CameraFrame
 from grade_sim.optics.lens import DepthKind, Lens, lens_of
@@ -142,7 +142,7 @@ def _render(engines: list[MujocoEngine], camera: dict[str, Any], points: np.ndar
     pos, quat = engine.camera_pose("uav1", camera["name"])
     np.testing.assert_allclose(pos, CAMERA_XYZ, atol=1e-9)
     np.testing.assert_allclose(quat_to_matrix(quat), R_WORLD_OPTICAL, atol=1e-9)
-    frame = engine.render("uav1", camera["name"], True, True, True)
+    frame = engine.render("uav1", camera["name"], IMAGE_STREAMS)
     lens = lens_of(engine.scene.robots[0].model.config.cameras[0])
     return Rendered(lens, frame, points)
 
@@ -290,7 +290,7 @@ def test_fisheye_has_no_seams_between_cube_faces(
     data["robots"][0]["cameras"] = [_camera(hfov_deg=180.0, model="equidistant", supersample=1.0)]
     engine = MujocoEngine(build_scene(scenario_from_mapping(data)))
     engines.append(engine)
-    frame = engine.render("uav1", "camera", True, False, True)
+    frame = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.INSTANCE}))
     rig = build_rig(engine.scene.robots[0].model.config.cameras[0])
     assert rig is not None
     assert frame.rgb is not None

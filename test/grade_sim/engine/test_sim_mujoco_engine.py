@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
-from grade_sim.config.scenario import Stream, scenario_from_mapping
+from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sensors.camera import intrinsics
@@ -162,7 +162,7 @@ def test_box_appears_where_the_intrinsics_put_it(
     engine = engine_of(scene)
     cam_cfg = scene.robots[0].model.config.cameras[0]
     k = intrinsics(cam_cfg)
-    frame = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    frame = engine.render("uav1", "camera", IMAGE_STREAMS)
     assert frame.rgb is not None
     assert frame.depth_m is not None
     assert frame.instance is not None
@@ -209,7 +209,7 @@ def test_depth_and_instance_agree_pixel_for_pixel(
 ) -> None:
     """Nothing but the box is in view: depth > 0 exactly where the mask says box."""
     engine = engine_of(box_scene(box_center_xyz=(2.5, -0.3, 0.9), box_half_xyz=(0.3, 0.4, 0.3)))
-    frame = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    frame = engine.render("uav1", "camera", IMAGE_STREAMS)
     assert frame.instance is not None
     assert frame.depth_m is not None
     box = frame.instance == TARGET_ID
@@ -223,11 +223,11 @@ def test_hidden_instances_disappear(
     box_scene: Callable[..., Scene], engine_of: Callable[[Scene], MujocoEngine]
 ) -> None:
     engine = engine_of(box_scene())
-    shown = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    shown = engine.render("uav1", "camera", IMAGE_STREAMS)
     assert shown.instance is not None
     assert (shown.instance == TARGET_ID).sum() > 50
     engine.set_hidden_instances(frozenset({TARGET_ID}))
-    hidden = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    hidden = engine.render("uav1", "camera", IMAGE_STREAMS)
     assert hidden.instance is not None
     assert hidden.depth_m is not None
     assert hidden.rgb is not None
@@ -235,7 +235,7 @@ def test_hidden_instances_disappear(
     assert not np.any(hidden.depth_m > 0)
     assert not np.array_equal(hidden.rgb, shown.rgb)
     engine.set_hidden_instances(frozenset())
-    again = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    again = engine.render("uav1", "camera", IMAGE_STREAMS)
     assert again.instance is not None
     assert again.rgb is not None
     assert shown.rgb is not None
@@ -247,7 +247,7 @@ def test_only_requested_streams_are_rendered(
     box_scene: Callable[..., Scene], engine_of: Callable[[Scene], MujocoEngine]
 ) -> None:
     engine = engine_of(box_scene())
-    full = engine.render("uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE}))
+    full = engine.render("uav1", "camera", IMAGE_STREAMS)
     depth_only = engine.render("uav1", "camera", frozenset({Stream.DEPTH}))
     assert depth_only.rgb is None
     assert depth_only.instance is None
@@ -353,9 +353,7 @@ def test_mesh_environment_renders_with_depth(
         }
     )
     scene = build_scene(scenario)
-    frame = engine_of(scene).render(
-        "uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
-    )
+    frame = engine_of(scene).render("uav1", "camera", IMAGE_STREAMS)
     assert frame.depth_m is not None
     assert frame.instance is not None
     (mesh,) = scene.world.meshes

@@ -10,7 +10,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from grade_sim.config.scenario import Stream, scenario_from_mapping
+from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
@@ -25,9 +25,6 @@ from grade_sim.world.model import (
     World,
 )
 from grade_sim.world.procedural import FLOOR_LOOKS, WALL_LOOKS
-
-# The images of every frame (what a camera publishes and records).
-ALL_IMAGES = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
 
 ROBOT_ID = 9
 FLAT_LIGHT = Ambience(ambient_rgb=(0.8, 0.8, 0.8), headlight_rgb=(0.0, 0.0, 0.0))
@@ -85,7 +82,6 @@ BOXES = (
 )
 
 
-
 @pytest.fixture
 def render() -> Iterator[Any]:
     engines: list[MujocoEngine] = []
@@ -93,7 +89,7 @@ def render() -> Iterator[Any]:
     def make(world: World, supersample: float) -> Any:
         engine = MujocoEngine(_scene(world, supersample))
         engines.append(engine)
-        return engine.render("uav1", "camera", ALL_IMAGES)
+        return engine.render("uav1", "camera", IMAGE_STREAMS)
 
     yield make
     for e in engines:

@@ -13,7 +13,7 @@ from scipy.spatial import cKDTree
 from grade_common.rotations import quat_to_matrix
 from grade_sim.actors.body_mesh import body_mesh, skin_vertices
 from grade_sim.actors.skeleton import rest_positions
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.config.scenario import IMAGE_STREAMS, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import MeshOwner
 from grade_sim.scene import Scene, build_scene
@@ -59,9 +59,9 @@ def test_the_skin_is_drawn_and_its_mask_is_exactly_where_it_is_drawn(
 ) -> None:
     scene, engine = facing
     person = scene.people[0].instance_id
-    seen = engine.render("uav1", "camera", rgb=True, depth=True, instance=True)
+    seen = engine.render("uav1", "camera", IMAGE_STREAMS)
     engine.set_hidden_instances(frozenset({person}))
-    hidden = engine.render("uav1", "camera", rgb=True, depth=True, instance=True)
+    hidden = engine.render("uav1", "camera", IMAGE_STREAMS)
     engine.set_hidden_instances(frozenset())
     assert seen.instance is not None
     assert seen.rgb is not None

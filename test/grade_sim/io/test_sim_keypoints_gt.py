@@ -122,7 +122,9 @@ def test_world_keypoints_follow_from_the_record(runs: Runs) -> None:
             i = index[person["name"]]
             for key in STATE_KEYS:
                 recorded = arrays[f"person/{person['name']}/{key}"][step]
-                np.testing.assert_array_equal(recorded, getattr(scene.person_timelines[i], key)[step])
+                np.testing.assert_array_equal(
+                    recorded, getattr(scene.person_timelines[i], key)[step]
+                )
             world = scene.person_keypoints_world(step)[i]
             np.testing.assert_allclose(person["keypoints_world"], world, atol=2e-6)
             checked += 1

@@ -15,10 +15,10 @@ from scipy.ndimage import label
 
 from grade_common.errors import ConfigError
 from grade_sim.config.scenario import (
+    IMAGE_STREAMS,
     EnvironmentKind,
     LightsConfig,
     OutdoorConfig,
-    Stream,
     load_scenario,
     scenario_from_mapping,
 )
@@ -205,9 +205,7 @@ def test_shipped_savanna_scenario_places_robots_on_the_loop_and_renders() -> Non
         loop = list(sim.scene.world.tour_xy)
         for k, robot in enumerate(sim.scene.robots):
             assert tuple(robot.start_xyz[:2]) == pytest.approx(loop[k])
-        frame = sim.backend.render(
-            "uav1", "camera", frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
-        )
+        frame = sim.backend.render("uav1", "camera", IMAGE_STREAMS)
     finally:
         sim.finish()
     assert frame.rgb is not None

@@ -341,9 +341,7 @@ class _SceneBuilder:
                 f"i{box.instance_id}:{box.name}",
                 pos=_g(box.center_xyz),
                 **shape,
-                material=self._box_material(
-                    box.name, box.material, main_face_m(box.half_size_xyz)
-                ),
+                material=self._box_material(box.name, box.material, main_face_m(box.half_size_xyz)),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )

@@ -543,4 +543,3 @@ def _skin_normals(points_cam: FloatArray, skin_ids: NDArray[np.int32]) -> NDArra
     n *= np.where(facing > 0, -1.0, 1.0)[..., None]
     out: NDArray[np.float32] = np.nan_to_num(n, nan=0.0).astype(np.float32)
     return out
-
