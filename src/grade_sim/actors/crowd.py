@@ -131,7 +131,12 @@ class Crowd:
         self._obstacle_radius_m = grid.resolution_m / math.sqrt(2.0)
         self.pref_speed = np.array([float(rng.uniform(*config.speed_mps)) for _ in range(n)])
         self.stride_m = STRIDE_PER_HEIGHT * np.asarray(heights_m, dtype=np.float64)
-        self.position_xy = np.array([sample_free_point(self.planning, rng) for _ in range(n)])
+        # Starts on the fine grid with one more cell of margin: the coarse planning grid's cells
+        # (and their jitter) reach within a few cm of furniture legs.
+        self._start_grid = grid.inflated(self.radius_m + grid.resolution_m)
+        if not (~self._start_grid.blocked).any():
+            self._start_grid = self.planning
+        self.position_xy = np.array([sample_free_point(self._start_grid, rng) for _ in range(n)])
         self.position_xy = self.position_xy.reshape(n, 2)
         self._separate_starts(start_clear_of)
         self.heading_rad = rng.uniform(-math.pi, math.pi, n)
@@ -396,7 +401,7 @@ class Crowd:
                 )
                 if free:
                     break
-                self.position_xy[i] = sample_free_point(self.planning, self._rng)
+                self.position_xy[i] = sample_free_point(self._start_grid, self._rng)
 
     # -- ORCA constraints -----------------------------------------------------------------------
     def _half_planes(self, robots: Sequence[RobotObstacle]) -> HalfPlanes:

@@ -150,7 +150,7 @@ def test_flow_follows_a_moving_body(engine_of: Callable[[Scene], MujocoEngine]) 
     scene = build_scene(
         scenario_from_mapping(
             {
-                "seed": 4,
+                "seed": 5,  # the camera sees all four objects (seed 4 now faces a furnished corner)
                 "duration_s": 2.0,
                 "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1}},
                 "people": {"count": 0},

@@ -29,6 +29,8 @@ def _scenario(robot: dict[str, Any]) -> dict[str, Any]:
         "people": {"count": 1},
         "flying_objects": {"count": 0},
         "lights": {"shadows": False},
+        # No antialiasing: the test compares where RGB changes with the exact mask.
+        "render": {"supersample": 1.0},
         "robots": [
             {"name": "uav1", "cameras": [{"name": "camera", "width": 160, "height": 120}], **robot}
         ],

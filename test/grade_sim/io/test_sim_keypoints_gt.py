@@ -37,7 +37,7 @@ class Runs:
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory: pytest.TempPathFactory, small_data: Callable[..., Any]) -> Runs:
     data = small_data(
-        seed=11,
+        seed=13,
         duration_s=1.0,
         environment={"procedural": {"rooms_x": 1, "rooms_y": 1}},
         people={"count": 6},

@@ -24,7 +24,13 @@ from grade_sim.actors.skeleton import rest_positions
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene
-from grade_sim.sensors.boxes import Box3D, actor_boxes, loose_box_2d, static_boxes
+from grade_sim.sensors.boxes import (
+    STRUCTURE_LABELS,
+    Box3D,
+    actor_boxes,
+    loose_box_2d,
+    static_boxes,
+)
 from grade_sim.sensors.camera import intrinsics
 from grade_sim.sensors.messages import typestore
 from grade_sim.sim.orchestrator import stamp_ns_of
@@ -340,7 +346,8 @@ def test_2d_boxes_are_tight_around_their_instance(run: Run) -> None:
     }
     furniture_ids = {b.instance_id for b in static_boxes(run.scene.world)}
     assert furniture_ids, "the procedural rooms have furniture"
-    assert all(run.scene.instances[i].label == "furniture" for i in furniture_ids)
+    # Furniture, chairs, doors, windows...: objects, never the room's structure.
+    assert not {run.scene.instances[i].label for i in furniture_ids} & STRUCTURE_LABELS
     boxed_ids = actor_ids | furniture_ids
     frames = [json.loads(line) for line in (cam / "boxes2d.jsonl").read_text().splitlines()]
     assert [f"{f['t']:.6f}" for f in frames] == [r[0] for r in tum_rows(cam / "rgb.txt")]
@@ -357,7 +364,8 @@ def test_2d_boxes_are_tight_around_their_instance(run: Run) -> None:
             ys, xs = np.nonzero(mask == box["id"])
             # All of the instance's pixels are inside, and each edge touches one of them.
             assert (xs.min(), ys.min(), xs.max(), ys.max()) == (x0, y0, x1, y1)
-    assert n_actor_boxes >= 3 * len(frames) - 1  # this seed keeps three actors in view
+    # This seed keeps actors in view: 45 boxes of the 5 actors in 16 frames.
+    assert n_actor_boxes >= 2 * len(frames)
 
 
 def test_3d_boxes_project_around_the_2d_boxes(run: Run) -> None:
@@ -408,7 +416,8 @@ def test_3d_boxes_contain_every_part_of_each_person(run: Run) -> None:
             skin = skin_vertices(mesh, rest_positions(person.body), joint_pos[i], joint_rot[i])
             local_skin = (skin - box.center_xyz) @ box.rotation_world_box
             assert np.all(np.abs(local_skin) <= box.size_xyz / 2 + 1e-9)
-            assert box.center_xyz[2] - box.size_xyz[2] / 2 == pytest.approx(0.0, abs=1e-9)
+            bottom = min(0.0, float(skin[:, 2].min()))  # on the ground, or the lowest sole
+            assert box.center_xyz[2] - box.size_xyz[2] / 2 == pytest.approx(bottom, abs=1e-9)
             assert box.size_xyz[2] >= person.height_m - 1e-9
 
 
