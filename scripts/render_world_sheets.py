@@ -25,18 +25,22 @@ TILE_WH = (480, 360)
 
 
 def _scene(environment: dict[str, Any], seed: int, people: int) -> Any:
+    import yaml
+
+    from grade_sim.bench import default_scenario_path
     from grade_sim.config.scenario import scenario_from_mapping
     from grade_sim.scene import build_scene
 
-    scenario = scenario_from_mapping(
-        {
-            "seed": seed,
-            "duration_s": 0.1,
-            "environment": environment,
-            "people": {"count": people},
-            "flying_objects": {"count": 0},
-        }
-    )
+    mapping: dict[str, Any] = {
+        "seed": seed,
+        "duration_s": 0.1,
+        "environment": environment,
+        "people": {"count": people},
+        "flying_objects": {"count": 0},
+    }
+    if "procedural" in environment:  # rooms lit as in the default scenario
+        mapping["lights"] = yaml.safe_load(default_scenario_path().read_text())["lights"]
+    scenario = scenario_from_mapping(mapping)
     return build_scene(scenario)
 
 
