@@ -11,6 +11,10 @@ the planar depth, taken into the frame of the geom it belongs to at t (every geo
 with its body), put back with that geom's pose at t-1 and projected with the camera pose at t-1.
 Occlusion is not checked: a point hidden at t-1 still has its flow. NaN where there is no
 surface, no previous frame, or the point was behind the previous camera.
+
+Skins (skinned people) deform, so no rigid frame carries their points: a skin pixel's point
+moves with the skin's nearest vertices (inverse-distance weights over SKIN_NEIGHBOURS of them),
+whose positions at t and t-1 are the ones MuJoCo drew.
 """
 
 from __future__ import annotations
@@ -20,10 +24,13 @@ from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.spatial import cKDTree
 
 from grade_common.types import FloatArray
 from grade_sim.engine.geom_frames import apply_per_geom
 from grade_sim.engine.pixels import pixel_grid, project
+
+SKIN_NEIGHBOURS = 4
 
 
 @dataclass(frozen=True)
@@ -34,6 +41,8 @@ class PoseSnapshot:
     r_world_optical: FloatArray  # (3, 3)
     geom_pos: FloatArray  # (ngeom, 3)
     geom_rot: FloatArray  # (ngeom, 3, 3)
+    # World vertices (V_s, 3) of every skin (by skin id) as drawn in this frame.
+    skin_vertices: tuple[FloatArray, ...] = ()
 
 
 def backward_flow(
@@ -69,3 +78,36 @@ def backward_flow(
     out[..., 0] = np.where(hit, u - uv_prev[..., 0], np.nan)
     out[..., 1] = np.where(hit, v - uv_prev[..., 1], np.nan)
     return out
+
+
+def skin_flow(
+    points_cam: FloatArray,
+    skin_ids: NDArray[np.integer[Any]],
+    k: FloatArray,
+    now: PoseSnapshot,
+    previous: PoseSnapshot | None,
+    out: NDArray[np.float32],
+) -> None:
+    """Write the flow of skin pixels into `out` (h, w, 2), see the module docstring.
+
+    Args:
+        skin_ids: (h, w) skin id of each pixel, -1 where it shows no skin.
+    """
+    if previous is None:
+        return
+    h, w = skin_ids.shape
+    u, v = pixel_grid(h, w)
+    for s in np.unique(skin_ids[skin_ids >= 0]):
+        sel = (skin_ids == s) & (points_cam[..., 2] > 0)
+        verts_now, verts_prev = now.skin_vertices[s], previous.skin_vertices[s]
+        world = points_cam[sel] @ now.r_world_optical.T + now.position_world_optical
+        dist, idx = cKDTree(verts_now).query(world, k=SKIN_NEIGHBOURS)
+        weights = 1.0 / np.maximum(dist, 1e-9)
+        weights /= weights.sum(axis=1, keepdims=True)
+        moved = np.einsum("nk,nkc->nc", weights, verts_prev[idx] - verts_now[idx])
+        before = (world + moved - previous.position_world_optical) @ previous.r_world_optical
+        with np.errstate(invalid="ignore", divide="ignore"):
+            uv_prev = project(before, k)
+        ok = before[:, 2] > 1e-9
+        out[sel, 0] = np.where(ok, u[sel] - uv_prev[:, 0], np.nan)
+        out[sel, 1] = np.where(ok, v[sel] - uv_prev[:, 1], np.nan)

@@ -185,3 +185,45 @@ def test_flow_follows_a_moving_body(engine_of: Callable[[Scene], MujocoEngine]) 
         previous = frame.instance
     assert checked > 100, "the flying objects must be seen moving"
     assert hits / checked > 0.9
+
+
+def test_flow_of_skinned_people_follows_their_skin(
+    engine_of: Callable[[Scene], MujocoEngine], small_scenario: Callable[..., Any]
+) -> None:
+    """Skins deform: the flow of a person's pixel is that of the skin around its point. At the
+    pixels where visible skin vertices project, it matches the vertices' own motion."""
+    scene = build_scene(small_scenario(seed=5))
+    engine = engine_of(scene)
+    k = intrinsics(scene.robots[0].model.config.cameras[0])
+    wanted = frozenset({Stream.FLOW, Stream.DEPTH, Stream.INSTANCE})
+    errors: list[float] = []
+    for first in (40, 80):
+        poses = []
+        for step in (first, first + 8):
+            engine.set_actor_poses(*scene.actor_body_poses(step))
+            engine.update_kinematic_sensors()
+            frame = engine.render("uav1", "camera", wanted)
+            pos, quat = engine.camera_pose("uav1", "camera")
+            poses.append((pos, quat_to_matrix(quat)))
+        assert frame.flow_px is not None
+        assert frame.depth_m is not None
+        assert frame.instance is not None
+        before, now = scene.person_skins_world(first), scene.person_skins_world(first + 8)
+        for person, v0, v1 in zip(scene.people, before, now, strict=True):
+            cam1 = (v1 - poses[1][0]) @ poses[1][1]
+            cam0 = (v0 - poses[0][0]) @ poses[0][1]
+            uv1 = cam1[:, :2] / cam1[:, 2:] * k[[0, 1], [0, 1]] + k[:2, 2]
+            uv0 = cam0[:, :2] / cam0[:, 2:] * k[[0, 1], [0, 1]] + k[:2, 2]
+            px = np.rint(uv1).astype(int)
+            inside = (cam1[:, 2] > 0.1) & (px[:, 0] >= 0) & (px[:, 0] < 160)
+            inside &= (px[:, 1] >= 0) & (px[:, 1] < 120)
+            px, uv0, uv1, z = px[inside], uv0[inside], uv1[inside], cam1[inside, 2]
+            on_person = frame.instance[px[:, 1], px[:, 0]] == person.instance_id
+            visible = on_person & (np.abs(frame.depth_m[px[:, 1], px[:, 0]] - z) < 0.01)
+            got = frame.flow_px[px[visible, 1], px[visible, 0]]
+            want = uv1[visible] - uv0[visible]
+            errors += np.linalg.norm(got - want, axis=1).tolist()
+    print(f"{len(errors)} visible skin vertices, median flow error {np.median(errors):.3f} px")
+    assert len(errors) > 50
+    assert not np.isnan(errors).any()
+    assert np.median(errors) < 0.3

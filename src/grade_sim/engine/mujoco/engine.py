@@ -22,7 +22,7 @@ from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matri
 from grade_common.types import FloatArray
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.config.scenario import CameraConfig, Stream
-from grade_sim.engine.flow import PoseSnapshot, backward_flow
+from grade_sim.engine.flow import PoseSnapshot, backward_flow, skin_flow
 from grade_sim.engine.normals import depth_normals, normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
@@ -381,6 +381,7 @@ class MujocoEngine:
                 quat_to_matrix(quat),
                 self.data.geom_xpos.copy(),
                 self.data.geom_xmat.reshape(-1, 3, 3).copy(),
+                self._skin_vertices() if Stream.FLOW in streams else (),
             )
             if Stream.NORMALS in streams:
                 normals = normals_camera(
@@ -398,6 +399,9 @@ class MujocoEngine:
             if Stream.FLOW in streams:
                 previous = self._flow_previous.get((robot, camera))
                 flow = backward_flow(points, geoms, self._intrinsics(slot), now, previous)
+                if skin.any():
+                    skin_ids = np.where(skin, -2 - geoms, -1)
+                    skin_flow(points, skin_ids, self._intrinsics(slot), now, previous, flow)
                 self._flow_previous[(robot, camera)] = now
         return CameraFrame(
             out_rgb,
@@ -444,6 +448,15 @@ class MujocoEngine:
                 lut[g.segid + 1] = -2 - g.objid
         out: NDArray[np.int32] = lut[np.clip(segid, 0, ngeom + 1)]
         return out, None if seg_depth is None else np.ascontiguousarray(seg_depth[::-1])
+
+    def _skin_vertices(self) -> tuple[FloatArray, ...]:
+        """World vertices of every skin as mjv_updateScene last placed them (by skin id)."""
+        vs = self._vscene
+        flat = np.asarray(vs.skinvert, dtype=np.float64)
+        return tuple(
+            flat[3 * int(a) : 3 * (int(a) + int(n))].reshape(-1, 3).copy()
+            for a, n in zip(vs.skinvertadr[: vs.nskin], vs.skinvertnum[: vs.nskin], strict=True)
+        )
 
     def _intrinsics(self, slot: _CameraSlot) -> FloatArray:
         """K of the rendered image, from the MuJoCo camera's own vertical field of view."""
