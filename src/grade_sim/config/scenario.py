@@ -280,6 +280,13 @@ class PeopleConfig:
                 f"{path}.motions: 'run' is not a stop to draw: people run when their speed "
                 f"(speed_mps) is above 2 m/s; got {[m.value for m in self.motions]}"
             )
+        if PersonMotion.SIT in self.motions:
+            # The clip exists (actors.motion); walking to a chair and sitting on it does not yet.
+            raise ConfigError(
+                f"{path}.motions: 'sit' is not available yet: people would sit in mid-air "
+                "(walking to the world's chairs is not implemented); allowed stops: stand, turn, "
+                f"wave, look, phone; got {[m.value for m in self.motions]}"
+            )
 
 
 @dataclass(frozen=True)

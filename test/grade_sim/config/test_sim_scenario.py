@@ -101,6 +101,10 @@ BAD = [
         {"people": {"motions": ["walk", "run"]}},
         r"people\.motions: 'run' is not a stop to draw: people run when their speed",
     ),
+    (
+        {"people": {"motions": ["walk", "sit"]}},
+        r"people\.motions: 'sit' is not available yet: people would sit in mid-air",
+    ),
     # --- min > max ranges
     (
         {"people": {"speed_mps": [1.4, 0.8]}},
