@@ -36,7 +36,8 @@ def contact_sheet(camera_dir: Path, out: Path, frames: int = 4, width: int = 320
     Raises:
         GradeError: the camera directory holds no frames.
     """
-    rgb_files = sorted((camera_dir / "rgb").glob("*.png"))
+    # Frame names are stamps in seconds: ordered by value ("14.0" comes after "9.9").
+    rgb_files = sorted((camera_dir / "rgb").glob("*.png"), key=lambda p: float(p.stem))
     if not rgb_files:
         raise GradeError(f"no RGB frames in {camera_dir / 'rgb'}")
     picks = [
