@@ -22,6 +22,8 @@ from grade_sim.actors.animals import (
     random_animal,
 )
 from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
+from grade_sim.actors.bvh import BvhMotion, RetargetedMotion, retarget
+from grade_sim.actors.clips import clip_duration_s, load_clips
 from grade_sim.actors.crowd import Crowd, avoidance_decimation, known_through
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
@@ -51,6 +53,7 @@ from grade_sim.config.scenario import (
     CrowdMode,
     EnvironmentKind,
     PersonBody,
+    PersonMotion,
     RobotKind,
     Scenario,
 )
@@ -101,6 +104,7 @@ class Scene:
     placement: PlacementReport = field(default_factory=PlacementReport)
     animals: tuple[AnimalSpec, ...] = ()
     animal_timelines: tuple[AnimalTimeline, ...] = ()
+    clips: tuple[BvhMotion, ...] = ()  # people.clips, parsed (when 'clip' is in people.motions)
 
     @property
     def n_actor_bodies(self) -> int:
@@ -163,7 +167,16 @@ class Scene:
         dt = self.scenario.physics_dt_s
         steps = np.array([k])
         inputs = [pose_inputs(t, track, dt, steps) for t, track in self._tracks_at(k)]
-        return pose(bodies, stack_inputs(inputs))
+        return pose(bodies, stack_inputs(inputs), self.person_clips)
+
+    @cached_property
+    def person_clips(self) -> tuple[tuple[RetargetedMotion, ...], ...]:
+        """people.clips retargeted onto every skinned person's skeleton."""
+        return tuple(
+            tuple(retarget(c, p.body) for c in self.clips)
+            for p in self.people
+            if p.body is not None
+        )
 
     @cached_property
     def person_meshes(self) -> tuple[SkinMesh, ...]:
@@ -329,16 +342,27 @@ def build_scene(scenario: Scenario) -> Scene:
     crowd = None
     placement = PlacementReport()
     starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots])
+    clips = load_clips(scenario.people) if PersonMotion.CLIP in scenario.people.motions else ()
+    durations = [clip_duration_s(c) for c in clips]
     if scenario.people.mode is CrowdMode.REACTIVE:
         heights = [p.height_m for p in people]
-        crowd = Crowd(world.free_space, scenario.people, heights, n_steps, dt, people_rng, starts)
+        crowd = Crowd(
+            world.free_space,
+            scenario.people,
+            heights,
+            n_steps,
+            dt,
+            people_rng,
+            starts,
+            durations,
+        )
         crowd.advance(0)
         timelines = crowd.timelines
     else:
         schedule = planned_robot_schedule(
             [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
         )
-        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts)
+        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts, durations)
         kept, timelines, placement = place_scripted_crowd(
             world, scenario.people, tuple(people), people_rng, schedule, planner
         )
@@ -360,6 +384,7 @@ def build_scene(scenario: Scenario) -> Scene:
         placement,
         tuple(animals),
         tuple(animal_timelines),
+        clips,
     )
 
 

@@ -82,8 +82,15 @@ class _Plan:
     target_heading: float = 0.0
     started_step: int = 0
     steered: bool = False  # walking to a goal set from outside: stand there afterwards
-    # STAND: what the person does standing (sit, wave, look, phone...: the skinned body's clip)
+    # STAND: what the person does standing (wave, look, phone, a BVH clip...: the body's clip)
     pause_motion: PersonMotion = PersonMotion.STAND
+    clip: int = 0  # pause_motion CLIP: which of people.clips
+
+    @property
+    def pause_code(self) -> int:
+        """The motion code of the pause (each BVH clip has its own)."""
+        extra = self.clip if self.pause_motion is PersonMotion.CLIP else 0
+        return MOTION_CODES[self.pause_motion] + extra
 
 
 class Crowd:
@@ -107,8 +114,10 @@ class Crowd:
         dt_s: float,
         rng: np.random.Generator,
         start_clear_of: Sequence[RobotObstacle] = (),
+        clip_durations_s: Sequence[float] = (),
     ) -> None:
         n = len(heights_m)
+        self._clip_durations_s = tuple(clip_durations_s)
         self.config = config
         self.n = n
         self.n_steps = n_steps
@@ -286,7 +295,7 @@ class Crowd:
         if self.n == 0:
             return
         self._turning = np.array([p.activity is Activity.TURN for p in self._plans], dtype=bool)
-        self._pause_code = np.array([MOTION_CODES[p.pause_motion] for p in self._plans])
+        self._pause_code = np.array([p.pause_code for p in self._plans])
         self._target_heading = np.array([p.target_heading for p in self._plans])
         planes = self._half_planes(robots)
         self.velocity_xy = choose_velocities(planes, preferred, self.pref_speed)
@@ -360,7 +369,12 @@ class Crowd:
                 target_heading=heading + turn,
                 started_step=step,
             )
-        steps = int(rng.uniform(*self.config.pause_s) / self.dt_s)
+        clip = 0
+        if motion is PersonMotion.CLIP:  # played once, whole
+            clip = int(rng.integers(len(self._clip_durations_s)))
+            steps = round(self._clip_durations_s[clip] / self.dt_s)
+        else:
+            steps = int(rng.uniform(*self.config.pause_s) / self.dt_s)
         return _Plan(
             Activity.STAND,
             [],
@@ -368,6 +382,7 @@ class Crowd:
             target_heading=heading,
             started_step=step,
             pause_motion=motion,
+            clip=clip,
         )
 
     def _walk_plan(self, i: int, goal_xy: FloatArray, step: int, steered: bool) -> _Plan:

@@ -19,6 +19,7 @@ the poses bit for bit.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, fields
 
 import numpy as np
@@ -26,22 +27,32 @@ from numpy.typing import NDArray
 from scipy.signal import lfilter
 
 from grade_common.types import FloatArray
-from grade_sim.actors.people import MOTION_CODES, STRIDE_PER_HEIGHT, PersonTimeline
+from grade_sim.actors.bvh import RetargetedMotion
+from grade_sim.actors.people import (
+    CLIP_CODE,
+    MOTION_CODES,
+    N_MOTION_CODES,
+    STRIDE_PER_HEIGHT,
+    PersonTimeline,
+)
 from grade_sim.actors.skeleton import (
     JOINT_INDEX,
     N_JOINTS,
     BodyParams,
     euler_to_matrix,
     forward_kinematics,
+    matrices_to_quats,
+    quats_to_matrices,
     rest_offsets,
 )
-from grade_sim.config.scenario import PersonMotion
+from grade_sim.config.scenario import MAX_CLIPS, PersonMotion
 
 BLEND_TAU_S = 0.35
 RUN_SPEED_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
 RUN_BLEND_MPS = 0.6
 ROLL_PER_M = 1.6  # heel-rise (rad) per metre the flat ankle would be behind PIVOT
-N_CODES = max(MOTION_CODES.values()) + 1
+N_CODES = N_MOTION_CODES
+CLIP_MIN_WEIGHT = 1e-6  # a BVH clip fading out below this weight no longer plays
 FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
 J = JOINT_INDEX
 
@@ -54,6 +65,7 @@ class AnimationTrack:
     speed_mps: FloatArray  # (n,) smoothed ground speed
     touchdown: NDArray[np.int64]  # (n, 2) step of each foot's (left, right) last touchdown
     next_touchdown: NDArray[np.int64]  # (n, 2) step of its next touchdown (itself if none)
+    clip_start: NDArray[np.int64]  # (n, MAX_CLIPS) step each BVH clip last started; -1: not yet
 
 
 @dataclass(frozen=True)
@@ -74,6 +86,7 @@ class PoseInputs:
     next_xy: FloatArray  # (N, 2, 2)
     next_heading: FloatArray  # (N, 2)
     next_amplitude: FloatArray  # (N, 2)
+    clip_time_s: FloatArray  # (N, MAX_CLIPS) seconds since each BVH clip last started
 
 
 def pose_inputs(
@@ -96,6 +109,7 @@ def pose_inputs(
         timeline.position_xy[nx],
         timeline.heading_rad[nx],
         timeline.amplitude[nx],
+        np.maximum(k[:, None] - track.clip_start[k], 0) * dt_s,
     )
 
 
@@ -134,7 +148,12 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
         last = np.searchsorted(starts[:-1], steps, side="right") - 1
         touchdown[:, foot] = starts[last]
         following[:, foot] = starts[last + 1]
-    return AnimationTrack(weights, speed, touchdown, following)
+    clip_start = np.empty((n, MAX_CLIPS), dtype=np.int64)
+    for c in range(MAX_CLIPS):
+        on = codes == CLIP_CODE + c
+        begins = on & ~np.concatenate([[False], on[:-1]])
+        clip_start[:, c] = np.maximum.accumulate(np.where(begins, steps, -1))
+    return AnimationTrack(weights, speed, touchdown, following, clip_start)
 
 
 def _leg_ik(
@@ -150,10 +169,16 @@ def _leg_ik(
     return hip, knee
 
 
-def pose(bodies: list[BodyParams], inp: PoseInputs) -> tuple[FloatArray, FloatArray]:
+def pose(
+    bodies: list[BodyParams],
+    inp: PoseInputs,
+    clips: Sequence[Sequence[RetargetedMotion]] = (),
+) -> tuple[FloatArray, FloatArray]:
     """World joint positions (N, J, 3) and rotations (N, J, 3, 3) of N people at one instant.
 
     `inp` from pose_inputs / stack_inputs; its time_s drives the idle, look and wave cycles.
+    `clips[i]`: person i's BVH clips (people.clips retargeted onto their skeleton), needed when
+    a clip's weight is not zero.
     """
     position_xy, heading_rad, phase_rad = inp.position_xy, inp.heading_rad, inp.phase_rad
     speed_mps = inp.speed_mps
@@ -319,7 +344,46 @@ def pose(bodies: list[BodyParams], inp: PoseInputs) -> tuple[FloatArray, FloatAr
     for side, r in hip_rot.items():
         rot[:, J["hip_" + side]] = r
     root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)
+    w_clip = w[:, CLIP_CODE : CLIP_CODE + MAX_CLIPS]
+    if np.any(w_clip > CLIP_MIN_WEIGHT):
+        _blend_clips(rot, root, heading_rad, w_clip, inp.clip_time_s, clips)
     return forward_kinematics(offsets, rot, root)
+
+
+def _blend_clips(
+    rot: FloatArray,
+    root: FloatArray,
+    heading_rad: FloatArray,
+    weights: FloatArray,
+    time_s: FloatArray,
+    clips: Sequence[Sequence[RetargetedMotion]],
+) -> None:
+    """Blend BVH clips into local rotations `rot` (N, J, 3, 3) and pelvis heights `root[:, 2]`
+    in place, by weight: normalised sums of sign-aligned quaternions. A clip plays in place:
+    its pelvis turns with the person's heading and keeps the clip's height, not its travel."""
+    playing = weights > CLIP_MIN_WEIGHT
+    for i in (int(v) for v in np.flatnonzero(np.any(playing, axis=1))):
+        used = [int(c) for c in np.flatnonzero(playing[i])]
+        if i >= len(clips) or len(clips[i]) <= max(used):
+            raise ValueError(
+                "pose: a BVH clip is playing but its retargeted motion was not given (clips)"
+            )
+        rest = 1.0 - float(weights[i, used].sum())
+        q = matrices_to_quats(rot[i]) * rest
+        base = q.copy()
+        z = root[i, 2] * rest
+        for c in used:
+            clip = clips[i][c]
+            frame = min(int(time_s[i, c] / clip.frame_time_s), len(clip.local_rot) - 1)
+            local = clip.local_rot[frame].copy()
+            local[0] = euler_to_matrix(np.array([0.0, 0.0, heading_rad[i]])) @ local[0]
+            qc = matrices_to_quats(local)
+            qc *= np.where(np.einsum("jk,jk->j", qc, base) < 0.0, -1.0, 1.0)[:, None]
+            q += weights[i, c] * qc
+            z += weights[i, c] * clip.root_position[frame, 2]
+        q /= np.linalg.norm(q, axis=1, keepdims=True)
+        rot[i] = quats_to_matrices(q)
+        root[i, 2] = z
 
 
 def pose_timeline(

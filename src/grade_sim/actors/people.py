@@ -21,7 +21,7 @@ from grade_common.types import FloatArray
 from grade_sim.actors.body_mesh import Clothing, random_clothing
 from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, random_body
-from grade_sim.config.scenario import PeopleConfig, PersonMotion
+from grade_sim.config.scenario import MAX_CLIPS, PeopleConfig, PersonMotion
 from grade_sim.world.model import OccupancyGrid
 
 PERSON_RADIUS_M = 0.35
@@ -115,7 +115,10 @@ MOTION_CODES = {
     PersonMotion.WAVE: 5,
     PersonMotion.LOOK: 6,
     PersonMotion.PHONE: 7,
+    PersonMotion.CLIP: 8,  # clip c of people.clips has code CLIP_CODE + c
 }
+CLIP_CODE = MOTION_CODES[PersonMotion.CLIP]
+N_MOTION_CODES = CLIP_CODE + MAX_CLIPS
 
 
 def random_person(

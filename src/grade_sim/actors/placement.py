@@ -252,12 +252,22 @@ def crowd_planner(
     dt_s: float,
     robots: RobotSchedule,
     start_clear_of: Sequence[RobotObstacle] = (),
+    clip_durations_s: Sequence[float] = (),
 ) -> Planner:
     """Plans a scripted crowd of the given people (the default planner of place_scripted_crowd)."""
 
     def plan(people: Sequence[PersonSpec], rng: np.random.Generator) -> tuple[PersonTimeline, ...]:
         heights = [p.height_m for p in people]
-        crowd = Crowd(world.free_space, config, heights, n_steps, dt_s, rng, start_clear_of)
+        crowd = Crowd(
+            world.free_space,
+            config,
+            heights,
+            n_steps,
+            dt_s,
+            rng,
+            start_clear_of,
+            clip_durations_s,
+        )
         return crowd.run_to_end(robots)
 
     return plan

@@ -112,6 +112,10 @@ class PersonMotion(enum.Enum):
     WAVE = "wave"
     LOOK = "look"
     PHONE = "phone"
+    CLIP = "clip"  # one of people.clips (BVH motion capture files), played in place
+
+
+MAX_CLIPS = 8  # people.clips: each clip has its own motion code (actors.people.CLIP_CODES)
 
 
 class CrowdMode(enum.Enum):
@@ -265,8 +269,17 @@ class PeopleConfig:
     pause_s: Range = field(default=(1.5, 5.0), metadata=bounds(0.0, 600.0))  # standing still
     avoidance: AvoidanceConfig = field(default_factory=AvoidanceConfig)
     placement: PlacementConfig = field(default_factory=PlacementConfig)
+    # BVH files played in place as stops ('clip' in motions); relative paths are relative to the
+    # scenario file. Skinned people only (docs/people.md).
+    clips: tuple[str, ...] = ()
 
     def validate(self, path: str) -> None:
+        if len(self.clips) > MAX_CLIPS:
+            raise ConfigError(f"{path}.clips: {len(self.clips)} files; allowed at most {MAX_CLIPS}")
+        if PersonMotion.CLIP in self.motions and not self.clips:
+            raise ConfigError(
+                f"{path}.motions: 'clip' needs BVH files in {path}.clips; got clips: []"
+            )
         _check_range_pair(self.speed_mps, f"{path}.speed_mps")
         _check_range_pair(self.height_m, f"{path}.height_m")
         _check_range_pair(self.pause_s, f"{path}.pause_s")
@@ -671,6 +684,17 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
                 scenario.environment, tabletop=replace(tabletop, scene=str(scene_path))
             ),
         )
+    clips = []
+    for i, clip in enumerate(scenario.people.clips):
+        clip_path = Path(clip)
+        if not clip_path.is_absolute():
+            clip_path = (file.parent / clip_path).resolve()
+        if not clip_path.is_file():
+            raise ConfigError(
+                f"{file}: people.clips[{i}]: BVH file {str(clip_path)!r} does not exist"
+            )
+        clips.append(str(clip_path))
+    scenario = replace(scenario, people=replace(scenario.people, clips=tuple(clips)))
     robots = []
     for i, robot in enumerate(scenario.robots):
         if robot.urdf is not None:
