@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
+from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene
 from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
@@ -104,3 +105,17 @@ def _read_bag(path: Path) -> dict[str, list[tuple[int, str, bytes]]]:
 def read_bag() -> Callable[[Path], dict[str, list[tuple[int, str, bytes]]]]:
     """Reads a bag with rosbags' AnyReader (the standard reader) into plain lists."""
     return _read_bag
+
+
+@pytest.fixture
+def engine_of() -> Iterator[Callable[[Scene], MujocoEngine]]:
+    """Makes MuJoCo engines of scenes and closes them after the test."""
+    engines: list[MujocoEngine] = []
+
+    def make(scene: Scene) -> MujocoEngine:
+        engines.append(MujocoEngine(scene))
+        return engines[-1]
+
+    yield make
+    for e in engines:
+        e.close()

@@ -198,26 +198,8 @@ def quats_to_matrices(quat_wxyz: FloatArray) -> FloatArray:
     return out
 
 
-# COCO-17 keypoints: (joint, offset in that joint's frame at the reference height).
-COCO17_NAMES = (
-    "nose",
-    "left_eye",
-    "right_eye",
-    "left_ear",
-    "right_ear",
-    "left_shoulder",
-    "right_shoulder",
-    "left_elbow",
-    "right_elbow",
-    "left_wrist",
-    "right_wrist",
-    "left_hip",
-    "right_hip",
-    "left_knee",
-    "right_knee",
-    "left_ankle",
-    "right_ankle",
-)
+# COCO-17 keypoints (grade_common.keypoints.COCO17_NAMES order): (joint, offset in that joint's
+# frame at the reference height).
 _COCO17 = (
     ("head", (0.115, 0.0, 0.035)),
     ("head", (0.095, 0.033, 0.07)),

@@ -5,8 +5,8 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grade_common.keypoints import COCO17_NAMES
 from grade_sim.actors.skeleton import (
-    COCO17_NAMES,
     JOINT_INDEX,
     JOINT_NAMES,
     N_JOINTS,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -17,19 +17,6 @@ from grade_sim.sensors.camera import intrinsics
 
 TARGET_ID, ROBOT_ID = 1, 2
 G = 9.81
-
-
-@pytest.fixture
-def engine_of() -> Iterator[Callable[[Scene], MujocoEngine]]:
-    engines: list[MujocoEngine] = []
-
-    def make(scene: Scene) -> MujocoEngine:
-        engines.append(MujocoEngine(scene))
-        return engines[-1]
-
-    yield make
-    for e in engines:
-        e.close()
 
 
 def steps(engine: MujocoEngine, n: int) -> None:

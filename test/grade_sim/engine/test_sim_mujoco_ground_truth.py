@@ -4,11 +4,10 @@ rotating camera, a moving body)."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
-import pytest
 
 from grade_common.rotations import quat_to_matrix
 from grade_sim.config.scenario import Stream, scenario_from_mapping
@@ -22,19 +21,6 @@ FLOW = frozenset({Stream.FLOW, Stream.DEPTH})
 WALL_X = 2.9  # the front face of the wall box below
 # The camera at the base's origin: yawing the robot then turns the camera without moving it.
 CENTRED_CAMERA = {"cameras": [{"name": "camera", "width": 160, "height": 120, "mount": {}}]}
-
-
-@pytest.fixture
-def engine_of() -> Iterator[Callable[[Scene], MujocoEngine]]:
-    engines: list[MujocoEngine] = []
-
-    def make(scene: Scene) -> MujocoEngine:
-        engines.append(MujocoEngine(scene))
-        return engines[-1]
-
-    yield make
-    for e in engines:
-        e.close()
 
 
 def wall_scene(box_scene: Callable[..., Scene], **kw: Any) -> Scene:

@@ -7,7 +7,7 @@ import logging
 import math
 import re
 import shutil
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -261,17 +261,6 @@ def test_scenario_resolves_the_urdf_next_to_the_scenario_file(tmp_path: Path) ->
 
 
 # -- the MuJoCo body ---------------------------------------------------------------------------
-@pytest.fixture
-def engine_of() -> Iterator[Callable[[Scene], MujocoEngine]]:
-    engines: list[MujocoEngine] = []
-
-    def make(scene: Scene) -> MujocoEngine:
-        engines.append(MujocoEngine(scene))
-        return engines[-1]
-
-    yield make
-    for e in engines:
-        e.close()
 
 
 FX_160 = 80.0 / math.tan(math.radians(30.0))  # focal length of a 160 px wide, 60 deg camera
