@@ -247,6 +247,7 @@ def pose(
         return x, z
 
     leg: dict[str, tuple[FloatArray, ...]] = {}
+    toe_flat: dict[str, FloatArray] = {}
     for foot, (side, offset) in enumerate(zip(("l", "r"), FOOT_PHASE_OFFSETS, strict=True)):
         hip_y = offsets[:, J["hip_" + side], 1]
         u = np.mod(phase_rad / (2 * math.pi) + offset, 1.0)
@@ -288,6 +289,9 @@ def pose(
         hip, knee = _leg_ik(x, -np.hypot(dy, dz), thigh, shin)
         yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
         leg[side] = (hip, knee, hip - knee + pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
+        # The toes stay flat while the heel rises over them (the foot rolls about the toe
+        # joint; rigid toes would push the shoe's tip into the floor).
+        toe_flat[side] = np.where(stance, roll_st, roll_sw) * np.minimum(1.0, 2 * amp)
     # Sitting: thighs level, shins vertical, pelvis at seat height.
     sit_hip, sit_knee = 1.52, 1.52
     pelvis_z_sit = ankle_z + shin + thigh * math.cos(sit_hip) - offsets[:, J["hip_l"], 2]
@@ -307,6 +311,7 @@ def pose(
         ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (sit_hip - sit_knee)
         ang[:, J["ankle_" + side], 0] = -(1 - w_sit) * abduct
         ang[:, J["ankle_" + side], 2] = (1 - w_sit) * yaw
+        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side]
 
     # -- torso and head ------------------------------------------------------------------------
     breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
