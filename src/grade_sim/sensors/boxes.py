@@ -65,7 +65,7 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
         local = (pts - pts.mean(axis=0)) @ rot
         lo = local.min(axis=0) - pad
         hi = local.max(axis=0) + pad
-        # Feet on the ground; a skin's sole may dip up to ~2 cm below it mid-step (the box keeps it).
+        # Feet on the ground; a skin's sole may dip ~2 cm below it mid-step (the box keeps it).
         lo[2] = min(lo[2], -pts.mean(axis=0)[2]) if person.body is not None else -pts.mean(0)[2]
         hi[2] = max(hi[2], person.height_m - pts.mean(axis=0)[2])
         center = pts.mean(axis=0) + rot @ ((lo + hi) / 2)
