@@ -114,6 +114,15 @@ def main() -> int:
                     model, data, cam_pos, back / np.linalg.norm(back), None, 1, -1, geom
                 )
                 seen = hit < 0 or hit > np.linalg.norm(back) - 0.05
+                # ... nor through another person (skins are not geoms: mj_ray misses them).
+                others = np.array(
+                    [t.position_xy[k] for j, t in enumerate(scene.person_timelines) if j != i]
+                )
+                if len(others):
+                    seg = lookat[:2] - cam_xy
+                    u = np.clip((others - cam_xy) @ seg / max(seg @ seg, 1e-9), 0.0, 1.0)
+                    gap = np.linalg.norm(cam_xy + u[:, None] * seg - others, axis=1)
+                    seen = seen and bool(gap.min() > 0.45)
                 inside = scene.world.free_space.is_free(cam_xy) and seen
                 score = free - 0.005 * abs(offset) + (0.4 if k in special else 0.0)
                 score -= 0.0 if inside else 10.0
