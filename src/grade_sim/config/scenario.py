@@ -437,11 +437,6 @@ class CameraConfig:
             allowed = ", ".join(s.value for s in Stream)
             raise ConfigError(f"{path}.streams: empty; allowed any of {allowed}")
         self._validate_lens(path)
-        if self.model is not CameraModel.PINHOLE and Stream.FLOW in self.streams:
-            raise ConfigError(
-                f"{path}.streams: flow with model {self.model.value} is not supported (flow is "
-                "computed for pinhole images only); allowed: flow with model pinhole"
-            )
 
     def _validate_lens(self, path: str) -> None:
         model = self.model.value

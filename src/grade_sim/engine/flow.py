@@ -19,6 +19,7 @@ whose positions at t and t-1 are the ones MuJoCo drew.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,14 +53,38 @@ def backward_flow(
     now: PoseSnapshot,
     previous: PoseSnapshot | None,
 ) -> NDArray[np.float32]:
-    """(h, w, 2) float32 flow (dx, dy) in pixels, see the module docstring.
+    """(h, w, 2) float32 flow (dx, dy) in pixels of a pinhole camera (intrinsics k), see the
+    module docstring.
 
     Args:
         points_cam: (h, w, 3) back-projected points in the optical frame at t (z = 0: none).
         geom_ids: (h, w) geom id of each pixel, -1 for none.
     """
-    h, w, _ = points_cam.shape
-    out = np.full((h, w, 2), np.nan, dtype=np.float32)
+    before = points_before(points_cam, geom_ids, now, previous)
+    return flow_from_points_before(before, pinhole_projection(k))
+
+
+def pinhole_projection(k: FloatArray) -> Callable[[FloatArray], FloatArray]:
+    """(N, 3) optical-frame points -> (N, 2) pixels of a pinhole camera; NaN behind it."""
+
+    def project_points(points: FloatArray) -> FloatArray:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            uv = project(points, k)
+        uv[~(np.nan_to_num(points[..., 2], nan=-1.0) > 1e-9)] = np.nan
+        return uv
+
+    return project_points
+
+
+def points_before(
+    points_cam: FloatArray,
+    geom_ids: NDArray[np.integer[Any]],
+    now: PoseSnapshot,
+    previous: PoseSnapshot | None,
+) -> FloatArray:
+    """(h, w, 3): where each pixel's surface point was at t-1, in the camera's optical frame at
+    t-1; NaN where unknown (no surface, not a geom, or no previous frame)."""
+    out = np.full(points_cam.shape, np.nan)
     if previous is None:
         return out
     # Per geom, the map from the camera frame at t to the camera frame at t-1:
@@ -71,32 +96,25 @@ def backward_flow(
         previous.r_world_optical
     )
     seen_before = apply_per_geom(rot, shift, geom_ids, points_cam)
-    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0) & (seen_before[..., 2] > 1e-9)
-    with np.errstate(invalid="ignore", divide="ignore"):
-        uv_prev = project(seen_before, k)
-    u, v = pixel_grid(h, w)
-    out[..., 0] = np.where(hit, u - uv_prev[..., 0], np.nan)
-    out[..., 1] = np.where(hit, v - uv_prev[..., 1], np.nan)
+    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0)
+    out[hit] = seen_before[hit]
     return out
 
 
-def skin_flow(
+def skin_points_before(
     points_cam: FloatArray,
     skin_ids: NDArray[np.integer[Any]],
-    k: FloatArray,
     now: PoseSnapshot,
     previous: PoseSnapshot | None,
-    out: NDArray[np.float32],
+    out: FloatArray,
 ) -> None:
-    """Write the flow of skin pixels into `out` (h, w, 2), see the module docstring.
+    """Write where skin pixels' points were at t-1 (optical frame at t-1) into `out` (h, w, 3).
 
     Args:
         skin_ids: (h, w) skin id of each pixel, -1 where it shows no skin.
     """
     if previous is None:
         return
-    h, w = skin_ids.shape
-    u, v = pixel_grid(h, w)
     for s in np.unique(skin_ids[skin_ids >= 0]):
         sel = (skin_ids == s) & (points_cam[..., 2] > 0)
         verts_now, verts_prev = now.skin_vertices[s], previous.skin_vertices[s]
@@ -105,9 +123,21 @@ def skin_flow(
         weights = 1.0 / np.maximum(dist, 1e-9)
         weights /= weights.sum(axis=1, keepdims=True)
         moved = np.einsum("nk,nkc->nc", weights, verts_prev[idx] - verts_now[idx])
-        before = (world + moved - previous.position_world_optical) @ previous.r_world_optical
-        with np.errstate(invalid="ignore", divide="ignore"):
-            uv_prev = project(before, k)
-        ok = before[:, 2] > 1e-9
-        out[sel, 0] = np.where(ok, u[sel] - uv_prev[:, 0], np.nan)
-        out[sel, 1] = np.where(ok, v[sel] - uv_prev[:, 1], np.nan)
+        out[sel] = (world + moved - previous.position_world_optical) @ previous.r_world_optical
+
+
+def flow_from_points_before(
+    before: FloatArray, project_previous: Callable[[FloatArray], FloatArray]
+) -> NDArray[np.float32]:
+    """(h, w, 2) float32 backward flow from `points_before`'s output, with the camera's own
+    projection (pinhole or a lens: (N, 3) optical-frame points -> (N, 2) pixels, NaN where not
+    seen). NaN where the point is unknown or the previous camera did not see it."""
+    h, w, _ = before.shape
+    with np.errstate(invalid="ignore", divide="ignore"):
+        uv_prev = np.asarray(project_previous(before.reshape(-1, 3))).reshape(h, w, 2)
+    ok = np.isfinite(before).all(axis=-1) & np.isfinite(uv_prev).all(axis=-1)
+    u, v = pixel_grid(h, w)
+    out = np.full((h, w, 2), np.nan, dtype=np.float32)
+    out[..., 0] = np.where(ok, u - uv_prev[..., 0], np.nan)
+    out[..., 1] = np.where(ok, v - uv_prev[..., 1], np.nan)
+    return out

@@ -53,8 +53,8 @@ FIELD_RULES: dict[str, FieldRule] = {
     "instance": FieldRule.LABEL,
     "semantic": FieldRule.LABEL,
     "normals_cam": FieldRule.VECTOR_CAM,
-    # flow_px has no rule: pixel motion in the views is not pixel motion through the lens, so
-    # CameraConfig refuses the flow stream on distorted cameras.
+    # flow_px has no rule: pixel motion in the views is not pixel motion through the lens. The
+    # engine remaps where the points were at t-1 (as vectors) and projects them with the lens.
 }
 
 

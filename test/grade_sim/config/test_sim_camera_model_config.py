@@ -30,10 +30,6 @@ P = r"robots\[0\]\.cameras\[0\]"
 BAD = [
     ({"model": "fisheye"}, rf"{P}\.model: .*fisheye.*equidistant"),
     (
-        {"model": "equidistant", "streams": ["rgb", "flow"]},
-        rf"{P}\.streams: flow with model equidistant is not supported",
-    ),
-    (
         {"model": "plumb_bob", "distortion": [0.1, 0.2]},
         rf"{P}\.distortion: \[0\.1, 0\.2\] has 2 .*k1, k2, p1, p2, k3",
     ),

@@ -141,7 +141,7 @@ def test_camera_frame_vectors_are_rotated_into_the_output_frame() -> None:
 
 
 def test_every_camera_frame_field_has_a_rule(monkeypatch: pytest.MonkeyPatch) -> None:
-    # flow_px alone has none: distorted cameras refuse the flow stream (CameraConfig).
+    # flow_px alone has none: the engine projects remapped points with the lens instead.
     fields = {f.name for f in dataclasses.fields(CameraFrame)}
     assert fields - set(FIELD_RULES) == {"flow_px"}
     rig = _rig(PLUMB_BOB)

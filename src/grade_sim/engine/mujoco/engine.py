@@ -7,6 +7,7 @@ poses, renders RGB, depth, instance and semantic masks, surface normals and opti
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -22,13 +23,19 @@ from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matri
 from grade_common.types import FloatArray
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.config.scenario import CameraConfig, Stream
-from grade_sim.engine.flow import PoseSnapshot, backward_flow, skin_flow
+from grade_sim.engine.flow import (
+    PoseSnapshot,
+    flow_from_points_before,
+    pinhole_projection,
+    points_before,
+    skin_points_before,
+)
 from grade_sim.engine.normals import depth_normals, normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.engine.semantic import ClassTable, semantic_image
 from grade_sim.errors import BackendError, SimulationUnstableError
-from grade_sim.optics.rig import CameraRig, build_rig
+from grade_sim.optics.rig import CameraRig, FieldRule, build_rig
 from grade_sim.scene import Scene
 
 HIDDEN_GROUP = 5
@@ -120,6 +127,8 @@ class MujocoEngine:
         self._class_lut = table.instance_lut({i: info.label for i, info in scene.instances.items()})
         # The poses at each camera's last frame with flow: the flow of its next frame needs them.
         self._flow_previous: dict[tuple[str, str], PoseSnapshot] = {}
+        # Distorted cameras with flow: their optical frame's rotation at their last frame.
+        self._lens_rotation_before: dict[tuple[str, str], FloatArray] = {}
         self._skin_instance = built.skin_instance_ids
         self._cameras: dict[tuple[str, str], _CameraSlot] = {}
         self._rigs: dict[tuple[str, str], CameraRig] = {}
@@ -314,8 +323,42 @@ class MujocoEngine:
 
     def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
         rig = self._rigs.get((robot, camera))
-        if rig is not None:
-            return rig.render(lambda v: self.render(robot, f"{camera}/{v}", streams))
+        if rig is None:
+            return self._render_view(robot, camera, streams, keep_before=False)[0]
+        # A distorted camera: pinhole views remapped through its lens. Flow is not remapped
+        # (pixel motion in a view is not pixel motion through the lens): each view gives where
+        # its pixels' points were at t-1, those points are remapped like vectors into the
+        # camera's frame, and the camera's own lens projects them.
+        want_flow = Stream.FLOW in streams
+        views = [
+            self._render_view(robot, f"{camera}/{v.name}", streams - {Stream.FLOW}, want_flow)
+            for v in rig.views
+        ]
+        frame = rig.remap([f for f, _ in views])
+        if not want_flow:
+            return frame
+        # Each output pixel takes its nearest view pixel's point (p_nb, and where it was at t-1,
+        # b_nb); moved onto the pixel's own ray at the same range, with the camera's rotation
+        # since t-1, so flow is exact to well under a pixel however views and lens sample.
+        p_nb, b_nb = (
+            np.asarray(rig.remap_field(FieldRule.VECTOR_CAM, arrays), dtype=np.float64)
+            for arrays in zip(*(pb for _, pb in views), strict=True)
+        )
+        _, quat = self.camera_pose(robot, camera)
+        r_now = quat_to_matrix(quat)
+        r_before = self._lens_rotation_before.get((robot, camera), r_now)
+        self._lens_rotation_before[(robot, camera)] = r_now
+        rays, _ = rig.lens.pixel_rays
+        on_ray = rays * np.linalg.norm(p_nb, axis=-1, keepdims=True)
+        before = b_nb + (on_ray - p_nb) @ (r_before.T @ r_now).T
+        flow = flow_from_points_before(before, rig.lens.project)
+        return dataclasses.replace(frame, flow_px=flow)
+
+    def _render_view(
+        self, robot: str, camera: str, streams: frozenset[Stream], keep_before: bool
+    ) -> tuple[CameraFrame, tuple[NDArray[np.float32], NDArray[np.float32]] | None]:
+        """One pinhole render; with keep_before, also each pixel's point now (optical frame at
+        t) and where it was at t-1 (optical frame at t-1: flow.points_before), float32."""
         mj = self._mj
         self._ensure_renderer()
         slot = self._cameras[(robot, camera)]
@@ -332,7 +375,9 @@ class MujocoEngine:
         if slot.output_cam_id is not None:
             self._aim_headlight(slot.output_cam_id)
         want_rgb = Stream.RGB in streams
-        want_depth = bool(streams & _DEPTH_STREAMS)
+        motion = Stream.FLOW in streams or keep_before
+        want_depth = bool(streams & _DEPTH_STREAMS) or motion
+        segment = bool(streams & _SEGMENT_STREAMS) or motion
         out_rgb = out_depth = None
         big_w, big_h = (
             self.scene.scenario.render.supersampled(w),
@@ -359,20 +404,20 @@ class MujocoEngine:
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
         exact_depth = want_depth and out_depth is None
-        if not streams & _SEGMENT_STREAMS and not exact_depth:
-            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
+        if not segment and not exact_depth:
+            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
         geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
         if seg_depth is not None:
             out_depth = self._linear_depth(seg_depth, cfg)
-        if not streams & _SEGMENT_STREAMS:
-            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None)
+        if not segment:
+            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
         instance = self._geom_instance[np.maximum(geoms, 0)]
         instance[geoms < 0] = 0
         skin = geoms <= -2
         if skin.any():
             instance[skin] = self._skin_instance[-2 - geoms[skin]]
-        normals = flow = None
-        if streams & {Stream.NORMALS, Stream.FLOW}:
+        normals = flow = before = None
+        if Stream.NORMALS in streams or motion:
             assert out_depth is not None
             points = backproject(out_depth, self._intrinsics(slot))
             pos, quat = self.camera_pose(robot, camera)
@@ -381,7 +426,7 @@ class MujocoEngine:
                 quat_to_matrix(quat),
                 self.data.geom_xpos.copy(),
                 self.data.geom_xmat.reshape(-1, 3, 3).copy(),
-                self._skin_vertices() if Stream.FLOW in streams else (),
+                self._skin_vertices() if motion else (),
             )
             if Stream.NORMALS in streams:
                 normals = normals_camera(
@@ -396,14 +441,17 @@ class MujocoEngine:
                 )
                 if skin.any():
                     normals[skin] = _skin_normals(points, np.where(skin, -2 - geoms, -1))[skin]
-            if Stream.FLOW in streams:
+            if motion:
                 previous = self._flow_previous.get((robot, camera))
-                flow = backward_flow(points, geoms, self._intrinsics(slot), now, previous)
+                before = points_before(points, geoms, now, previous)
                 if skin.any():
                     skin_ids = np.where(skin, -2 - geoms, -1)
-                    skin_flow(points, skin_ids, self._intrinsics(slot), now, previous, flow)
+                    skin_points_before(points, skin_ids, now, previous, before)
                 self._flow_previous[(robot, camera)] = now
-        return CameraFrame(
+                if Stream.FLOW in streams:
+                    projection = pinhole_projection(self._intrinsics(slot))
+                    flow = flow_from_points_before(before, projection)
+        frame = CameraFrame(
             out_rgb,
             out_depth if Stream.DEPTH in streams else None,
             instance if Stream.INSTANCE in streams else None,
@@ -411,6 +459,9 @@ class MujocoEngine:
             normals,
             flow,
         )
+        if not keep_before or before is None:
+            return frame, None
+        return frame, (points.astype(np.float32), before.astype(np.float32))
 
     def _geom_ids(
         self, rect: Any, h: int, w: int, with_depth: bool
