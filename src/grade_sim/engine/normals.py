@@ -114,18 +114,19 @@ def normals_camera(
 
     Args:
         points_cam: (h, w, 3) back-projected surface points (z = 0: no surface).
-        geom_ids: (h, w) geom id of each pixel, -1 for none.
+        geom_ids: (h, w) geom id of each pixel, -1 for none, -2 - s on skin s (skins deform:
+            their normals come from the depth, like meshes').
         geom_type, geom_size: (ngeom,), (ngeom, 3) mjtGeom types and sizes.
         geom_pos, geom_rot: (ngeom, 3), (ngeom, 3, 3) world poses of the geoms.
     """
     h, w, _ = points_cam.shape
-    hit = (geom_ids >= 0) & (points_cam[..., 2] > 0)
+    hit = (geom_ids != -1) & (points_cam[..., 2] > 0)
     # Per geom, camera frame -> geom frame: local = R_g^T (Rc p + c - x_g).
     to_geom = np.swapaxes(geom_rot, 1, 2) @ r_world_optical
     shift = np.einsum("gji,gj->gi", geom_rot, position_world_optical - geom_pos)
     local = apply_per_geom(to_geom, shift, geom_ids, points_cam).reshape(-1, 3)
     g = np.maximum(geom_ids, 0).reshape(-1)
-    types = geom_type[g]
+    types = np.where(geom_ids.reshape(-1) >= 0, geom_type[g], -1)  # skins: no analytic normal
     axes_cam = np.swapaxes(to_geom, 1, 2)  # [:, :, j]: the geom's axis j in the camera frame
     # Planes and boxes (walls, floors, furniture: most pixels) take one of seven normals of
     # their geom: -x, +x, -y, +y, -z, +z (box faces) or +z (plane), gathered in one `take`.
@@ -149,7 +150,8 @@ def normals_camera(
     out = flat.reshape(h, w, 3)
     from_depth = hit & np.isnan(out[..., 0])
     if np.any(from_depth):
-        labels = np.where(hit, geom_ids, -1)
+        # Neighbours count only on the same surface: a geom, or a skin (labelled after them).
+        labels = np.where(hit, np.where(geom_ids >= 0, geom_ids, len(geom_type) - 2 - geom_ids), -1)
         out[from_depth] = depth_normals(points_cam, labels)[from_depth]
     # Face the camera: the normal points against the viewing ray (inside views of a sphere too).
     facing = np.sign(np.einsum("hwc,hwc->hw", out, points_cam))

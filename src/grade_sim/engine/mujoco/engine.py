@@ -30,7 +30,7 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
-from grade_sim.engine.normals import depth_normals, normals_camera
+from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
 from grade_sim.engine.semantic import ClassTable, semantic_image
@@ -404,11 +404,10 @@ class MujocoEngine:
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
         exact_depth = want_depth and out_depth is None
-        if not segment and not exact_depth:
-            return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
-        geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
-        if seg_depth is not None:
-            out_depth = self._linear_depth(seg_depth, cfg)
+        if segment or exact_depth:
+            geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
+            if seg_depth is not None:
+                out_depth = self._linear_depth(seg_depth, cfg)
         if not segment:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
         instance = self._geom_instance[np.maximum(geoms, 0)]
@@ -439,8 +438,6 @@ class MujocoEngine:
                     now.geom_pos,
                     now.geom_rot,
                 )
-                if skin.any():
-                    normals[skin] = _skin_normals(points, np.where(skin, -2 - geoms, -1))[skin]
             if motion:
                 previous = self._flow_previous.get((robot, camera))
                 before = points_before(points, geoms, now, previous)
@@ -596,14 +593,3 @@ def _select_gl() -> None:
     backend = "egl" if egl else "osmesa"
     os.environ["MUJOCO_GL"] = backend
     os.environ.setdefault("PYOPENGL_PLATFORM", backend)
-
-
-def _skin_normals(points_cam: FloatArray, skin_ids: NDArray[np.int32]) -> NDArray[np.float32]:
-    """Normals of skin pixels from the depth surface (skins deform: no analytic normal), facing
-    the camera; 0 where a pixel has no neighbour on the same skin. Flow has no such fallback:
-    skin pixels have NaN flow (docs/ground_truth.md)."""
-    n = depth_normals(points_cam, skin_ids)
-    facing = np.sign(np.einsum("hwc,hwc->hw", n, points_cam))
-    n *= np.where(facing > 0, -1.0, 1.0)[..., None]
-    out: NDArray[np.float32] = np.nan_to_num(n, nan=0.0).astype(np.float32)
-    return out
