@@ -158,16 +158,30 @@ class Scene:
             cache[end] = tuple((t, animation_track(t, dt)) for t in prefixes)
         return cache[end]
 
+    @cached_property
+    def _last_skeleton(self) -> dict[int, tuple[FloatArray, FloatArray]]:
+        return {}
+
     def skeleton_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
-        """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step."""
+        """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step
+        (read-only arrays: a frame asks for them several times, for the engine, boxes, skins
+        and keypoints, and the last step's are kept)."""
         k = min(step, self.n_steps - 1)
+        cache = self._last_skeleton
+        if k in cache:
+            return cache[k]
         bodies = [p.body for p in self.people if p.body is not None]
         if not bodies:
             raise ValueError("skeleton_poses: the scene has no skinned people (people.body)")
         dt = self.scenario.physics_dt_s
         steps = np.array([k])
         inputs = [pose_inputs(t, track, dt, steps) for t, track in self._tracks_at(k)]
-        return pose(bodies, stack_inputs(inputs), self.person_clips)
+        joint_pos, joint_rot = pose(bodies, stack_inputs(inputs), self.person_clips)
+        joint_pos.setflags(write=False)
+        joint_rot.setflags(write=False)
+        cache.clear()
+        cache[k] = (joint_pos, joint_rot)
+        return cache[k]
 
     @cached_property
     def person_clips(self) -> tuple[tuple[RetargetedMotion, ...], ...]:
