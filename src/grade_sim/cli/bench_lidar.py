@@ -4,8 +4,9 @@ factor of the simulator with and without the lidar.
 Scenario: config/indoor_uav.yaml (8 people, 3 flying objects) with an HDL-64E (64 x 2048 at
 10 Hz) on the first robot. Both simulator runs publish nothing and record nothing, so the
 difference is the lidar. After the lidar run, the last scan is cast again `--repeats` times:
-  ours  the full scan: rolling shutter, 360 actor slices, returns, noise, ray drop, points;
-  cast  our ray casting alone (rolling shutter and slices, no returns);
+  ours  the full scan: rolling shutter, moving parts in motion blur, returns, noise, ray drop,
+        points;
+  cast  our ray casting alone (rolling shutter and moving parts, no returns);
   bare  one embreex call (output=1) casting the same rays, converted to float32, on one scene
         holding the same triangles (static world and every moving part posed at mid-sweep); it
         returns what a scan needs from Embree: distance, geometry id, primitive id and the
@@ -31,7 +32,7 @@ from grade_sim.bench import default_scenario_path
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.scene import build_scene
-from grade_sim.sensors.lidar.raycast import InstanceMesh, InstanceScene
+from grade_sim.sensors.lidar.raycast import EmbreeDevice, InstanceMesh, InstanceScene
 from grade_sim.sensors.streams.lidar import LidarStream
 from grade_sim.sim.orchestrator import Simulator
 
@@ -90,7 +91,7 @@ def main(argv: list[str]) -> int:
         for i, p in enumerate(caster.parts)
     ]
     statics = caster.static_meshes
-    bare_scene = InstanceScene([*statics, *moving], caster.device)
+    bare_scene = InstanceScene([*statics, *moving], EmbreeDevice())
     range_max = caster.table.range_max_m
     times = _cpu_ms(
         {
@@ -108,7 +109,7 @@ def main(argv: list[str]) -> int:
     print(
         f"scenario: {args.scenario or default_scenario_path()}, {len(sim.scene.people)} people, "
         f"{len(sim.scene.objects)} flying objects; lidar {args.preset}: {n_rays} rays per scan "
-        f"at {caster.table.rate_hz:g} Hz, {caster.slices} actor slices, "
+        f"at {caster.table.rate_hz:g} Hz, {caster.slices} motion segments, "
         f"{len(caster.parts)} moving parts"
     )
     print(

@@ -90,16 +90,18 @@ class PoseTrack:
 
     def at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         """Poses at each time; times outside the kept steps are clamped to the nearest end."""
-        steps = sorted(self._poses)
-        first, last = steps[0], steps[-1]
+        steps = np.fromiter(self._poses, dtype=np.int64, count=len(self._poses))
+        order = np.argsort(steps)
+        steps = steps[order]
+        items = list(self._poses.values())
+        pos = np.array([items[i][0] for i in order])
+        quat = np.array([items[i][1] for i in order])
+        stamps = np.array([self.stamp_ns(int(step)) for step in steps], dtype=np.int64)
         times = np.asarray(times_ns)
+        # The last kept step at or before each time (a lidar sweep asks thousands of times
+        # between a few dozen steps: index arithmetic, no sort of the times).
         k = np.floor(times * self.physics_hz / 1e9 + 1e-9).astype(np.int64)
-        k = np.clip(k, first, last)
-        nxt = np.minimum(k + 1, last)
-        known, index = np.unique(np.r_[k, nxt], return_inverse=True)
-        stamps = np.array([self.stamp_ns(int(step)) for step in known], dtype=np.int64)
-        pos = np.array([self._poses[int(step)][0] for step in known])
-        quat = np.array([self._poses[int(step)][1] for step in known])
-        i0, i1 = index[: len(k)], index[len(k) :]
+        i0 = np.clip(np.searchsorted(steps, k, side="right") - 1, 0, len(steps) - 1)
+        i1 = np.minimum(i0 + 1, len(steps) - 1)
         t = np.clip(times, stamps[i0], stamps[i1])
         return interpolate(stamps[i0], stamps[i1], (pos[i0], quat[i0]), (pos[i1], quat[i1]), t)

@@ -1,7 +1,10 @@
-"""What a lidar reports for its hits: intensity, noisy range, and which returns are dropped.
+"""Which returns a lidar drops: the ray-drop models' probabilities.
 
-Intensity is the calibrated (range-compensated) reflectance a real sensor reports: the target's
-reflectivity times the cosine of the incidence angle (a Lambertian target), in [0, 1].
+What a return reports is computed per ray in `scan_kernel.returns`: intensity is the calibrated
+(range-compensated) reflectance a real sensor reports, the target's reflectivity times the
+cosine of the incidence angle (a Lambertian target) in [0, 1]; the range gets zero-mean
+Gaussian noise (never negative); a return is dropped where a uniform draw falls below the
+model's drop probability.
 
 Physics-based ray drop (LiDARsim's factors: range, incidence angle, reflectivity; random baseline):
 the received power relative to a white target head-on at the maximum range,
@@ -15,25 +18,8 @@ from __future__ import annotations
 from typing import Protocol
 
 import numpy as np
-from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-
-
-def intensity(reflectivity: FloatArray, cos_incidence: FloatArray) -> FloatArray:
-    out: FloatArray = np.clip(reflectivity * cos_incidence, 0.0, 1.0)
-    return out
-
-
-def noisy_range(range_m: FloatArray, sigma_m: float, rng: np.random.Generator) -> FloatArray:
-    """Range plus zero-mean Gaussian noise (never negative); sigma 0 draws nothing."""
-    if sigma_m <= 0.0:
-        return range_m.copy()
-    # float32 draws: half the cost of float64 ones, far finer than any lidar's noise.
-    noise = rng.standard_normal(range_m.shape, dtype=np.float32)
-    noise *= np.float32(sigma_m)
-    out: FloatArray = np.maximum(range_m + noise, 0.0)
-    return out
 
 
 class RayDropModel(Protocol):
@@ -71,16 +57,3 @@ class NoRayDrop:
         self, range_m: FloatArray, cos_incidence: FloatArray, reflectivity: FloatArray
     ) -> FloatArray:
         return np.zeros_like(range_m)
-
-
-def sample_drops(
-    model: RayDropModel,
-    range_m: FloatArray,
-    cos_incidence: FloatArray,
-    reflectivity: FloatArray,
-    rng: np.random.Generator,
-) -> NDArray[np.bool_]:
-    """True where a return is dropped, drawn from the model's probability."""
-    p = model.drop_probability(range_m, cos_incidence, reflectivity)
-    out: NDArray[np.bool_] = rng.random(len(range_m), dtype=np.float32) < p
-    return out

@@ -17,18 +17,11 @@ from grade_common.rotations import matrix_to_quat
 from grade_common.types import Float32Array, FloatArray
 from grade_sim.config.lidar import LidarConfig, RayDropKind
 from grade_sim.sensors.lidar.beams import BeamFiring
-from grade_sim.sensors.lidar.cloud import LidarScan, make_points
+from grade_sim.sensors.lidar.cloud import POINT_DTYPE, LidarScan
 from grade_sim.sensors.lidar.divergence import Footprint
 from grade_sim.sensors.lidar.learned_drop import LearnedRayDrop
 from grade_sim.sensors.lidar.raycast import InstanceMesh
-from grade_sim.sensors.lidar.returns import (
-    NoRayDrop,
-    PhysicsRayDrop,
-    RayDropModel,
-    intensity,
-    noisy_range,
-    sample_drops,
-)
+from grade_sim.sensors.lidar.returns import NoRayDrop, PhysicsRayDrop, RayDropModel
 from grade_sim.sensors.lidar.scanner import (
     MovingPart,
     PartPosesAt,
@@ -104,37 +97,46 @@ class LidarSensor:
         stamp_ns: int,
         sensor_pose_at: SensorPoseAt,
         part_poses_at: PartPosesAt,
-        deforming: Sequence[InstanceMesh] = (),
     ) -> ScanResult:
-        """One scan; `deforming`: see ScanCaster.cast."""
-        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at, deforming)
+        """One scan."""
+        from grade_sim.sensors.lidar import scan_kernel
+
+        raw = self.caster.cast(stamp_ns, sensor_pose_at, part_poses_at)
         hits = raw.hits
         n = len(hits.range_m)
         rng = np.random.default_rng([self.seed, stamp_ns])
         # Noise and drops are drawn for every ray, misses too (their range stays inf, their
-        # drop probability is 1): one compaction at the end instead of one per stage.
-        rng_m = noisy_range(hits.range_m, self.config.range_noise_m, rng)
-        dropped = sample_drops(self.drop, hits.range_m, hits.cos_incidence, hits.reflectivity, rng)
-        returned = ~dropped
-        returned &= hits.range_m < np.inf
-        keep = np.flatnonzero(returned)
-        if len(keep) == n:
-            keep_rows: slice | NDArray[np.int64] = slice(None)  # views, no gathers
-        else:
-            keep_rows = keep
-        inst = hits.instance_id[keep_rows]
-        xyz = self._directions32(raw.firing)[keep_rows]
-        xyz *= rng_m[keep_rows, None].astype(np.float32)
-        points = make_points(
-            xyz,
-            intensity(hits.reflectivity[keep_rows], hits.cos_incidence[keep_rows]),
-            raw.offset_ns[keep_rows],
-            raw.firing.ring[keep_rows],
-            self.class_of_instance[inst],
-            inst,
+        # drop probability is 1), so each ray's draws do not depend on what the others hit.
+        sigma = self.config.range_noise_m
+        noise = rng.standard_normal(n, dtype=np.float32) if sigma > 0.0 else np.zeros(0, np.float32)
+        p_drop = self.drop.drop_probability(hits.range_m, hits.cos_incidence, hits.reflectivity)
+        drop_draw = rng.random(n, dtype=np.float32)
+        # Zeroed, not empty: the two padding bytes of each point go into messages and files.
+        points = np.zeros(n, dtype=POINT_DTYPE)
+        returned = np.empty(n, dtype=np.bool_)
+        count = scan_kernel.returns(
+            hits.range_m,
+            hits.instance_id,
+            hits.cos_incidence,
+            hits.reflectivity,
+            noise,
+            sigma,
+            drop_draw,
+            p_drop,
+            self._directions32(raw.firing),
+            raw.offset_ns,
+            raw.firing.ring,
+            self.class_of_instance,
+            points,
+            returned,
         )
-        pos, rot = sensor_pose_at(np.array([stamp_ns], dtype=np.int64))
-        scan = LidarScan(stamp_ns, points, pos[0], matrix_to_quat(rot[0]))
+        points = points[:count]
+        scan = LidarScan(
+            stamp_ns,
+            points,
+            raw.position_world_sensor,
+            matrix_to_quat(raw.rotation_world_sensor),
+        )
         return ScanResult(scan, raw, returned)
 
 

@@ -99,7 +99,7 @@ class LidarStream:
                 static.setdefault(mesh.instance_id, []).append((mesh.triangles, refl))
                 continue
             parts.append(
-                MovingPart.of(mesh.instance_id, mesh.triangles, np.full(len(mesh.triangles), refl))
+                MovingPart(mesh.instance_id, mesh.triangles, np.full(len(mesh.triangles), refl))
             )
             self._part_source.append((mesh.owner, mesh.actor_index, (mesh.robot, mesh.link)))
             if mesh.owner is MeshOwner.ROBOT:

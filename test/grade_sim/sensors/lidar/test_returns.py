@@ -7,8 +7,9 @@ import pytest
 
 from grade_sim.config.lidar import LidarConfig, LidarKind, RayDropKind
 from grade_sim.engine import tessellate
+from grade_sim.sensors.lidar.cloud import POINT_DTYPE
 from grade_sim.sensors.lidar.raycast import InstanceMesh
-from grade_sim.sensors.lidar.returns import PhysicsRayDrop, intensity, noisy_range
+from grade_sim.sensors.lidar.returns import PhysicsRayDrop
 from grade_sim.sensors.lidar.sensor import LidarSensor
 
 pytest.importorskip("embreex")
@@ -63,15 +64,72 @@ def test_intensity_falls_as_incidence_grows() -> None:
         sensor = plane_sensor(deg, range_noise_m=0.0, ray_drop=RayDropKind.NONE)
         means.append(float(sensor.scan(0, still, no_parts).scan.points["intensity"].mean()))  # type: ignore[arg-type]
     assert means == sorted(means, reverse=True)
-    assert intensity(np.array([0.5]), np.array([0.0]))[0] == 0.0
+
+
+def returns_of(
+    range_m: np.ndarray,
+    noise: np.ndarray,
+    sigma_m: float,
+    cos_incidence: float = 1.0,
+    drop_draw: np.ndarray | None = None,
+    drop_probability: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """The compiled returns pass on rays straight along x: points and the returned mask."""
+    from grade_sim.sensors.lidar import scan_kernel
+
+    n = len(range_m)
+    points = np.empty(n, dtype=POINT_DTYPE)
+    returned = np.empty(n, dtype=np.bool_)
+    count = scan_kernel.returns(
+        range_m,
+        np.full(n, 5, np.uint16),
+        np.full(n, cos_incidence),
+        np.full(n, 0.5),
+        noise.astype(np.float32),
+        sigma_m,
+        np.ones(n, np.float32) if drop_draw is None else drop_draw.astype(np.float32),
+        np.zeros(n) if drop_probability is None else drop_probability,
+        np.tile(np.array([1.0, 0.0, 0.0], np.float32), (n, 1)),
+        np.arange(n, dtype=np.int64),
+        np.zeros(n, np.uint16),
+        np.arange(16, dtype=np.uint16),
+        points,
+        returned,
+    )
+    return points[:count], returned
+
+
+def test_intensity_is_zero_at_grazing_incidence() -> None:
+    p, _ = returns_of(np.array([3.0]), np.zeros(0), 0.0, cos_incidence=0.0)
+    assert p["intensity"][0] == 0.0
+    p, _ = returns_of(np.array([3.0]), np.zeros(0), 0.0, cos_incidence=1.0)
+    assert p["intensity"][0] == pytest.approx(0.5)
 
 
 def test_range_noise_has_the_configured_sigma() -> None:
-    rng = np.random.default_rng(0)
-    r = noisy_range(np.full(200_000, 10.0), 0.02, rng)
-    assert abs(r.std() - 0.02) < 5e-4
-    assert abs(r.mean() - 10.0) < 5e-4
-    assert np.array_equal(noisy_range(np.ones(3), 0.0, rng), np.ones(3))
+    noise = np.random.default_rng(0).standard_normal(200_000)
+    p, _ = returns_of(np.full(200_000, 10.0), noise, 0.02)
+    assert abs(p["x"].std() - 0.02) < 5e-4
+    assert abs(p["x"].mean() - 10.0) < 5e-4
+    p, _ = returns_of(np.ones(3), np.zeros(0), 0.0)
+    assert np.array_equal(p["x"], np.ones(3, np.float32))
+    # Noise never makes a range negative.
+    p, _ = returns_of(np.full(3, 0.01), np.full(3, -5.0), 1.0)
+    assert np.array_equal(p["x"], np.zeros(3, np.float32))
+
+
+def test_misses_and_drawn_drops_return_nothing_and_keep_firing_order() -> None:
+    range_m = np.array([1.0, np.inf, 2.0, 3.0, 4.0])
+    p, returned = returns_of(
+        range_m,
+        np.zeros(0),
+        0.0,
+        drop_draw=np.array([0.5, 0.0, 0.1, 0.9, 0.3]),
+        drop_probability=np.array([0.4, 1.0, 0.2, 0.2, 0.2]),
+    )
+    assert returned.tolist() == [True, False, False, True, True]
+    assert p["x"].tolist() == [1.0, 3.0, 4.0]
+    assert p["t"].tolist() == [0, 3, 4]
 
 
 def test_physics_drop_follows_range_incidence_reflectivity_and_baseline() -> None:
