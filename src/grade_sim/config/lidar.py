@@ -100,10 +100,10 @@ class LidarConfig:
     # False: every ray of a scan leaves from the pose at the scan stamp and sees the actors
     # there (a motion-free scan, for comparison); True: each ray at its own firing time.
     rolling_shutter: bool = True
-    # Moving parts are posed at this many + 1 evenly spaced times of a sweep and move linearly
-    # in between for each ray's firing time (Embree motion blur; at most 128 segments).
-    # LiDARsim re-posed its actors in ~360 constant slices; 8 linear segments of an HDL-64E
-    # sweep differ from 128 by under a millimetre on walking people (docs/lidar.md).
+    # Moving parts move linearly between poses at most this many + 1 times per sweep, on
+    # physics steps (Embree motion blur; at most 128). LiDARsim re-posed its actors in ~360
+    # constant slices; on the default scenario 8 (7 segments of 4 steps at 240 Hz) keeps 99 %
+    # of hits on walking people within 2.1 mm of per-step poses (docs/lidar.md).
     actor_slices: int = field(default=8, metadata=bounds(1, 128))
     # Curved surfaces (spheres, capsules, cylinders, ellipsoids) become triangle meshes with this
     # many segments around; the chord error is r * (1 - cos(pi / segments)).

@@ -57,7 +57,9 @@ def cast(
     time_index: Any,
     sensor_pos: Any,
     sensor_rot: Any,
-    ray_time: Any,
+    offset_ns: Any,
+    time_shift_ns: float,
+    time_window_ns: float,
     range_min_m: float,
     range_max_m: float,
     static_instance: Any,
@@ -75,7 +77,8 @@ def cast(
     out_reflectivity: Any,
 ) -> None:  # pragma: no cover - compiled
     """Casts ray i from sensor_pos[time_index[i]] along sensor_rot[time_index[i]] @
-    dirs_local[i] at motion-blur time ray_time[i] in [0, 1], and writes what it hit.
+    dirs_local[i] at motion-blur time (offset_ns[i] + time_shift_ns) / time_window_ns in
+    [0, 1] (0 when the window is 0), and writes what it hit.
 
     Each packet of 16 rays goes first through the static world (a flat scene: geomID ->
     static tables), then, only as far as the static hit, through the moving parts (instance p
@@ -90,6 +93,7 @@ def cast(
     s_geom = np.empty(_P, np.uint32)
     s_prim = np.empty(_P, np.uint32)
     s_ng = np.empty((_P, 3), np.float32)
+    tau = np.zeros(_P, np.float32)
     for start in range(0, n, _P):
         m = min(_P, n - start)
         for k in range(_P):
@@ -98,6 +102,8 @@ def cast(
                 continue
             i = start + k
             valid[k] = -1
+            if time_window_ns > 0.0:
+                tau[k] = min(max((offset_ns[i] + time_shift_ns) / time_window_ns, 0.0), 1.0)
             t = time_index[i]
             dx, dy, dz = dirs_local[i, 0], dirs_local[i, 1], dirs_local[i, 2]
             r = sensor_rot[t]
@@ -108,7 +114,7 @@ def cast(
             packet[_DIR * _P + k] = r[0, 0] * dx + r[0, 1] * dy + r[0, 2] * dz
             packet[(_DIR + 1) * _P + k] = r[1, 0] * dx + r[1, 1] * dy + r[1, 2] * dz
             packet[(_DIR + 2) * _P + k] = r[2, 0] * dx + r[2, 1] * dy + r[2, 2] * dz
-            packet[_TIME * _P + k] = ray_time[i]
+            packet[_TIME * _P + k] = tau[k]
             packet[_TFAR * _P + k] = range_max_m
             word[_MASK * _P + k] = 0xFFFFFFFF
             word[_ID * _P + k] = 0
@@ -144,7 +150,7 @@ def cast(
                 if steps == 1:
                     s, f = 0, 0.0
                 else:
-                    u = ray_time[i] * (steps - 1)
+                    u = tau[k] * (steps - 1)
                     s = min(int(u), steps - 2)
                     f = u - s
                 # d_part = R(t)^T d_world with R(t) blended between the two time steps.

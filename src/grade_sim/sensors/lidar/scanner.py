@@ -15,6 +15,7 @@ With `rolling_shutter` off every ray leaves at the scan stamp and sees one pose 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
@@ -83,7 +84,12 @@ class ScanCaster:
         slices: int,
         rolling_shutter: bool,
         footprint: Footprint | None = None,
+        physics_hz: float | None = None,
     ) -> None:
+        """slices: at most this many linear motion segments per sweep for the moving parts.
+        physics_hz: the rate at which part_poses_at knows poses exactly; the segments then
+        start and end on physics steps (a whole number of steps each), so a scan asks for the
+        parts' poses at slices + 1 steps and never between two (where each would cost two)."""
         from grade_sim.sensors.lidar import scan_kernel  # compiles (or loads) on first use
 
         self._kernel = scan_kernel
@@ -92,9 +98,12 @@ class ScanCaster:
         self._bundles: Bundles | None = None
         self.static_meshes = tuple(m for m in static_meshes if len(m.triangles))
         self.parts = tuple(parts)
-        self.slices = min(slices, MAX_SLICES) if rolling_shutter else 1
         self.rolling_shutter = rolling_shutter
-        self._steps = self.slices + 1 if rolling_shutter else 1
+        self._physics_hz = physics_hz
+        self._beams = firing(table, 0)
+        span_ns = int(self._beams.offset_ns.max(initial=0)) if rolling_shutter else 0
+        self.slices, self._steps_per_slice = _segments(min(slices, MAX_SLICES), span_ns, physics_hz)
+        self._steps = self.slices + 1 if span_ns > 0 else 1
         self._device = embree_api.Device()
         dev = self._device
         self._static = dev.scene()
@@ -118,7 +127,6 @@ class ScanCaster:
         self._part_first_row, self._part_reflectivity = _reflectivity_table(self.parts)
         self._packet, self._valid = embree_api.packet_buffer()
         self._pattern: _Pattern | None = None
-        self._beams = firing(table, 0)
 
     def close(self) -> None:
         """Releases the Embree scenes (also done when the caster is collected)."""
@@ -156,9 +164,9 @@ class ScanCaster:
         steps = self._steps
         m = len(self.parts)
         part_rot = np.zeros((m, steps, 3, 3))
+        at = self._pose_times(stamp_ns, pattern.span_ns)
         if m:
-            at = stamp_ns + (np.arange(steps) * pattern.span_ns) // max(steps - 1, 1)
-            p_pos, p_rot = part_poses_at(at.astype(np.int64))
+            p_pos, p_rot = part_poses_at(at)
             part_rot = np.ascontiguousarray(p_rot.transpose(1, 0, 2, 3))
             # 3x4 column-major per part and time step: the rotation's columns, then the origin.
             xfm = np.concatenate(
@@ -178,7 +186,9 @@ class ScanCaster:
             pattern.inverse,
             np.ascontiguousarray(pos, dtype=np.float64),
             np.ascontiguousarray(rot, dtype=np.float64),
-            pattern.ray_time,
+            pattern.offset,
+            float(stamp_ns - at[0]),
+            float(at[-1] - at[0]),
             # Sub-rays combine first; the receiver's minimum range applies to the combined echo.
             0.0 if self._bundles is not None else float(self.table.range_min_m),
             float(self.table.range_max_m),
@@ -205,6 +215,34 @@ class ScanCaster:
         # times[0] is the first ray's offset, 0: the pose at the stamp.
         return RawScan(stamp_ns, beams, offset, hits, pos[0], rot[0])
 
+    def _pose_times(self, stamp_ns: int, span_ns: int) -> NDArray[np.int64]:
+        """The times of the moving parts' motion-blur steps for a scan (ns): evenly spaced,
+        covering the sweep; on physics steps when the physics rate is known, the last one on
+        the first step at or after the sweep's last ray (never a step the simulation has not
+        reached when the scan is taken)."""
+        steps = self._steps
+        if steps == 1:
+            return np.array([stamp_ns], dtype=np.int64)
+        if self._physics_hz is None:
+            return (stamp_ns + (np.arange(steps) * span_ns) // (steps - 1)).astype(np.int64)
+        hz = self._physics_hz
+        last = math.ceil((stamp_ns + span_ns) * hz / 1e9 - 1e-9)
+        q = self._steps_per_slice
+        # Physics stamps as the simulator writes them (round(step * 1e9 / hz)).
+        return np.array(
+            [round((last - (steps - 1 - j) * q) * 1e9 / hz) for j in range(steps)], np.int64
+        )
+
+
+def _segments(slices: int, span_ns: int, physics_hz: float | None) -> tuple[int, int]:
+    """Motion segments per sweep and physics steps per segment (0: not on physics steps)."""
+    if physics_hz is None or span_ns <= 0:
+        return slices, 0
+    # A sweep that starts just before a physics step reaches into one more step.
+    reach = math.ceil(span_ns * physics_hz / 1e9 - 1e-9) + 1
+    per = math.ceil(reach / slices)
+    return math.ceil(reach / per), per
+
 
 @dataclass(frozen=True)
 class _Pattern:
@@ -216,20 +254,16 @@ class _Pattern:
     times: NDArray[np.int64]  # distinct firing offsets, sorted
     inverse: NDArray[np.int64]  # per ray: index into times
     span_ns: int  # last firing offset
-    ray_time: NDArray[np.float32]  # per ray: offset / span_ns in [0, 1] (Embree's ray time)
 
     @classmethod
     def of(cls, fire: BeamFiring, rolling_shutter: bool) -> _Pattern:
         offset = fire.offset_ns if rolling_shutter else np.zeros_like(fire.offset_ns)
         times, inverse = np.unique(offset, return_inverse=True)
-        span = int(offset.max(initial=0))
-        ray_time = (offset / span if span else np.zeros(len(offset))).astype(np.float32)
         return cls(
             fire,
             np.ascontiguousarray(fire.directions, dtype=np.float64),
             offset,
             times,
             inverse.astype(np.int64),
-            span,
-            np.minimum(ray_time, np.float32(1.0)),
+            int(offset.max(initial=0)),
         )

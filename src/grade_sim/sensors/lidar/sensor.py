@@ -69,7 +69,9 @@ class LidarSensor:
         parts: Sequence[MovingPart],
         class_of_instance: NDArray[np.uint16],
         seed: int,
+        physics_hz: float | None = None,
     ) -> None:
+        """physics_hz: the rate at which part poses are known exactly (see ScanCaster)."""
         self.config = config
         self.table = config.resolved()
         self.caster = ScanCaster(
@@ -79,6 +81,7 @@ class LidarSensor:
             slices=config.actor_slices,
             rolling_shutter=config.rolling_shutter,
             footprint=footprint_of(config),
+            physics_hz=physics_hz,
         )
         self.drop = ray_drop_model(config)
         self.class_of_instance = class_of_instance

@@ -114,7 +114,7 @@ class LidarStream:
             for iid, items in sorted(static.items())
         ]
         labels = {i: info.label for i, info in self.scene.instances.items()}
-        return LidarSensor(cfg, static_meshes, parts, class_lookup(labels), seed)
+        return LidarSensor(cfg, static_meshes, parts, class_lookup(labels), seed, self._physics_hz)
 
     # -- poses ------------------------------------------------------------------------------------
     def sensor_pose_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
@@ -128,6 +128,10 @@ class LidarStream:
             self._actor_cache[step] = self.scene.actor_body_poses(step)
         return self._actor_cache[step]
 
+    def forget_actor_poses(self) -> None:
+        """Drops the actors' poses kept from earlier scans (a benchmark times a scan's own)."""
+        self._actor_cache.clear()
+
     def part_poses_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         """Poses (s, m, 3), (s, m, 3, 3) of every moving part at each time."""
         n, m = len(times_ns), len(self._part_source)
@@ -138,7 +142,10 @@ class LidarStream:
         if len(actors):
             index = np.array([self._part_source[i][1] for i in actors])
             steps = np.floor(np.asarray(times_ns) * self._physics_hz / 1e9 + 1e-9).astype(int)
-            known, at = np.unique(np.r_[steps, steps + 1], return_inverse=True)
+            # A time on a physics step needs only that step's poses (the lidar asks for those).
+            on_step = np.array([round(int(k) * 1e9 / self._physics_hz) for k in steps]) == times_ns
+            after = np.where(on_step, steps, steps + 1)
+            known, at = np.unique(np.r_[steps, after], return_inverse=True)
             poses = [self._actor_poses(int(k)) for k in known]
             p_all = np.array([p[index] for p, _ in poses])
             q_all = np.array([q[index] for _, q in poses])
