@@ -141,9 +141,12 @@ class LidarStream:
         )
         if len(actors):
             index = np.array([self._part_source[i][1] for i in actors])
-            steps = np.floor(np.asarray(times_ns) * self._physics_hz / 1e9 + 1e-9).astype(int)
+            hz = self._physics_hz
+            steps = np.floor(np.asarray(times_ns) * hz / 1e9).astype(np.int64)
+            # The float product can land a hair below a step's own stamp: step up exactly.
+            steps += np.round((steps + 1) * 1e9 / hz).astype(np.int64) <= times_ns
             # A time on a physics step needs only that step's poses (the lidar asks for those).
-            on_step = np.array([round(int(k) * 1e9 / self._physics_hz) for k in steps]) == times_ns
+            on_step = np.round(steps * 1e9 / hz).astype(np.int64) == times_ns
             after = np.where(on_step, steps, steps + 1)
             known, at = np.unique(np.r_[steps, after], return_inverse=True)
             poses = [self._actor_poses(int(k)) for k in known]
