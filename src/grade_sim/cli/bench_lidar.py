@@ -94,13 +94,15 @@ def main(argv: list[str]) -> int:
     statics = caster.static_meshes
     bare_scene = InstanceScene([*statics, *moving], EmbreeDevice())
     range_max = caster.table.range_max_m
+
+    def scan_with_poses() -> object:
+        stream.forget_actor_poses()
+        return sensor.scan(stamp, stream.sensor_pose_at, stream.part_poses_at)
+
     times = _cpu_ms(
         {
             "ours": lambda: sensor.scan(stamp, stream.sensor_pose_at, stream.part_poses_at),
-            "poses": lambda: (
-                stream.forget_actor_poses(),
-                sensor.scan(stamp, stream.sensor_pose_at, stream.part_poses_at),
-            ),
+            "poses": scan_with_poses,
             "cast": lambda: caster.cast(stamp, stream.sensor_pose_at, stream.part_poses_at),
             "bare": lambda: bare_scene.embree_hits(origins, dirs, range_max),
             "decode": lambda: bare_scene.cast(origins, dirs, range_max),
