@@ -198,7 +198,7 @@ def run_scenario(
     if spec.scene.crowd is not None and scenario.people.placement.check:
         scene = spec.scene
         placement = check_recorded_trace(
-            scene.world, scene.people, scene.person_timelines, stats.steps
+            scene.world, scene.people, scene.person_timelines, stats.steps, scenario.physics_dt_s
         )
     (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)

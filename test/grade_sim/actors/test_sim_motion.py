@@ -23,14 +23,18 @@ def straight(speed_mps: float, n: int, motion: PersonMotion = PersonMotion.WALK)
     x = np.arange(n) * DT_S * speed_mps
     phase = 2 * math.pi * x / (STRIDE_PER_HEIGHT * BODY.height_m)
     code = np.full(n, MOTION_CODES[motion], dtype=np.int8)
-    return PersonTimeline(np.stack([x, np.zeros(n)], 1), np.zeros(n), phase, np.ones(n), code)
+    return PersonTimeline(
+        np.stack([x, np.zeros(n)], 1), np.zeros(n), phase, np.ones(n), code, np.full(n, np.nan)
+    )
 
 
-def still(codes: list[tuple[PersonMotion, int]]) -> PersonTimeline:
-    """A person standing at the origin going through motions for the given step counts."""
+def still(codes: list[tuple[PersonMotion, int]], seat_height_m: float = 0.45) -> PersonTimeline:
+    """A person standing at the origin going through motions for the given step counts (any
+    sitting on a seat of the given height there)."""
     code = np.concatenate([np.full(n, MOTION_CODES[m], dtype=np.int8) for m, n in codes])
     n = len(code)
-    return PersonTimeline(np.zeros((n, 2)), np.zeros(n), np.zeros(n), np.zeros(n), code)
+    seat = np.full(n, seat_height_m)
+    return PersonTimeline(np.zeros((n, 2)), np.zeros(n), np.zeros(n), np.zeros(n), code, seat)
 
 
 def poses(tl: PersonTimeline) -> tuple[np.ndarray, np.ndarray]:
