@@ -164,6 +164,7 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
 
 
 SIT_PRESS_M = 0.01  # how far a seated body presses into the seat
+SIT_MAX_SLOPE_RAD = math.radians(6.0)  # seated thighs slope down to the knees at most this much
 # What rests on the seat of a seated body (buttocks, upper thighs): from its hip joints
 # forwards (x) and sideways (|y|). Further forward the thighs of short people on high seats
 # slope down to the knees, as they do sitting on the front of a chair.
@@ -353,6 +354,20 @@ def pose(
         )
     hip_z_sit = np.where(seated, inp.seat_height_m, 0.0) + hip_over_seat_m
     sit_hip, sit_knee = leg_ik(0.95 * thigh, ankle_z - hip_z_sit, thigh, shin)
+    # Short legs on a high seat: rather than thighs sloping into the seat's front, they stay
+    # within SIT_MAX_SLOPE_RAD of level, the shins hang and the feet point their toes down to
+    # the floor (as short people sit on high chairs).
+    steep = sit_hip < math.pi / 2 - SIT_MAX_SLOPE_RAD
+    sit_hip = np.where(steep, math.pi / 2 - SIT_MAX_SLOPE_RAD, sit_hip)
+    sit_knee = np.where(steep, sit_hip, sit_knee)
+    hover = np.where(
+        steep, hip_z_sit - thigh * np.cos(sit_hip) - shin - ankle_z, 0.0
+    )  # the flat foot's height over the floor
+    toe_x, toe_z = offsets[:, J["toe_l"], 0], offsets[:, J["toe_l"], 2]
+    # Pitching the foot toes-down by a puts the ball of the foot at toe_z cos a - toe_x sin a
+    # = R cos(a + b) under the ankle (R, b: the toe offset's length and angle): `hover` lower.
+    reach, angle = np.hypot(toe_x, toe_z), np.arctan2(toe_x, toe_z)
+    toe_down = np.where(steep, np.arccos(np.clip((toe_z - hover) / reach, -1.0, 1.0)) - angle, 0.0)
     pelvis_z_sit = hip_z_sit - offsets[:, J["hip_l"], 2]
     pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
     hip_rot = {}
@@ -367,10 +382,12 @@ def pose(
             np.stack([zeros, -flex, zeros], 1)
         )
         ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
-        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (sit_hip - sit_knee)
+        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (
+            sit_hip - sit_knee + toe_down
+        )
         ang[:, J["ankle_" + side], 0] = -(1 - w_sit) * abduct
         ang[:, J["ankle_" + side], 2] = (1 - w_sit) * yaw
-        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side]
+        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side] - w_sit * toe_down
 
     # -- torso and head ------------------------------------------------------------------------
     breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
@@ -389,9 +406,9 @@ def pose(
         ang[:, J["shoulder_" + side], 0] = sign * 0.1
         ang[:, J["shoulder_" + side], 1] = sign * swing
         ang[:, J["elbow_" + side], 1] = -elbow
-        # Sitting: hands rest on the thighs.
-        ang[:, J["shoulder_" + side], 1] += -0.45 * w_sit
-        ang[:, J["elbow_" + side], 1] += -0.7 * w_sit
+        # Sitting: upper arms hanging, forearms bent forward so the hands rest on the thighs.
+        ang[:, J["shoulder_" + side], 1] += 0.05 * w_sit
+        ang[:, J["elbow_" + side], 1] += -1.15 * w_sit
     # Wave (right arm up, forearm swinging in the frontal plane) and phone (right hand at chest).
     wave = 0.45 * np.sin(2 * math.pi * 1.6 * t)
     ang[:, J["shoulder_r"], 0] += w_wave * -2.3

@@ -87,6 +87,32 @@ def test_sitting_lowers_the_pelvis_and_keeps_the_feet_on_the_floor() -> None:
     assert abs(knee[2] - hip[2]) < 0.05  # thighs level
 
 
+@pytest.mark.parametrize("height_m", [1.55, 1.75, 1.9])
+def test_seated_hips_follow_the_seat_height_with_the_feet_on_the_floor(height_m: float) -> None:
+    body = BodyParams(height_m, 0.5, 1.0, 1.0, 1.0)
+    rest = rest_positions(body)
+    hips = []
+    for seat in (0.42, 0.48):
+        tl = still([(PersonMotion.STAND, 100), (PersonMotion.SIT, 800)], seat_height_m=seat)
+        k = np.array([len(tl.motion) - 1])
+        pos, _ = pose_timeline(body, tl, animation_track(tl, DT_S), DT_S, k)
+        hips.append(pos[0, JOINT_INDEX["hip_l"], 2])
+        assert 0.05 < hips[-1] - seat < 0.14  # about a thigh's radius over the seat
+        # The balls of the feet on the floor (short legs point the toes down to it).
+        np.testing.assert_allclose(pos[0, FEET[2:], 2], rest[FEET[2:], 2], atol=0.015)
+        knee = pos[0, JOINT_INDEX["knee_l"]]
+        slope = math.atan2(hips[-1] - knee[2], knee[0] - pos[0, JOINT_INDEX["hip_l"], 0])
+        assert slope < math.radians(6.5)  # thighs about level, not sloping into the seat
+    assert hips[1] - hips[0] == pytest.approx(0.06, abs=0.015)
+
+
+def test_no_seat_no_sitting() -> None:
+    """A SIT code without a seat (NaN) leaves the person standing: nobody sits in mid-air."""
+    pos, _ = poses(still([(PersonMotion.STAND, 100), (PersonMotion.SIT, 800)], math.nan))
+    stand, _ = poses(still([(PersonMotion.STAND, 900)], math.nan))
+    np.testing.assert_allclose(pos[-1], stand[-1], atol=1e-9)
+
+
 def test_wave_raises_the_right_hand_above_the_head_and_moves_it() -> None:
     pos, _ = poses(still([(PersonMotion.STAND, 100), (PersonMotion.WAVE, 800)]))
     wrist, head = pos[:, JOINT_INDEX["wrist_r"]], pos[:, JOINT_INDEX["head"]]
