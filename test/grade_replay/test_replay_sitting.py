@@ -79,6 +79,7 @@ def test_the_record_keeps_who_sat_on_which_seat(sitting_run: Path) -> None:
     placement = yaml.safe_load((sitting_run / "placement.yaml").read_text())
     assert placement["checked"] is True
     assert placement["collisions_seen"] == []
+    assert placement["sit_fallbacks"] == []  # two chairs, two people
 
 
 def _digest(root: Path) -> dict[str, str]:
