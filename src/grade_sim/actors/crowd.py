@@ -19,7 +19,7 @@ import logging
 import math
 import threading
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.spatial import cKDTree
@@ -144,7 +144,7 @@ class _Plan:
     pause_motion: PersonMotion = PersonMotion.STAND
     clip: int = 0  # pause_motion CLIP: which of people.clips
     seat: int = -1  # WALK: to the front of this seat (reserved), to sit there
-    sit: _SitStop | None = field(default=None)  # SIT: the stop
+    sit: _SitStop | None = None  # SIT: the stop
 
     @property
     def pause_code(self) -> int:

@@ -31,10 +31,10 @@ from grade_common.types import FloatArray
 from grade_sim.actors.body_mesh import body_mesh, random_clothing, skin_vertices
 from grade_sim.actors.bvh import RetargetedMotion
 from grade_sim.actors.people import (
+    BLEND_TAU_S,
     CLIP_CODE,
     MOTION_CODES,
     N_MOTION_CODES,
-    SIT_BLEND_TAU_S,
     STRIDE_PER_HEIGHT,
     PersonTimeline,
     leg_ik,
@@ -52,7 +52,6 @@ from grade_sim.actors.skeleton import (
 )
 from grade_sim.config.scenario import MAX_CLIPS, PersonMotion
 
-BLEND_TAU_S = SIT_BLEND_TAU_S
 RUN_SPEED_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
 RUN_BLEND_MPS = 0.6
 ROLL_PER_M = 1.6  # heel-rise (rad) per metre the flat ankle would be behind PIVOT

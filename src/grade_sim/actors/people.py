@@ -30,7 +30,7 @@ HEADING_RATE_RPS = 3.0
 TURN_RATE_RPS = 1.0
 AMPLITUDE_RATE = 2.5  # 1/s: how fast the gait starts and stops
 STRIDE_PER_HEIGHT = 0.75  # one gait cycle (2 pi of phase_rad) covers this many body heights
-SIT_BLEND_TAU_S = 0.35  # time constant of every blend between motions (actors.motion)
+BLEND_TAU_S = 0.35  # time constant of every blend between motions (actors.motion)
 
 
 class PartShape(enum.Enum):
@@ -251,11 +251,11 @@ def leg_ik(
 
 def sit_weights(motion: NDArray[np.int8], dt_s: float) -> FloatArray:
     """How far into the sit pose a person is at every step: the SIT motion code through the
-    motion library's blend filter (actors.motion.BLEND_TAU_S), starting settled."""
+    motion library's blend filter (BLEND_TAU_S), starting settled."""
     x: FloatArray = (np.asarray(motion) == MOTION_CODES[PersonMotion.SIT]).astype(np.float64)
     if not len(x):
         return x
-    a = 1.0 - math.exp(-dt_s / SIT_BLEND_TAU_S)
+    a = 1.0 - math.exp(-dt_s / BLEND_TAU_S)
     out: FloatArray = lfilter([a], [1.0, -(1.0 - a)], x, zi=[(1.0 - a) * x[0]])[0]
     return out
 
