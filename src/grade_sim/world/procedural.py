@@ -32,7 +32,8 @@ PLACEMENT_TRIES = 60
 TRIES_PER_KIND = 15
 GRID_RESOLUTION_M = 0.1
 # Floor kept free in front of every chair (nothing else is placed there, walls stay out of it):
-# room for a person of 0.35 m radius to walk up to the seat's front, turn and sit down.
+# room for a person of 0.35 m radius to walk up to the seat's front, turn and sit down; and a
+# lane as wide from there to the room's corridor the chair faces (chairs face a corridor).
 SEAT_FRONT_DEPTH_M = 1.0
 SEAT_FRONT_WIDTH_M = 1.2
 
@@ -387,16 +388,22 @@ def _furnish(
             )
             front = None
             if kind in furniture.SEATS:
-                front = furniture.front_zone(
+                zone = furniture.front_zone(
                     piece, (px, py), turns, SEAT_FRONT_DEPTH_M, SEAT_FRONT_WIDTH_M
                 )
-                inside = (
+                front = _lane_to_corridor(zone, turns, (px, py), (xc, yc))
+                inside = front is not None and (
                     front[0] >= x0 + margin
                     and front[1] >= y0 + margin
                     and front[2] <= x1 - margin
                     and front[3] <= y1 - margin
                 )
-                overlaps = overlaps or not inside or any(_overlap(front, q, 0.0) for q in placed)
+                overlaps = (
+                    overlaps
+                    or front is None
+                    or not inside
+                    or any(_overlap(front, q, 0.0) for q in placed)
+                )
             if not (in_corridor_x or in_corridor_y or overlaps):
                 break
         else:
@@ -408,6 +415,30 @@ def _furnish(
             fronts.append(front)
             b.seats.append(seat)
         b.add_parts(furniture.place(piece, name, b.next_id, (px, py), turns))
+
+
+def _lane_to_corridor(
+    zone: tuple[float, float, float, float],
+    quarter_turns: int,
+    centre_xy: tuple[float, float],
+    room_centre_xy: tuple[float, float],
+) -> tuple[float, float, float, float] | None:
+    """The floor in front of a seat (`zone`) stretched along its facing to the room's corridor
+    it faces, so that a person can walk from the corridor straight up to the seat; None when
+    the seat faces away from both corridors (towards a wall)."""
+    x0, y0, x1, y1 = zone
+    (px, py), (xc, yc) = centre_xy, room_centre_xy
+    c = CORRIDOR_HALF_WIDTH_M
+    turns = quarter_turns % 4
+    if turns == 0 and px < xc:
+        return x0, y0, max(x1, xc - c), y1
+    if turns == 2 and px > xc:
+        return min(x0, xc + c), y0, x1, y1
+    if turns == 1 and py < yc:
+        return x0, y0, x1, max(y1, yc - c)
+    if turns == 3 and py > yc:
+        return x0, min(y0, yc + c), x1, y1
+    return None
 
 
 def _overlap(

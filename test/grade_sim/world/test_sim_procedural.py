@@ -199,10 +199,19 @@ def test_every_chair_is_a_seat_with_free_floor_in_front(
             and not b.name.startswith(seat.name + "/")
             and b.center_xyz[2] - b.half_size_xyz[2] < 1.0
         ]
+        # ... and walks there straight from the room's corridor the chair faces.
+        xs, ys = room_edges(world)
+        i = int(np.searchsorted(xs, seat.centre_xy[0])) - 1
+        j = int(np.searchsorted(ys, seat.centre_xy[1])) - 1
+        centre = np.array([(xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2])
+        to_centre = float((centre - stand) @ facing)
+        assert to_centre > 0.0  # the chair faces that corridor (it may stand at its edge)
+        lane = [stand + facing * d for d in np.arange(0.0, to_centre - CORRIDOR_HALF_WIDTH_M, 0.05)]
         for b in others:
             x0, y0, x1, y1 = rect(b)
-            nearest = np.clip(stand, (x0, y0), (x1, y1))
-            assert np.linalg.norm(stand - nearest) > PERSON_RADIUS_M + 0.05, (seat.name, b.name)
+            for p in [stand, *lane]:
+                gap = np.linalg.norm(p - np.clip(p, (x0, y0), (x1, y1)))
+                assert gap > PERSON_RADIUS_M + 0.05, (seat.name, b.name)
 
 
 def test_seats_are_seeded() -> None:
