@@ -152,6 +152,7 @@ class Scene:
                     t.phase_rad[: end + 1],
                     t.amplitude[: end + 1],
                     t.motion[: end + 1],
+                    t.seat_height_m[: end + 1],
                 )
                 for t in skinned
             ]
@@ -369,6 +370,8 @@ def build_scene(scenario: Scenario) -> Scene:
             people_rng,
             starts,
             durations,
+            world.seats,
+            [p.name for p in people],
         )
         crowd.advance(0)
         timelines = crowd.timelines
@@ -378,7 +381,7 @@ def build_scene(scenario: Scenario) -> Scene:
         )
         planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts, durations)
         kept, timelines, placement = place_scripted_crowd(
-            world, scenario.people, tuple(people), people_rng, schedule, planner
+            world, scenario.people, tuple(people), people_rng, schedule, planner, dt_s=dt
         )
         for rejected in placement.rejected:
             _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)

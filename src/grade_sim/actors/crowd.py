@@ -15,6 +15,7 @@ scripted mode (robots from their planned paths), or inside the run's step loop i
 from __future__ import annotations
 
 import enum
+import logging
 import math
 import threading
 from collections.abc import Sequence
@@ -36,13 +37,27 @@ from grade_sim.actors.people import (
     PersonTimeline,
 )
 from grade_sim.config.scenario import PeopleConfig, PersonMotion
-from grade_sim.world.model import OccupancyGrid
+from grade_sim.world.model import OccupancyGrid, Seat
+
+_LOG = logging.getLogger(__name__)
 
 ARRIVAL_M = 0.15  # a goal is reached this close
 WAYPOINT_M = 0.3  # an intermediate waypoint is passed this close
 MIN_GOAL_DISTANCE_M = 1.5
 OBSTACLE_CELLS = 8  # nearest obstacle cells each person avoids at each update
 MOVING_MPS = 0.05  # slower than this counts as standing
+# Sitting (a `sit` stop): the walk ends on the planning grid in front of a free chair; from there
+# the person steps up to the seat (its centre SIT_FRONT_M ahead of the seat's front edge),
+# turns its back to the chair, sits down while sliding back over SIT_DOWN_S, sits, stands up the
+# same way, steps back out and waits there until the sit pose has faded (SIT_RELEASE_S after
+# getting up: the blend's weight is then below 0.2 %).
+SIT_FRONT_M = 0.2
+SIT_DOWN_S = 1.2
+SIT_RELEASE_S = 2.2
+SIT_STEP_SPEED = 0.7  # of the person's walking speed, stepping up to the chair and away
+SIT_BACK_M = 0.16  # the hips this far in front of the backrest's front face
+# Walk targets in front of a seat: from this far past its front edge, outwards.
+SIT_STAND_M = tuple(0.25 + 0.05 * i for i in range(16))
 
 
 def avoidance_decimation(config: PeopleConfig, dt_s: float) -> int:
@@ -60,6 +75,49 @@ class Activity(enum.Enum):
     WALK = "walk"
     STAND = "stand"
     TURN = "turn"
+    SIT = "sit"  # a whole sit stop in front of and on a chair (scripted, not steered by ORCA)
+
+
+class SitStage(enum.IntEnum):
+    """The parts of a sit stop, in order (each lasts whole avoidance blocks)."""
+
+    APPROACH = 0  # step from the walk's end to the seat's front
+    TURN = 1  # back to the chair
+    DOWN = 2  # sit down, sliding back over the seat
+    HOLD = 3
+    UP = 4  # stand up, sliding forward
+    LEAVE = 5  # step forward to where the walk ended
+    SETTLE = 6  # stand until the sit pose has faded
+    DONE = 7
+
+
+_SIT_STAGE_MOTION = {
+    SitStage.APPROACH: PersonMotion.WALK,
+    SitStage.TURN: PersonMotion.TURN,
+    SitStage.DOWN: PersonMotion.SIT,
+    SitStage.HOLD: PersonMotion.SIT,
+    SitStage.UP: PersonMotion.STAND,
+    SitStage.LEAVE: PersonMotion.WALK,
+    SitStage.SETTLE: PersonMotion.STAND,
+}
+
+
+@dataclass
+class _SitStop:
+    """A sit stop on seat `seat` (index into Crowd.seats): its points and the current stage."""
+
+    seat: int
+    stand_xy: FloatArray  # where the walk to the chair ended (free on the planning grid)
+    front_xy: FloatArray  # at the seat's front: where the person turns and sits down from
+    seat_xy: FloatArray  # over the seat: the hips of the seated person
+    facing_rad: float
+    height_m: float
+    hold_steps: int
+    from_xy: FloatArray  # where the person was when the current stage began
+    stage: SitStage = SitStage.APPROACH
+    stage_start: int = 0
+    stage_until: int = 0
+    up_start: int = 0
 
 
 @dataclass(frozen=True)
@@ -85,6 +143,8 @@ class _Plan:
     # STAND: what the person does standing (wave, look, phone, a BVH clip...: the body's clip)
     pause_motion: PersonMotion = PersonMotion.STAND
     clip: int = 0  # pause_motion CLIP: which of people.clips
+    seat: int = -1  # WALK: to the front of this seat (reserved), to sit there
+    sit: _SitStop | None = None  # SIT: the stop
 
     @property
     def pause_code(self) -> int:
@@ -103,6 +163,9 @@ class Crowd:
         n_steps: physics steps of the run; dt_s: physics step.
         rng: the seeded generator of all of the crowd's choices.
         start_clear_of: robots where they start; nobody starts on them.
+        clip_durations_s: length of each of people.clips.
+        seats: the world's chairs (World.seats), for `sit` stops.
+        names: the people's names, for the notes (default: "person <index>").
     """
 
     def __init__(
@@ -115,8 +178,13 @@ class Crowd:
         rng: np.random.Generator,
         start_clear_of: Sequence[RobotObstacle] = (),
         clip_durations_s: Sequence[float] = (),
+        seats: Sequence[Seat] = (),
+        names: Sequence[str] = (),
     ) -> None:
         n = len(heights_m)
+        self.names = tuple(names) if names else tuple(f"person {i}" for i in range(n))
+        # Why people did not sit when they drew a `sit` stop (also logged).
+        self.notes: list[str] = []
         self._clip_durations_s = tuple(clip_durations_s)
         self.config = config
         self.n = n
@@ -148,6 +216,9 @@ class Crowd:
         self.position_xy = np.array([sample_free_point(self._start_grid, rng) for _ in range(n)])
         self.position_xy = self.position_xy.reshape(n, 2)
         self._separate_starts(start_clear_of)
+        self.seats = tuple(seats)
+        self._seat_stand = [self._stand_point(seat) for seat in self.seats]
+        self._seat_user: dict[int, int] = {}  # seat -> person walking to it or sitting on it
         self.heading_rad = rng.uniform(-math.pi, math.pi, n)
         self.velocity_xy = np.zeros((n, 2))
         self.phase_rad = np.zeros(n)
@@ -166,6 +237,8 @@ class Crowd:
         self._out_phase = np.zeros((n_steps, n))
         self._out_amp = np.zeros((n_steps, n))
         self._out_motion = np.zeros((n_steps, n), dtype=np.int8)
+        self._out_seat = np.full((n_steps, n), np.nan)
+        self.seat_height_m = np.full(n, np.nan)
         self.timelines = tuple(
             PersonTimeline(
                 self._out_pos[:, i],
@@ -173,6 +246,7 @@ class Crowd:
                 self._out_phase[:, i],
                 self._out_amp[:, i],
                 self._out_motion[:, i],
+                self._out_seat[:, i],
             )
             for i in range(n)
         )
@@ -181,6 +255,9 @@ class Crowd:
         self._b_pos = np.zeros((0, n, 2))
         self._b_heading = self._b_amp = self._b_phase = np.zeros((0, n))
         self._b_motion = self.motion
+        self._b_seat = self.seat_height_m
+        self._sitting = np.zeros(n, dtype=bool)
+        self._block_start_next = 1  # the first step of the block being integrated
 
     # -- public ---------------------------------------------------------------------------------
     def set_goal(self, index: int, goal_xy: FloatArray | tuple[float, float]) -> None:
@@ -256,6 +333,65 @@ class Crowd:
             MOTION_CODES[PersonMotion.WALK],
             np.where(turning, MOTION_CODES[PersonMotion.TURN], self._pause_code),
         ).astype(np.int8)
+        self._b_seat = np.full(self.n, np.nan)
+        for i in np.flatnonzero(self._sitting):
+            self._script_sitter(int(i))
+
+    def _script_sitter(self, i: int) -> None:
+        """Overwrite person i's rows of the block with its sit stop's scripted states.
+
+        The rules per step are those of the walking planner (people.plan_timeline): heading and
+        amplitude rate-limited, the gait phase following the distance walked.
+        """
+        plan = self._plans[i]
+        stop = plan.sit
+        assert stop is not None
+        dt = self.dt_s
+        pos = self.position_xy[i].copy()
+        heading = float(self.heading_rad[i])
+        amp = float(self.amplitude[i])
+        phase = float(self.phase_rad[i])
+        speed = SIT_STEP_SPEED * float(self.pref_speed[i])
+        stage = stop.stage
+        span = max(1, stop.stage_until - stop.stage_start)
+        for j in range(self.decimation):
+            k = self._block_start_next + j  # the step this row is
+            if stage in (SitStage.APPROACH, SitStage.LEAVE):
+                target = stop.front_xy if stage is SitStage.APPROACH else stop.stand_xy
+                delta = target - pos
+                dist = float(np.linalg.norm(delta))
+                want = math.atan2(delta[1], delta[0]) if dist > 1e-6 else heading
+                err = math.remainder(want - heading, math.tau)
+                heading += float(np.clip(err, -HEADING_RATE_RPS * dt, HEADING_RATE_RPS * dt))
+                step = min(dist, speed * dt * max(0.2, math.cos(err)))
+                if dist > 1e-9:
+                    pos = pos + delta / dist * step
+                goal_amp = SIT_STEP_SPEED if dist > 1e-6 else 0.0
+                amp += float(np.clip(goal_amp - amp, -AMPLITUDE_RATE * dt, AMPLITUDE_RATE * dt))
+                phase += 2 * math.pi * step / float(self.stride_m[i])
+            elif stage is SitStage.TURN:
+                err = math.remainder(stop.facing_rad - heading, math.tau)
+                heading += float(np.clip(err, -TURN_RATE_RPS * dt, TURN_RATE_RPS * dt))
+                amp += float(np.clip(0.3 - amp, -AMPLITUDE_RATE * dt, AMPLITUDE_RATE * dt))
+                phase += 2 * math.pi * 1.2 * dt
+            else:
+                amp = max(0.0, amp - AMPLITUDE_RATE * dt)
+                phase += math.remainder(-phase, math.pi) * min(1.0, 4 * dt)
+                u = min(1.0, (k - stop.stage_start) / span)
+                ease = 0.5 - 0.5 * math.cos(math.pi * u)
+                if stage is SitStage.DOWN:
+                    heading = stop.facing_rad
+                    pos = stop.from_xy + (stop.seat_xy - stop.from_xy) * ease
+                elif stage is SitStage.UP:
+                    pos = stop.from_xy + (stop.front_xy - stop.from_xy) * ease
+            self._b_pos[j, i] = pos
+            self._b_heading[j, i] = heading
+            self._b_amp[j, i] = amp
+            self._b_phase[j, i] = phase
+        self._b_motion[i] = MOTION_CODES[_SIT_STAGE_MOTION[stage]]
+        self._b_seat[i] = stop.height_m
+        # Others see the sitter move as it does (it does not yield to them).
+        self.velocity_xy[i] = (self._b_pos[-1, i] - self.position_xy[i]) / self.update_dt_s
 
     def _take_block_row(self, row: int) -> None:
         self.position_xy = self._b_pos[row]
@@ -263,6 +399,7 @@ class Crowd:
         self.amplitude = self._b_amp[row]
         self.phase_rad = self._b_phase[row]
         self.motion = self._b_motion
+        self.seat_height_m = self._b_seat
 
     def _write_block(self, step: int) -> None:
         """Write the block's states ahead (`known_through`): skinned bodies plan their next
@@ -276,6 +413,7 @@ class Crowd:
         self._out_phase[ahead] = self._b_phase[:rows]
         self._out_amp[ahead] = self._b_amp[:rows]
         self._out_motion[ahead] = self._b_motion
+        self._out_seat[ahead] = self._b_seat
 
     def _write(self, step: int) -> None:
         self._out_pos[step] = self.position_xy
@@ -283,11 +421,16 @@ class Crowd:
         self._out_phase[step] = self.phase_rad
         self._out_amp[step] = self.amplitude
         self._out_motion[step] = self.motion
+        self._out_seat[step] = self.seat_height_m
 
     def _update(self, step: int, robots: Sequence[RobotObstacle]) -> None:
         with self._goal_lock:
             pending, self._pending_goals = self._pending_goals, {}
+            # A goal for someone in a sit stop waits until they have got up and stepped away.
+            for i in [i for i in pending if self._plans[i].activity is Activity.SIT]:
+                self._pending_goals[i] = pending.pop(i)
         for i, goal in sorted(pending.items()):
+            self._release_seat(i)
             self._plans[i] = self._walk_plan(i, goal, step, steered=True)
         preferred = np.zeros((self.n, 2))
         for i in range(self.n):
@@ -295,6 +438,8 @@ class Crowd:
         if self.n == 0:
             return
         self._turning = np.array([p.activity is Activity.TURN for p in self._plans], dtype=bool)
+        self._sitting = np.array([p.activity is Activity.SIT for p in self._plans], dtype=bool)
+        self._block_start_next = step + 1
         self._pause_code = np.array([p.pause_code for p in self._plans])
         self._target_heading = np.array([p.target_heading for p in self._plans])
         planes = self._half_planes(robots)
@@ -303,9 +448,16 @@ class Crowd:
     def _preferred_velocity(self, i: int, step: int) -> FloatArray:
         plan = self._plans[i]
         pos = self.position_xy[i]
+        if plan.activity is Activity.SIT:
+            assert plan.sit is not None
+            if self._advance_sit(i, plan.sit, step):
+                return np.zeros(2)
+            self._release_seat(i)
+            plan = self._plans[i] = self._next_plan(i, step)
         if plan.activity is Activity.WALK:
             timeout = round(self.config.avoidance.stuck_timeout_s / self.dt_s)
             if not plan.steered and step - plan.started_step > timeout:
+                self._release_seat(i)
                 plan = self._plans[i] = self._pause_plan(i, step)
         if plan.activity is not Activity.WALK:
             if step >= plan.until_step and not plan.steered:
@@ -325,6 +477,8 @@ class Crowd:
                 self._plans[i] = _Plan(
                     Activity.STAND, [], target_heading=float(self.heading_rad[i]), steered=True
                 )
+            elif plan.seat >= 0:
+                self._plans[i] = self._sit_plan(i, step, plan.seat)
             else:
                 self._plans[i] = self._pause_plan(i, step)
             return np.zeros(2)
@@ -353,12 +507,18 @@ class Crowd:
                 return _Plan(Activity.WALK, path[1:], started_step=step)
         return self._pause_plan(i, step)  # boxed in: stand instead of walking through walls
 
-    def _pause_plan(self, i: int, step: int) -> _Plan:
+    def _pause_plan(self, i: int, step: int, no_sit: bool = False) -> _Plan:
         rng = self._rng
         heading = float(self.heading_rad[i])
-        if not self._others:
+        others = [m for m in self._others if not (no_sit and m is PersonMotion.SIT)]
+        if not others:
+            if no_sit:  # sit was the only stop: stand instead, as long as a stop lasts
+                steps = int(rng.uniform(*self.config.pause_s) / self.dt_s)
+                return _Plan(Activity.STAND, [], until_step=step + steps, target_heading=heading)
             return _Plan(Activity.STAND, [], until_step=step, target_heading=heading)
-        motion = self._others[int(rng.integers(len(self._others)))]
+        motion = others[int(rng.integers(len(others)))]
+        if motion is PersonMotion.SIT:
+            return self._sit_walk_plan(i, step)
         if motion is PersonMotion.TURN:
             turn = float(rng.choice([-1, 1]) * rng.uniform(math.pi / 3, math.pi))
             steps = int(abs(turn) / TURN_RATE_RPS / self.dt_s) + 1
@@ -384,6 +544,119 @@ class Crowd:
             pause_motion=motion,
             clip=clip,
         )
+
+    # -- sitting --------------------------------------------------------------------------------
+    def _stand_point(self, seat: Seat) -> FloatArray | None:
+        """Where a walk to `seat` ends: the nearest point in front of it that is free on the
+        planning grid and that ORCA lets a person reach (clear of the obstacle cells by more
+        than the radii); None: nowhere within SIT_STAND_M, the chair cannot be reached."""
+        clear = self.radius_m + self._obstacle_radius_m + 0.05
+        for d in SIT_STAND_M:
+            xy = seat.along(seat.depth_m / 2 + d)
+            if not self.planning.is_free(xy):
+                continue
+            if self._obstacle_tree is None or self._obstacle_tree.query(xy)[0] > clear:
+                return xy
+        return None
+
+    def _sit_walk_plan(self, i: int, step: int) -> _Plan:
+        """Walk to the front of a free chair (reserved from now on); if there is none that can
+        be reached, another stop (noted and logged)."""
+        free = [
+            s
+            for s in range(len(self.seats))
+            if s not in self._seat_user and self._seat_stand[s] is not None
+        ]
+        start = self._snap_free(self.position_xy[i])
+        if free:
+            for s in (free[int(j)] for j in self._rng.permutation(len(free))):
+                goal = self._seat_stand[s]
+                assert goal is not None
+                path = plan_path(self.planning, start, goal)
+                if path is None:
+                    continue
+                self._seat_user[s] = i
+                waypoints = path[1:] if len(path) > 1 else [goal]
+                return _Plan(Activity.WALK, waypoints, started_step=step, seat=s)
+        taken = len(self._seat_user)
+        cut_off = sum(1 for p in self._seat_stand if p is None)
+        why = (
+            "the world has no chairs"
+            if not self.seats
+            else f"of {len(self.seats)} chairs {taken} are taken, {cut_off} have no free floor "
+            f"in front and {len(free)} cannot be reached from where they stand"
+        )
+        plan = self._pause_plan(i, step, no_sit=True)
+        instead = plan.pause_motion.value if plan.activity is Activity.STAND else "turn"
+        note = f"{self.names[i]} did not sit at step {step}: {why}; did '{instead}' instead"
+        self.notes.append(note)
+        _LOG.info("%s", note)
+        return plan
+
+    def _sit_plan(self, i: int, step: int, seat_index: int) -> _Plan:
+        seat = self.seats[seat_index]
+        stand = self._seat_stand[seat_index]
+        assert stand is not None
+        hold = int(self._rng.uniform(*self.config.pause_s) / self.dt_s)
+        here = np.asarray(self.position_xy[i], dtype=np.float64).copy()
+        stop = _SitStop(
+            seat_index,
+            stand_xy=here,
+            front_xy=seat.along(seat.depth_m / 2 + SIT_FRONT_M),
+            seat_xy=seat.along(-seat.depth_m / 2 + SIT_BACK_M),
+            facing_rad=seat.facing_rad,
+            height_m=seat.height_m,
+            hold_steps=hold,
+            from_xy=here.copy(),
+            stage_start=step,
+        )
+        stop.stage_until = step + self._blocks(self._sit_stage_steps(i, stop))
+        return _Plan(Activity.SIT, [], started_step=step, seat=seat_index, sit=stop)
+
+    def _blocks(self, steps: float) -> int:
+        """`steps` rounded up to whole avoidance blocks (stages change only at updates)."""
+        return max(1, math.ceil(steps / self.decimation)) * self.decimation
+
+    def _sit_stage_steps(self, i: int, stop: _SitStop) -> float:
+        """Steps the current stage of person i's sit stop needs from where they are now."""
+        dt = self.dt_s
+        stage = stop.stage
+        if stage is SitStage.APPROACH or stage is SitStage.LEAVE:
+            target = stop.front_xy if stage is SitStage.APPROACH else stop.stand_xy
+            speed = SIT_STEP_SPEED * float(self.pref_speed[i])
+            # Turning towards it (at most half a turn), then stepping there.
+            dist = float(np.linalg.norm(target - self.position_xy[i]))
+            return dist / (speed * dt) + math.pi / HEADING_RATE_RPS / dt
+        if stage is SitStage.TURN:
+            err = abs(math.remainder(stop.facing_rad - float(self.heading_rad[i]), math.tau))
+            return err / TURN_RATE_RPS / dt + 1
+        if stage is SitStage.DOWN or stage is SitStage.UP:
+            return SIT_DOWN_S / dt
+        return float(stop.hold_steps)  # HOLD
+
+    def _advance_sit(self, i: int, stop: _SitStop, step: int) -> bool:
+        """Move person i's stop to its next stage when the current one is over (at an update
+        step); False once it is done."""
+        while step >= stop.stage_until:
+            stop.stage = SitStage(stop.stage + 1)
+            stop.stage_start = step
+            stop.from_xy = np.asarray(self.position_xy[i], dtype=np.float64).copy()
+            if stop.stage is SitStage.DONE:
+                return False
+            if stop.stage is SitStage.UP:
+                stop.up_start = step
+            if stop.stage is SitStage.SETTLE:
+                release = stop.up_start + self._blocks(round(SIT_RELEASE_S / self.dt_s))
+                stop.stage_until = max(step, release)
+            else:
+                stop.stage_until = step + self._blocks(self._sit_stage_steps(i, stop))
+        return True
+
+    def _release_seat(self, i: int) -> None:
+        """Free the seat person i walked to or sat on."""
+        for s, user in list(self._seat_user.items()):
+            if user == i:
+                del self._seat_user[s]
 
     def _walk_plan(self, i: int, goal_xy: FloatArray, step: int, steered: bool) -> _Plan:
         start = self._snap_free(self.position_xy[i])
@@ -440,7 +713,7 @@ class Crowd:
                 vel[:, None, :] - vel[nearest],
                 np.repeat(vel[:, None, :], k, axis=1),
                 np.full((n, k), 2 * self.radius_m),
-                np.full((n, k), 0.5),
+                np.where(self._sitting[nearest], 1.0, 0.5),
                 av.time_horizon_s,
                 dt,
             )

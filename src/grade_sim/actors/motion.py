@@ -18,6 +18,7 @@ the poses bit for bit.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from dataclasses import dataclass, fields
@@ -27,13 +28,16 @@ from numpy.typing import NDArray
 from scipy.signal import lfilter
 
 from grade_common.types import FloatArray
+from grade_sim.actors.body_mesh import body_mesh, random_clothing, skin_vertices
 from grade_sim.actors.bvh import RetargetedMotion
 from grade_sim.actors.people import (
+    BLEND_TAU_S,
     CLIP_CODE,
     MOTION_CODES,
     N_MOTION_CODES,
     STRIDE_PER_HEIGHT,
     PersonTimeline,
+    leg_ik,
 )
 from grade_sim.actors.skeleton import (
     JOINT_INDEX,
@@ -44,10 +48,10 @@ from grade_sim.actors.skeleton import (
     matrices_to_quats,
     quats_to_matrices,
     rest_offsets,
+    rest_positions,
 )
 from grade_sim.config.scenario import MAX_CLIPS, PersonMotion
 
-BLEND_TAU_S = 0.35
 RUN_SPEED_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
 RUN_BLEND_MPS = 0.6
 ROLL_PER_M = 1.6  # heel-rise (rad) per metre the flat ankle would be behind PIVOT
@@ -87,6 +91,7 @@ class PoseInputs:
     next_heading: FloatArray  # (N, 2)
     next_amplitude: FloatArray  # (N, 2)
     clip_time_s: FloatArray  # (N, MAX_CLIPS) seconds since each BVH clip last started
+    seat_height_m: FloatArray  # (N,) seat of a sit stop; NaN: none (see PersonTimeline)
 
 
 def pose_inputs(
@@ -110,6 +115,7 @@ def pose_inputs(
         timeline.heading_rad[nx],
         timeline.amplitude[nx],
         np.maximum(k[:, None] - track.clip_start[k], 0) * dt_s,
+        timeline.seat_height_m[k],
     )
 
 
@@ -156,29 +162,74 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
     return AnimationTrack(weights, speed, touchdown, following, clip_start)
 
 
-def _leg_ik(
-    dx: FloatArray, dz: FloatArray, thigh: FloatArray, shin: FloatArray
-) -> tuple[FloatArray, FloatArray]:
-    """Hip flexion and knee flexion (rad) putting the ankle at (dx forward, dz up) from the hip."""
-    reach = np.minimum(np.hypot(dx, dz), 0.9995 * (thigh + shin))
-    along = np.arctan2(dx, -dz)
-    cos_hip = (thigh**2 + reach**2 - shin**2) / (2 * thigh * reach)
-    cos_knee = (thigh**2 + shin**2 - reach**2) / (2 * thigh * shin)
-    hip = along + np.arccos(np.clip(cos_hip, -1.0, 1.0))
-    knee = math.pi - np.arccos(np.clip(cos_knee, -1.0, 1.0))
-    return hip, knee
+SIT_PRESS_M = 0.01  # how far a seated body presses into the seat
+SIT_MAX_SLOPE_RAD = math.radians(6.0)  # seated thighs slope down to the knees at most this much
+# What rests on the seat of a seated body (buttocks, upper thighs): from its hip joints
+# forwards (x) and sideways (|y|). Further forward the thighs of short people on high seats
+# slope down to the knees, as they do sitting on the front of a chair.
+SIT_UNDER_X_M = (-0.16, 0.12)
+SIT_UNDER_Y_M = 0.25
+
+
+def sit_hip_over_seat(bodies: Sequence[BodyParams], seat_height_m: FloatArray) -> FloatArray:
+    """(N,) height of seated people's hip joints over their seats (NaN seat: 0), so that their
+    skin rests on it, pressed SIT_PRESS_M in."""
+    out: FloatArray = np.array(
+        [
+            _sit_hip_over_seat(b, round(float(h) * 1000)) if np.isfinite(h) else 0.0
+            for b, h in zip(bodies, seat_height_m, strict=True)
+        ]
+    )
+    return out
+
+
+@functools.lru_cache(maxsize=1024)
+def _sit_hip_over_seat(body: BodyParams, seat_mm: int) -> float:
+    """The skin's depth under the hips and thighs of the body seated on a seat seat_mm high
+    (actors.body_mesh; its shape does not depend on the clothing). The legs' IK keeps the feet
+    on the floor, so the thighs' slope depends on the hips' height: a few rounds."""
+    mesh = body_mesh(body, random_clothing(np.random.default_rng(0)))
+    rest = rest_positions(body)
+    hip_over = 0.1 * body.girth
+    for _ in range(3):
+        inp = PoseInputs(
+            *(np.zeros((1, 2)), np.zeros(1), np.zeros(1), np.zeros(1)),
+            weights=np.eye(N_CODES)[[MOTION_CODES[PersonMotion.SIT]]],
+            speed_mps=np.zeros(1),
+            time_s=np.zeros(1),
+            plant_xy=np.zeros((1, 2, 2)),
+            plant_heading=np.zeros((1, 2)),
+            plant_amplitude=np.zeros((1, 2)),
+            next_xy=np.zeros((1, 2, 2)),
+            next_heading=np.zeros((1, 2)),
+            next_amplitude=np.zeros((1, 2)),
+            clip_time_s=np.zeros((1, MAX_CLIPS)),
+            seat_height_m=np.array([seat_mm / 1000]),
+        )
+        pos, rot = pose([body], inp, hip_over_seat_m=np.array([hip_over]))
+        skin = skin_vertices(mesh, rest, pos[0], rot[0])
+        hip = pos[0, J["hip_l"]]
+        under = (
+            (skin[:, 0] > hip[0] + SIT_UNDER_X_M[0])
+            & (skin[:, 0] < hip[0] + SIT_UNDER_X_M[1])
+            & (np.abs(skin[:, 1]) < SIT_UNDER_Y_M)
+        )
+        hip_over = float(hip[2] - skin[under, 2].min()) - SIT_PRESS_M
+    return hip_over
 
 
 def pose(
     bodies: list[BodyParams],
     inp: PoseInputs,
     clips: Sequence[Sequence[RetargetedMotion]] = (),
+    hip_over_seat_m: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """World joint positions (N, J, 3) and rotations (N, J, 3, 3) of N people at one instant.
 
     `inp` from pose_inputs / stack_inputs; its time_s drives the idle, look and wave cycles.
     `clips[i]`: person i's BVH clips (people.clips retargeted onto their skeleton), needed when
-    a clip's weight is not zero.
+    a clip's weight is not zero. `hip_over_seat_m`: the seated hips' height over the seat
+    (default: sit_hip_over_seat).
     """
     position_xy, heading_rad, phase_rad = inp.position_xy, inp.heading_rad, inp.phase_rad
     speed_mps = inp.speed_mps
@@ -286,15 +337,37 @@ def pose(
         dz = ankle_z + z - hip_z
         dy = y - hip_y
         abduct = np.arctan2(dy, -dz)
-        hip, knee = _leg_ik(x, -np.hypot(dy, dz), thigh, shin)
+        hip, knee = leg_ik(x, -np.hypot(dy, dz), thigh, shin)
         yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
         leg[side] = (hip, knee, hip - knee + pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
         # The toes stay flat while the heel rises over them (the foot rolls about the toe
         # joint; rigid toes would push the shoe's tip into the floor).
         toe_flat[side] = np.where(stance, roll_st, roll_sw) * np.minimum(1.0, 2 * amp)
-    # Sitting: thighs level, shins vertical, pelvis at seat height.
-    sit_hip, sit_knee = 1.52, 1.52
-    pelvis_z_sit = ankle_z + shin + thigh * math.cos(sit_hip) - offsets[:, J["hip_l"], 2]
+    # Sitting: the thighs rest on the seat (the hip joints SIT_HIP_OVER_SEAT above it, about
+    # a thigh's radius), the feet flat on the floor a thigh's length ahead (leg IK).
+    seated = np.isfinite(inp.seat_height_m)
+    w_sit = np.where(seated, w_sit, 0.0)
+    if hip_over_seat_m is None:
+        hip_over_seat_m = (
+            sit_hip_over_seat(bodies, inp.seat_height_m) if seated.any() else np.zeros(n)
+        )
+    hip_z_sit = np.where(seated, inp.seat_height_m, 0.0) + hip_over_seat_m
+    sit_hip, sit_knee = leg_ik(0.95 * thigh, ankle_z - hip_z_sit, thigh, shin)
+    # Short legs on a high seat: rather than thighs sloping into the seat's front, they stay
+    # within SIT_MAX_SLOPE_RAD of level, the shins hang and the feet point their toes down to
+    # the floor (as short people sit on high chairs).
+    steep = sit_hip < math.pi / 2 - SIT_MAX_SLOPE_RAD
+    sit_hip = np.where(steep, math.pi / 2 - SIT_MAX_SLOPE_RAD, sit_hip)
+    sit_knee = np.where(steep, sit_hip, sit_knee)
+    hover = np.where(
+        steep, hip_z_sit - thigh * np.cos(sit_hip) - shin - ankle_z, 0.0
+    )  # the flat foot's height over the floor
+    toe_x, toe_z = offsets[:, J["toe_l"], 0], offsets[:, J["toe_l"], 2]
+    # Pitching the foot toes-down by a puts the ball of the foot at toe_z cos a - toe_x sin a
+    # = R cos(a + b) under the ankle (R, b: the toe offset's length and angle): `hover` lower.
+    reach, angle = np.hypot(toe_x, toe_z), np.arctan2(toe_x, toe_z)
+    toe_down = np.where(steep, np.arccos(np.clip((toe_z - hover) / reach, -1.0, 1.0)) - angle, 0.0)
+    pelvis_z_sit = hip_z_sit - offsets[:, J["hip_l"], 2]
     pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
     hip_rot = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
@@ -308,10 +381,12 @@ def pose(
             np.stack([zeros, -flex, zeros], 1)
         )
         ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
-        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (sit_hip - sit_knee)
+        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (
+            sit_hip - sit_knee + toe_down
+        )
         ang[:, J["ankle_" + side], 0] = -(1 - w_sit) * abduct
         ang[:, J["ankle_" + side], 2] = (1 - w_sit) * yaw
-        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side]
+        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side] - w_sit * toe_down
 
     # -- torso and head ------------------------------------------------------------------------
     breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
@@ -330,9 +405,9 @@ def pose(
         ang[:, J["shoulder_" + side], 0] = sign * 0.1
         ang[:, J["shoulder_" + side], 1] = sign * swing
         ang[:, J["elbow_" + side], 1] = -elbow
-        # Sitting: hands rest on the thighs.
-        ang[:, J["shoulder_" + side], 1] += -0.45 * w_sit
-        ang[:, J["elbow_" + side], 1] += -0.7 * w_sit
+        # Sitting: upper arms hanging, forearms bent forward so the hands rest on the thighs.
+        ang[:, J["shoulder_" + side], 1] += 0.05 * w_sit
+        ang[:, J["elbow_" + side], 1] += -1.15 * w_sit
     # Wave (right arm up, forearm swinging in the frontal plane) and phone (right hand at chest).
     wave = 0.45 * np.sin(2 * math.pi * 1.6 * t)
     ang[:, J["shoulder_r"], 0] += w_wave * -2.3

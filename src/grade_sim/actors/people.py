@@ -15,6 +15,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 from numpy.typing import NDArray
+from scipy.signal import lfilter
 
 from grade_common.rotations import quat_mul
 from grade_common.types import FloatArray
@@ -29,6 +30,7 @@ HEADING_RATE_RPS = 3.0
 TURN_RATE_RPS = 1.0
 AMPLITUDE_RATE = 2.5  # 1/s: how fast the gait starts and stops
 STRIDE_PER_HEIGHT = 0.75  # one gait cycle (2 pi of phase_rad) covers this many body heights
+BLEND_TAU_S = 0.35  # time constant of every blend between motions (actors.motion)
 
 
 class PartShape(enum.Enum):
@@ -104,6 +106,9 @@ class PersonTimeline:
     phase_rad: FloatArray  # (n,)
     amplitude: FloatArray  # (n,) 0 standing .. 1 walking
     motion: NDArray[np.int8]  # (n,) MOTION_CODES of each step's motion
+    # (n,) Height of the seat of the person's sit stop (walking up to a chair, sitting, standing
+    # up and stepping away); NaN outside sit stops.
+    seat_height_m: FloatArray
 
 
 MOTION_CODES = {
@@ -226,7 +231,33 @@ def plan_timeline(
             out_amp[k] = amp
             out_motion[k] = MOTION_CODES[motion]
             k += 1
-    return PersonTimeline(out_pos, out_heading, out_phase, out_amp, out_motion)
+    return PersonTimeline(
+        out_pos, out_heading, out_phase, out_amp, out_motion, np.full(n_steps, np.nan)
+    )
+
+
+def leg_ik(
+    dx: FloatArray, dz: FloatArray, thigh: FloatArray, shin: FloatArray
+) -> tuple[FloatArray, FloatArray]:
+    """Hip flexion and knee flexion (rad) putting the ankle at (dx forward, dz up) from the hip."""
+    reach = np.minimum(np.hypot(dx, dz), 0.9995 * (thigh + shin))
+    along = np.arctan2(dx, -dz)
+    cos_hip = (thigh**2 + reach**2 - shin**2) / (2 * thigh * reach)
+    cos_knee = (thigh**2 + shin**2 - reach**2) / (2 * thigh * shin)
+    hip = along + np.arccos(np.clip(cos_hip, -1.0, 1.0))
+    knee = math.pi - np.arccos(np.clip(cos_knee, -1.0, 1.0))
+    return hip, knee
+
+
+def sit_weights(motion: NDArray[np.int8], dt_s: float) -> FloatArray:
+    """How far into the sit pose a person is at every step: the SIT motion code through the
+    motion library's blend filter (BLEND_TAU_S), starting settled."""
+    x: FloatArray = (np.asarray(motion) == MOTION_CODES[PersonMotion.SIT]).astype(np.float64)
+    if not len(x):
+        return x
+    a = 1.0 - math.exp(-dt_s / BLEND_TAU_S)
+    out: FloatArray = lfilter([a], [1.0, -(1.0 - a)], x, zi=[(1.0 - a) * x[0]])[0]
+    return out
 
 
 def _quat_about_y(angle: FloatArray) -> FloatArray:
@@ -248,12 +279,30 @@ def part_poses(
     heading_rad: FloatArray,
     phase_rad: FloatArray,
     amplitude: FloatArray,
+    sit_weight: FloatArray | None = None,
+    seat_height_m: FloatArray | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """World poses of every part of P people: positions (P, 12, 3) and wxyz quaternions (P, 12, 4).
 
-    Args are arrays of shape (P,) (position_xy (P, 2)). Part order is PART_NAMES.
+    Args are arrays of shape (P,) (position_xy (P, 2)). Part order is PART_NAMES. With
+    `sit_weight` (0 standing .. 1 seated, see sit_weights) and `seat_height_m` (NaN: no seat)
+    the parts blend into sitting: upper legs resting on the seat, feet on the floor.
     """
     s = scale[:, None]
+    p = len(scale)
+    w_sit = np.zeros(p) if sit_weight is None else np.asarray(sit_weight, dtype=np.float64)
+    seat = np.zeros(p) if seat_height_m is None else np.asarray(seat_height_m, dtype=np.float64)
+    w_sit = np.where(np.isfinite(seat), w_sit, 0.0)
+    seat = np.where(np.isfinite(seat), seat, 0.0)
+    # Seated: hips one upper-leg radius over the seat, ankles on the floor a thigh ahead.
+    hip_sit = seat + _PARTS[6].size[0] * s[:, 0]
+    sit_hip, sit_knee = leg_ik(
+        0.95 * UPPER_LEG * s[:, 0],
+        (HIP_Z - UPPER_LEG - LOWER_LEG) * s[:, 0] - hip_sit,
+        UPPER_LEG * s[:, 0],
+        LOWER_LEG * s[:, 0],
+    )
+    drop = w_sit * (HIP_Z * s[:, 0] - hip_sit)
     sin_p = np.sin(phase_rad)[:, None]
     amp = amplitude[:, None]
     # Sagittal-plane joint angles (positive = limb swings forward).
@@ -267,9 +316,11 @@ def part_poses(
     )
     shoulder = -0.35 * amp * np.concatenate([sin_p, -sin_p], axis=1)
     elbow = 0.25 + 0.2 * amplitude
-    bob = 0.015 * amp[:, 0] * np.cos(2 * phase_rad)
+    bob = 0.015 * amp[:, 0] * np.cos(2 * phase_rad) - drop
+    hip = (1 - w_sit[:, None]) * hip + w_sit[:, None] * sit_hip[:, None]
+    knee = (1 - w_sit[:, None]) * knee + w_sit[:, None] * sit_knee[:, None]
+    shoulder = shoulder + 0.45 * w_sit[:, None]  # hands towards the knees
 
-    p = len(scale)
     pos_local = np.zeros((p, 12, 3))
     angle = np.zeros((p, 12))  # rotation about the body's y axis of each part's long axis
     z0 = bob[:, None]

@@ -2,8 +2,9 @@
 
 Each person's parts (the capsules, spheres and boxes of actors/people.py) are posed at every
 physics step and tested against the environment's static boxes and meshes (the floor they
-stand on excepted), the other people and the robots' planned bodies. A cheap bounding-box test
-picks the steps where contact is possible at all; FCL decides those exactly.
+stand on excepted), the other people and the robots' planned bodies. During a sit stop the
+parts sit as the body does, and the chair sat on (only that one) may be touched. A cheap
+bounding-box test picks the steps where contact is possible at all; FCL decides those exactly.
 
 A scripted crowd that collides is planned again from the next draws of the same generator
 (`placement.retries` times); people still colliding after that are rejected with the reason,
@@ -20,9 +21,15 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_sim.actors.crowd import Crowd, RobotObstacle, RobotSchedule
-from grade_sim.actors.people import PartShape, PersonSpec, PersonTimeline, part_poses
+from grade_sim.actors.people import (
+    PartShape,
+    PersonSpec,
+    PersonTimeline,
+    part_poses,
+    sit_weights,
+)
 from grade_sim.config.scenario import PeopleConfig
-from grade_sim.world.model import World
+from grade_sim.world.model import Seat, World
 
 SUPPORT_LABELS = ("floor", "ground")  # what people stand on: touching it is no collision
 MESH_FLOOR_M = 0.1  # mesh triangles entirely below this height are floor
@@ -57,6 +64,8 @@ class PlacementReport:
     attempts: int = 0
     rejected: tuple[Rejection, ...] = ()
     collisions_seen: tuple[str, ...] = field(default=())  # every attempt's contacts, in order
+    # `sit` stops that became other stops (no free chair could be reached), of the kept plan.
+    sit_fallbacks: tuple[str, ...] = field(default=())
 
     def to_mapping(self) -> dict[str, object]:
         return {
@@ -68,6 +77,7 @@ class PlacementReport:
                 for r in self.rejected
             ],
             "collisions_seen": list(self.collisions_seen),
+            "sit_fallbacks": list(self.sit_fallbacks),
         }
 
 
@@ -89,6 +99,7 @@ class _Environment:
     def __init__(self, world: World) -> None:
         self.objects: list[fcl.CollisionObject] = []
         self.names: list[str] = []
+        self.pieces: list[str] = []  # the object each solid belongs to (`<piece>/<part>`)
         lo, hi = [], []
         for box in world.boxes:
             if box.label in SUPPORT_LABELS:
@@ -97,6 +108,7 @@ class _Environment:
             half = np.asarray(box.half_size_xyz)
             self.objects.append(fcl.CollisionObject(fcl.Box(*(2 * half)), tf))
             self.names.append(f"{box.name} ({box.label})")
+            self.pieces.append(box.name.partition("/")[0])
             c, s = abs(np.cos(box.yaw_rad)), abs(np.sin(box.yaw_rad))
             reach = np.array([c * half[0] + s * half[1], s * half[0] + c * half[1], half[2]])
             lo.append(np.asarray(box.center_xyz) - reach)
@@ -111,11 +123,31 @@ class _Environment:
             model.endModel()
             self.objects.append(fcl.CollisionObject(model, fcl.Transform()))
             self.names.append(f"{mesh.name} ({mesh.label})")
+            self.pieces.append(mesh.name.partition("/")[0])
             used = mesh.vertices_xyz[np.unique(tri)]
             lo.append(used.min(axis=0))
             hi.append(used.max(axis=0))
         self.lo = np.array(lo).reshape(-1, 3)
         self.hi = np.array(hi).reshape(-1, 3)
+        # Which of world.seats each solid is part of (-1: none).
+        seat_of = {seat.name: k for k, seat in enumerate(world.seats)}
+        self.seat = np.array([seat_of.get(p, -1) for p in self.pieces], dtype=np.int64)
+
+
+def seat_in_use(seats: Sequence[Seat], timeline: PersonTimeline, dt_s: float) -> np.ndarray:
+    """(n,) index into `seats` of the chair the person's sit stop at each step is on (-1: not
+    in a sit stop): the seat nearest to where the person is when most seated."""
+    out = np.full(len(timeline.seat_height_m), -1, dtype=np.int64)
+    stop = np.isfinite(timeline.seat_height_m)
+    if not seats or not stop.any():
+        return out
+    weight = sit_weights(timeline.motion, dt_s)
+    centres = np.array([s.centre_xy for s in seats])
+    edges = np.flatnonzero(np.diff(np.concatenate([[0], stop.astype(np.int8), [0]])))
+    for a, b in zip(edges[::2], edges[1::2], strict=True):
+        k = a + int(np.argmax(weight[a:b]))
+        out[a:b] = int(np.argmin(np.linalg.norm(centres - timeline.position_xy[k], axis=1)))
+    return out
 
 
 def _part_reach(shape: PartShape, size: tuple[float, float, float]) -> float:
@@ -149,10 +181,13 @@ def check_traces(
     timelines: Sequence[PersonTimeline],
     robots: RobotSchedule | None = None,
     robot_clearance_m: float = 0.1,
+    *,
+    dt_s: float,
 ) -> list[Collision]:
     """The first collision of every person whose trace touches something (empty: all clear).
 
-    Person-person contacts are reported for both people.
+    Person-person contacts are reported for both people. `dt_s` is the timelines' step (the
+    sit pose blends in over time). A person in a sit stop does not collide with its chair.
     """
     n = len(people)
     if n == 0:
@@ -168,6 +203,9 @@ def check_traces(
         for half in robots.half_size_xyz:
             robot_objects.append(fcl.CollisionObject(fcl.Box(*(2 * (half + robot_clearance_m)))))
     found: dict[int, Collision] = {}
+    sit = np.stack([sit_weights(t.motion, dt_s) for t in timelines], axis=1)  # (steps, P)
+    seat_h = np.stack([t.seat_height_m for t in timelines], axis=1)
+    in_use = np.stack([seat_in_use(world.seats, t, dt_s) for t in timelines], axis=1)
 
     def hit(i: int, k: int, other: str) -> None:
         found.setdefault(i, Collision(people[i].name, k, other))
@@ -181,6 +219,8 @@ def check_traces(
             np.stack([t.heading_rad[ks] for t in timelines], axis=1).reshape(-1),
             np.stack([t.phase_rad[ks] for t in timelines], axis=1).reshape(-1),
             np.stack([t.amplitude[ks] for t in timelines], axis=1).reshape(-1),
+            sit[ks].reshape(-1),
+            seat_h[ks].reshape(-1),
         )
         n_parts = pos.shape[1]
         pos = pos.reshape(m, n, n_parts, 3)
@@ -201,6 +241,9 @@ def check_traces(
             ss, ii, ee = np.nonzero(
                 _overlap(body_lo[:, :, None], body_hi[:, :, None], env.lo, env.hi)
             )
+            # A sitter's own chair is no obstacle to them.
+            own = (env.seat[ee] >= 0) & (env.seat[ee] == in_use[ks[ss], ii])
+            ss, ii, ee = ss[~own], ii[~own], ee[~own]
             parts = _overlap(lo[ss, ii], hi[ss, ii], env.lo[ee, None], env.hi[ee, None])
             for c, q in zip(*np.nonzero(parts), strict=True):
                 s, i, e = ss[c], ii[c], ee[c]
@@ -245,6 +288,27 @@ def check_traces(
 Planner = Callable[[Sequence[PersonSpec], np.random.Generator], tuple[PersonTimeline, ...]]
 
 
+class CrowdPlanner:
+    """Plans a scripted crowd of the given people with Crowd; keeps the last plan's notes."""
+
+    def __init__(
+        self,
+        make: Callable[[Sequence[PersonSpec], np.random.Generator], Crowd],
+        robots: RobotSchedule,
+    ) -> None:
+        self._make = make
+        self.robots = robots
+        self.notes: tuple[str, ...] = ()
+
+    def __call__(
+        self, people: Sequence[PersonSpec], rng: np.random.Generator
+    ) -> tuple[PersonTimeline, ...]:
+        crowd = self._make(people, rng)
+        timelines = crowd.run_to_end(self.robots)
+        self.notes = tuple(crowd.notes)
+        return timelines
+
+
 def crowd_planner(
     world: World,
     config: PeopleConfig,
@@ -256,21 +320,21 @@ def crowd_planner(
 ) -> Planner:
     """Plans a scripted crowd of the given people (the default planner of place_scripted_crowd)."""
 
-    def plan(people: Sequence[PersonSpec], rng: np.random.Generator) -> tuple[PersonTimeline, ...]:
-        heights = [p.height_m for p in people]
-        crowd = Crowd(
+    def make(people: Sequence[PersonSpec], rng: np.random.Generator) -> Crowd:
+        return Crowd(
             world.free_space,
             config,
-            heights,
+            [p.height_m for p in people],
             n_steps,
             dt_s,
             rng,
             start_clear_of,
             clip_durations_s,
+            world.seats,
+            [p.name for p in people],
         )
-        return crowd.run_to_end(robots)
 
-    return plan
+    return CrowdPlanner(make, robots)
 
 
 def place_scripted_crowd(
@@ -280,6 +344,8 @@ def place_scripted_crowd(
     rng: np.random.Generator,
     robots: RobotSchedule,
     planner: Planner,
+    *,
+    dt_s: float,
 ) -> tuple[tuple[PersonSpec, ...], tuple[PersonTimeline, ...], PlacementReport]:
     """Plan the crowd, check its whole trace, re-plan or reject colliding people.
 
@@ -288,14 +354,18 @@ def place_scripted_crowd(
     """
     timelines = planner(people, rng)
     placement = config.placement
+
+    def notes() -> tuple[str, ...]:
+        return planner.notes if isinstance(planner, CrowdPlanner) else ()
+
     if not placement.check or not people:
-        return people, timelines, PlacementReport()
+        return people, timelines, PlacementReport(sit_fallbacks=notes())
     seen: list[str] = []
     rejected: list[Rejection] = []
     attempts = 1
     while True:
         clearance = config.avoidance.robot_clearance_m
-        collisions = check_traces(world, people, timelines, robots, clearance)
+        collisions = check_traces(world, people, timelines, robots, clearance, dt_s=dt_s)
         seen.extend(c.reason for c in collisions)
         if not collisions:
             break
@@ -319,20 +389,28 @@ def place_scripted_crowd(
         if not people:
             break
     n_steps = len(timelines[0].position_xy) if timelines else 0
-    return people, timelines, PlacementReport(True, n_steps, attempts, tuple(rejected), tuple(seen))
+    return (
+        people,
+        timelines,
+        PlacementReport(True, n_steps, attempts, tuple(rejected), tuple(seen), notes()),
+    )
 
 
 def check_recorded_trace(
-    world: World, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline], steps: int
+    world: World,
+    people: Sequence[PersonSpec],
+    timelines: Sequence[PersonTimeline],
+    steps: int,
+    dt_s: float,
 ) -> PlacementReport:
     """After a reactive run: the contacts of the trace as it happened (nothing can be rejected
     any more; the robots' live bodies are not part of this check)."""
     cut = [
         PersonTimeline(
             t.position_xy[:steps], t.heading_rad[:steps], t.phase_rad[:steps],
-            t.amplitude[:steps], t.motion[:steps],
+            t.amplitude[:steps], t.motion[:steps], t.seat_height_m[:steps],
         )
         for t in timelines
     ]  # fmt: skip
-    found = check_traces(world, people, cut) if steps else []
+    found = check_traces(world, people, cut, dt_s=dt_s) if steps else []
     return PlacementReport(True, steps, 0, (), tuple(c.reason for c in found))

@@ -59,7 +59,7 @@ def _bench(n: int, rooms: int, duration_s: float, fcl: bool) -> dict[str, float]
     if fcl:
         people = [PersonSpec(f"person_{i}", i + 1, 1.75, COLORS) for i in range(n)]
         t0 = time.perf_counter()
-        check_traces(world, people, crowd.timelines)
+        check_traces(world, people, crowd.timelines, dt_s=dt)
         fcl_s = time.perf_counter() - t0
     total = update_s + step_s
     return {

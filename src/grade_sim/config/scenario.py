@@ -293,12 +293,10 @@ class PeopleConfig:
                 f"{path}.motions: 'run' is not a stop to draw: people run when their speed "
                 f"(speed_mps) is above 2 m/s; got {[m.value for m in self.motions]}"
             )
-        if PersonMotion.SIT in self.motions:
-            # The clip exists (actors.motion); walking to a chair and sitting on it does not yet.
+        if PersonMotion.SIT in self.motions and self.body is not PersonBody.SKINNED:
             raise ConfigError(
-                f"{path}.motions: 'sit' is not available yet: people would sit in mid-air "
-                "(walking to the world's chairs is not implemented); allowed stops: stand, turn, "
-                f"wave, look, phone; got {[m.value for m in self.motions]}"
+                f"{path}.motions: 'sit' needs skinned people ({path}.body: skinned); "
+                f"got body: {self.body.value}"
             )
 
 

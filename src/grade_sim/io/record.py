@@ -108,6 +108,7 @@ class ExperimentRecorder:
             arrays[f"person/{p.name}/phase_rad"] = tl.phase_rad[:n]
             arrays[f"person/{p.name}/amplitude"] = tl.amplitude[:n]
             arrays[f"person/{p.name}/motion"] = tl.motion[:n]
+            arrays[f"person/{p.name}/seat_height_m"] = tl.seat_height_m[:n]
         for o, otl in zip(self.scene.objects, self.scene.object_timelines, strict=True):
             arrays[f"object/{o.name}/position_xyz"] = otl.position_xyz[:n]
             arrays[f"object/{o.name}/quat_wxyz"] = otl.quat_wxyz[:n]
@@ -191,12 +192,15 @@ def _recorded_people(files: dict[str, np.ndarray]) -> dict[str, PersonTimeline]:
         key = f"person/{name}"
         n = len(files[f"{key}/position_xy"])
         motion = files.get(f"{key}/motion", np.zeros(n, dtype=np.int8))  # older records lack it
+        # Records from before sitting: nobody sat.
+        seat = files.get(f"{key}/seat_height_m", np.full(n, np.nan))
         out[name] = PersonTimeline(
             files[f"{key}/position_xy"],
             files[f"{key}/heading_rad"],
             files[f"{key}/phase_rad"],
             files[f"{key}/amplitude"],
             motion,
+            seat,
         )
     return out
 
@@ -235,6 +239,7 @@ def scene_from_record(scene: Scene, record: ExperimentRecord) -> Scene:
                 _padded(got.phase_rad, n),
                 _padded(got.amplitude, n),
                 _padded(got.motion, n),
+                _padded(got.seat_height_m, n),
             )
         )
     return replace(scene, person_timelines=tuple(timelines), crowd=None)

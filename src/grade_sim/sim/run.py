@@ -8,7 +8,7 @@ import resource
 import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -195,11 +195,13 @@ def run_scenario(
         extra["error"] = str(sim.failure)
     (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
     placement = spec.scene.placement
-    if spec.scene.crowd is not None and scenario.people.placement.check:
+    crowd = spec.scene.crowd
+    if crowd is not None and scenario.people.placement.check:
         scene = spec.scene
         placement = check_recorded_trace(
-            scene.world, scene.people, scene.person_timelines, stats.steps
+            scene.world, scene.people, scene.person_timelines, stats.steps, scenario.physics_dt_s
         )
+        placement = replace(placement, sit_fallbacks=tuple(crowd.notes))
     (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()

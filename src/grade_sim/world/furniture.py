@@ -10,12 +10,13 @@ Quarter turns keep every part an axis-aligned box, which top views and the grid 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
-from grade_sim.world.model import Material, StaticBox, StaticShape, TextureKind
+from grade_sim.world.model import Material, Seat, StaticBox, StaticShape, TextureKind
 
 Vec3 = tuple[float, float, float]
 
@@ -23,6 +24,8 @@ Vec3 = tuple[float, float, float]
 AGAINST_WALL = ("desk", "shelf", "cabinet", "sofa", "bed")
 FREE_STANDING = ("table", "chair")
 KINDS = AGAINST_WALL + FREE_STANDING
+# Pieces a person sits on (their design has a part named `seat`); worlds keep their front free.
+SEATS = ("chair",)
 
 WOOD_RGB = ((0.55, 0.38, 0.22), (0.72, 0.56, 0.38), (0.35, 0.22, 0.13), (0.80, 0.70, 0.55))
 FABRIC_RGB = ((0.35, 0.40, 0.55), (0.55, 0.30, 0.25), (0.45, 0.45, 0.42), (0.25, 0.38, 0.30))
@@ -378,6 +381,48 @@ def place(
             )
         )
     return boxes
+
+
+def seat_of(
+    piece: Design,
+    name: str,
+    instance_id: int,
+    centre_xy: tuple[float, float],
+    quarter_turns: int,
+) -> Seat | None:
+    """Where a person sits on a placed piece (its part `seat`), or None for pieces without one."""
+    part = next((p for p in piece.parts if p.name == "seat"), None)
+    if part is None:
+        return None
+    cx, cy = _turn((part.lo[0] + part.hi[0]) / 2, (part.lo[1] + part.hi[1]) / 2, quarter_turns)
+    return Seat(
+        name,
+        instance_id,
+        (centre_xy[0] + cx, centre_xy[1] + cy),
+        math.remainder(quarter_turns * math.pi / 2, 2 * math.pi),
+        part.hi[2],
+        part.hi[0] - part.lo[0],
+        part.hi[1] - part.lo[1],
+    )
+
+
+def front_zone(
+    piece: Design,
+    centre_xy: tuple[float, float],
+    quarter_turns: int,
+    depth_m: float,
+    width_m: float,
+) -> tuple[float, float, float, float]:
+    """The floor rectangle (x0, y0, x1, y1) `depth_m` deep in front of a placed piece, at least
+    `width_m` wide and centred on it: where a person stands to sit down."""
+    dx, dy, _ = piece.size_xyz
+    w = max(dy, width_m)
+    corners = [
+        _turn(x, y, quarter_turns) for x in (dx / 2, dx / 2 + depth_m) for y in (-w / 2, w / 2)
+    ]
+    xs = [centre_xy[0] + c[0] for c in corners]
+    ys = [centre_xy[1] + c[1] for c in corners]
+    return min(xs), min(ys), max(xs), max(ys)
 
 
 def wall_turns(side: str) -> int:

@@ -246,6 +246,30 @@ class OccupancyGrid:
 
 
 @dataclass(frozen=True)
+class Seat:
+    """Where a person can sit: a chair's seat, the way a sitter faces and its height.
+
+    A sitter's legs reach over the seat's front edge, towards `facing_rad`; the backrest is
+    on the other side. Only the pieces of furniture named here may be touched by their sitter.
+    """
+
+    name: str  # the chair's instance name; its boxes are `<name>/<part>`
+    instance_id: int
+    centre_xy: tuple[float, float]  # centre of the seat's top
+    facing_rad: float  # world yaw a seated person faces (away from the backrest)
+    height_m: float  # top of the seat above the floor
+    depth_m: float  # along facing_rad
+    width_m: float
+
+    def along(self, distance_m: float) -> FloatArray:
+        """The floor point `distance_m` from the seat centre towards the front (negative: back)."""
+        out: FloatArray = np.asarray(self.centre_xy) + distance_m * np.array(
+            [math.cos(self.facing_rad), math.sin(self.facing_rad)]
+        )
+        return out
+
+
+@dataclass(frozen=True)
 class World:
     """Everything static about a scene."""
 
@@ -263,6 +287,8 @@ class World:
     sky: Sky | None = None  # None: no sky is drawn (indoor worlds)
     # Ground height of outdoor worlds (None: flat at z = 0); see world/terrain.py.
     terrain: Terrain | None = None
+    # Chairs people can sit on: each with free floor in front of it (procedural rooms).
+    seats: tuple[Seat, ...] = field(default=())
 
     def terrain_height(self, x: float | FloatArray, y: float | FloatArray) -> FloatArray:
         """Ground z under (x, y): the terrain's drawn surface, or 0 in worlds without one."""

@@ -15,7 +15,14 @@ import numpy as np
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world import furniture
 from grade_sim.world.lighting import ceiling_lights, indoor_ambience
-from grade_sim.world.model import Material, OccupancyGrid, StaticBox, TextureKind, World
+from grade_sim.world.model import (
+    Material,
+    OccupancyGrid,
+    Seat,
+    StaticBox,
+    TextureKind,
+    World,
+)
 from grade_sim.world.openings import WallSpot, add_door_leaves, add_window
 
 CORRIDOR_HALF_WIDTH_M = 0.9
@@ -24,6 +31,11 @@ CORRIDOR_HALF_WIDTH_M = 0.9
 PLACEMENT_TRIES = 60
 TRIES_PER_KIND = 15
 GRID_RESOLUTION_M = 0.1
+# Floor kept free in front of every chair (nothing else is placed there, walls stay out of it):
+# room for a person of 0.35 m radius to walk up to the seat's front, turn and sit down; and a
+# lane as wide from there to the room's corridor the chair faces (chairs face a corridor).
+SEAT_FRONT_DEPTH_M = 1.0
+SEAT_FRONT_WIDTH_M = 1.2
 
 
 def _palette_color(
@@ -106,6 +118,7 @@ def _wall_palette(rng: np.random.Generator) -> tuple[Material, Material]:
 class _Builder:
     def __init__(self, first_instance_id: int) -> None:
         self.boxes: list[StaticBox] = []
+        self.seats: list[Seat] = []
         self.next_id = first_instance_id
 
     def add(
@@ -248,6 +261,7 @@ def generate_rooms(
         ),
         ceiling_height_m=float(height),
         ambience=indoor_ambience(lights, looks),
+        seats=tuple(b.seats),
     )
 
 
@@ -338,6 +352,9 @@ def _furnish(
     margin = config.wall_thickness_m / 2 + 0.05
     count = int(rng.integers(config.furniture_per_room[0], config.furniture_per_room[1] + 1))
     placed: list[tuple[float, float, float, float]] = []
+    # Floor in front of chairs: no other piece may stand there (each piece keeps 0.3 m from the
+    # others; a chair's front keeps its full depth instead).
+    fronts: list[tuple[float, float, float, float]] = []
     for k in range(count):
         for attempt in range(PLACEMENT_TRIES):
             if attempt % TRIES_PER_KIND == 0:  # this kind does not fit: try another one
@@ -366,16 +383,68 @@ def _furnish(
             in_corridor_y = (
                 lo[1] < yc + CORRIDOR_HALF_WIDTH_M and hi[1] > yc - CORRIDOR_HALF_WIDTH_M
             )
-            overlaps = any(
-                lo[0] < q[2] + 0.3
-                and hi[0] > q[0] - 0.3
-                and lo[1] < q[3] + 0.3
-                and hi[1] > q[1] - 0.3
-                for q in placed
+            overlaps = any(_overlap((*lo, *hi), q, 0.3) for q in placed) or any(
+                _overlap((*lo, *hi), f, 0.0) for f in fronts
             )
+            front = None
+            if kind in furniture.SEATS:
+                zone = furniture.front_zone(
+                    piece, (px, py), turns, SEAT_FRONT_DEPTH_M, SEAT_FRONT_WIDTH_M
+                )
+                front = _lane_to_corridor(zone, turns, (px, py), (xc, yc))
+                inside = front is not None and (
+                    front[0] >= x0 + margin
+                    and front[1] >= y0 + margin
+                    and front[2] <= x1 - margin
+                    and front[3] <= y1 - margin
+                )
+                overlaps = (
+                    overlaps
+                    or front is None
+                    or not inside
+                    or any(_overlap(front, q, 0.0) for q in placed)
+                )
             if not (in_corridor_x or in_corridor_y or overlaps):
                 break
         else:
             continue
         placed.append((lo[0], lo[1], hi[0], hi[1]))
-        b.add_parts(furniture.place(piece, f"{kind}_r{i}{j}_{k}", b.next_id, (px, py), turns))
+        name = f"{kind}_r{i}{j}_{k}"
+        seat = furniture.seat_of(piece, name, b.next_id, (px, py), turns)
+        if front is not None and seat is not None:
+            fronts.append(front)
+            b.seats.append(seat)
+        b.add_parts(furniture.place(piece, name, b.next_id, (px, py), turns))
+
+
+def _lane_to_corridor(
+    zone: tuple[float, float, float, float],
+    quarter_turns: int,
+    centre_xy: tuple[float, float],
+    room_centre_xy: tuple[float, float],
+) -> tuple[float, float, float, float] | None:
+    """The floor in front of a seat (`zone`) stretched along its facing to the room's corridor
+    it faces, so that a person can walk from the corridor straight up to the seat; None when
+    the seat faces away from both corridors (towards a wall)."""
+    x0, y0, x1, y1 = zone
+    (px, py), (xc, yc) = centre_xy, room_centre_xy
+    c = CORRIDOR_HALF_WIDTH_M
+    turns = quarter_turns % 4
+    if turns == 0 and px < xc:
+        return x0, y0, max(x1, xc - c), y1
+    if turns == 2 and px > xc:
+        return min(x0, xc + c), y0, x1, y1
+    if turns == 1 and py < yc:
+        return x0, y0, x1, max(y1, yc - c)
+    if turns == 3 and py > yc:
+        return x0, min(y0, yc + c), x1, y1
+    return None
+
+
+def _overlap(
+    a: tuple[float, float, float, float], b: tuple[float, float, float, float], gap_m: float
+) -> bool:
+    """Whether rectangles (x0, y0, x1, y1) come closer than gap_m."""
+    return (
+        a[0] < b[2] + gap_m and a[2] > b[0] - gap_m and a[1] < b[3] + gap_m and a[3] > b[1] - gap_m
+    )

@@ -29,7 +29,7 @@ def _walk_angles(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     xy = np.cumsum(1.1 * DT_S * np.stack([np.cos(heading), np.sin(heading)], 1), axis=0)
     phase = 2 * math.pi * np.arange(n) * 1.1 * DT_S / (STRIDE_PER_HEIGHT * BODY.height_m)
     code = np.zeros(n, dtype=np.int8)
-    tl = PersonTimeline(xy, heading, phase, np.ones(n), code)
+    tl = PersonTimeline(xy, heading, phase, np.ones(n), code, np.full(n, np.nan))
     track = animation_track(tl, DT_S)
     pos, rot = pose([BODY] * n, pose_inputs(tl, track, DT_S, np.arange(n)))
     local = rot.copy()

@@ -23,14 +23,18 @@ def straight(speed_mps: float, n: int, motion: PersonMotion = PersonMotion.WALK)
     x = np.arange(n) * DT_S * speed_mps
     phase = 2 * math.pi * x / (STRIDE_PER_HEIGHT * BODY.height_m)
     code = np.full(n, MOTION_CODES[motion], dtype=np.int8)
-    return PersonTimeline(np.stack([x, np.zeros(n)], 1), np.zeros(n), phase, np.ones(n), code)
+    return PersonTimeline(
+        np.stack([x, np.zeros(n)], 1), np.zeros(n), phase, np.ones(n), code, np.full(n, np.nan)
+    )
 
 
-def still(codes: list[tuple[PersonMotion, int]]) -> PersonTimeline:
-    """A person standing at the origin going through motions for the given step counts."""
+def still(codes: list[tuple[PersonMotion, int]], seat_height_m: float = 0.45) -> PersonTimeline:
+    """A person standing at the origin going through motions for the given step counts (any
+    sitting on a seat of the given height there)."""
     code = np.concatenate([np.full(n, MOTION_CODES[m], dtype=np.int8) for m, n in codes])
     n = len(code)
-    return PersonTimeline(np.zeros((n, 2)), np.zeros(n), np.zeros(n), np.zeros(n), code)
+    seat = np.full(n, seat_height_m)
+    return PersonTimeline(np.zeros((n, 2)), np.zeros(n), np.zeros(n), np.zeros(n), code, seat)
 
 
 def poses(tl: PersonTimeline) -> tuple[np.ndarray, np.ndarray]:
@@ -81,6 +85,32 @@ def test_sitting_lowers_the_pelvis_and_keeps_the_feet_on_the_floor() -> None:
     np.testing.assert_allclose(pos[-1, FEET[:2], 2], rest[FEET[:2], 2], atol=3e-3)
     knee, hip = pos[-1, JOINT_INDEX["knee_l"]], pos[-1, JOINT_INDEX["hip_l"]]
     assert abs(knee[2] - hip[2]) < 0.05  # thighs level
+
+
+@pytest.mark.parametrize("height_m", [1.55, 1.75, 1.9])
+def test_seated_hips_follow_the_seat_height_with_the_feet_on_the_floor(height_m: float) -> None:
+    body = BodyParams(height_m, 0.5, 1.0, 1.0, 1.0)
+    rest = rest_positions(body)
+    hips = []
+    for seat in (0.42, 0.48):
+        tl = still([(PersonMotion.STAND, 100), (PersonMotion.SIT, 800)], seat_height_m=seat)
+        k = np.array([len(tl.motion) - 1])
+        pos, _ = pose_timeline(body, tl, animation_track(tl, DT_S), DT_S, k)
+        hips.append(pos[0, JOINT_INDEX["hip_l"], 2])
+        assert 0.05 < hips[-1] - seat < 0.14  # about a thigh's radius over the seat
+        # The balls of the feet on the floor (short legs point the toes down to it).
+        np.testing.assert_allclose(pos[0, FEET[2:], 2], rest[FEET[2:], 2], atol=0.015)
+        knee = pos[0, JOINT_INDEX["knee_l"]]
+        slope = math.atan2(hips[-1] - knee[2], knee[0] - pos[0, JOINT_INDEX["hip_l"], 0])
+        assert slope < math.radians(6.5)  # thighs about level, not sloping into the seat
+    assert hips[1] - hips[0] == pytest.approx(0.06, abs=0.015)
+
+
+def test_no_seat_no_sitting() -> None:
+    """A SIT code without a seat (NaN) leaves the person standing: nobody sits in mid-air."""
+    pos, _ = poses(still([(PersonMotion.STAND, 100), (PersonMotion.SIT, 800)], math.nan))
+    stand, _ = poses(still([(PersonMotion.STAND, 900)], math.nan))
+    np.testing.assert_allclose(pos[-1], stand[-1], atol=1e-9)
 
 
 def test_wave_raises_the_right_hand_above_the_head_and_moves_it() -> None:

@@ -22,6 +22,7 @@ from grade_sim.world.model import World
 from grade_sim.world.procedural import generate_rooms
 
 N_STEPS = 240
+DT_S = 1 / 240
 COLORS = {k: (0.5, 0.5, 0.5, 1.0) for k in ("skin", "shirt", "pants", "shoes")}
 
 
@@ -49,6 +50,7 @@ def _walk(a: Sequence[float], b: Sequence[float]) -> PersonTimeline:
         2 * np.pi * dist / 1.3,
         np.ones(N_STEPS),
         np.full(N_STEPS, MOTION_CODES[PersonMotion.WALK], dtype=np.int8),
+        np.full(N_STEPS, np.nan),
     )
 
 
@@ -72,7 +74,7 @@ def test_walk_through_a_wall_is_found(world: World) -> None:
     x, y = _inner_wall(world)
     through = _walk((x - 1.5, y), (x + 1.5, y))
     along = _walk((x - 1.5, y - 1.2), (x - 1.5, y - 1.19))
-    got = check_traces(world, [_person(0), _person(1)], [through, along])
+    got = check_traces(world, [_person(0), _person(1)], [through, along], dt_s=DT_S)
     assert [c.person for c in got] == ["person_0"]
     assert "(wall)" in got[0].other
     # It touches the wall about where its body reaches it, not at the start.
@@ -95,7 +97,13 @@ def test_scripted_placement_rejects_the_person_walking_through_a_wall(world: Wor
 
     config = PeopleConfig(count=2, placement=PlacementConfig(retries=1))
     kept, timelines, report = place_scripted_crowd(
-        world, config, (_person(0), _person(1)), np.random.default_rng(0), _empty_robots(), planner
+        world,
+        config,
+        (_person(0), _person(1)),
+        np.random.default_rng(0),
+        _empty_robots(),
+        planner,
+        dt_s=DT_S,
     )
     assert [p.name for p in kept] == ["person_1"]
     assert len(timelines) == 1
@@ -113,7 +121,7 @@ def test_two_people_walking_into_each_other_reject_the_later_one(world: World) -
     x, y = _inner_wall(world)
     a = _walk((x - 3.0, y - 1.0), (x - 1.0, y - 1.0))
     b = _walk((x - 1.0, y - 1.0), (x - 3.0, y - 1.0))
-    got = check_traces(world, [_person(0), _person(1)], [a, b])
+    got = check_traces(world, [_person(0), _person(1)], [a, b], dt_s=DT_S)
     assert {(c.person, c.other) for c in got} == {
         ("person_0", "person_1"),
         ("person_1", "person_0"),
@@ -122,6 +130,7 @@ def test_two_people_walking_into_each_other_reject_the_later_one(world: World) -
     kept, _, report = place_scripted_crowd(
         world, config, (_person(0), _person(1)), np.random.default_rng(0), _empty_robots(),
         lambda people, rng: tuple({"person_0": a, "person_1": b}[p.name] for p in people),
+        dt_s=DT_S,
     )  # fmt: skip
     assert [p.name for p in kept] == ["person_0"]
     assert [r.name for r in report.rejected] == ["person_1"]
@@ -139,7 +148,7 @@ def test_standing_in_a_robots_planned_path_is_found(world: World) -> None:
         ("rover",), pos, np.zeros((N_STEPS, 1, 2)), np.zeros((N_STEPS, 1)),
         np.ones((N_STEPS, 1), dtype=bool), np.array([0.3]), np.array([[0.2, 0.2, 0.2]]),
     )  # fmt: skip
-    got = check_traces(world, [_person(0)], [stand], robots, robot_clearance_m=0.05)
+    got = check_traces(world, [_person(0)], [stand], robots, robot_clearance_m=0.05, dt_s=DT_S)
     assert len(got) == 1
     assert got[0].other == "robot rover (planned path)"
     # Flying overhead instead: no contact.
@@ -149,7 +158,10 @@ def test_standing_in_a_robots_planned_path_is_found(world: World) -> None:
         ("uav",), high, robots.velocity_xy, robots.yaw_rad, robots.near_floor, robots.radius_m,
         robots.half_size_xyz,
     )  # fmt: skip
-    assert check_traces(world, [_person(0)], [stand], robots_high, robot_clearance_m=0.05) == []
+    assert (
+        check_traces(world, [_person(0)], [stand], robots_high, robot_clearance_m=0.05, dt_s=DT_S)
+        == []
+    )
 
 
 def test_a_planned_crowd_passes_the_check(world: World) -> None:
@@ -159,7 +171,7 @@ def test_a_planned_crowd_passes_the_check(world: World) -> None:
     people = tuple(_person(i) for i in range(4))
     planner = crowd_planner(world, config, 6 * 240, 1 / 240, _empty_robots())
     kept, _, report = place_scripted_crowd(
-        world, config, people, np.random.default_rng(1), _empty_robots(), planner
+        world, config, people, np.random.default_rng(1), _empty_robots(), planner, dt_s=DT_S
     )
     assert report.checked
     assert report.rejected == ()

@@ -102,8 +102,8 @@ BAD = [
         r"people\.motions: 'run' is not a stop to draw: people run when their speed",
     ),
     (
-        {"people": {"motions": ["walk", "sit"]}},
-        r"people\.motions: 'sit' is not available yet: people would sit in mid-air",
+        {"people": {"motions": ["walk", "sit"], "body": "parts"}},
+        r"people\.motions: 'sit' needs skinned people \(people\.body: skinned\); got body: parts",
     ),
     # --- min > max ranges
     (
@@ -187,6 +187,11 @@ def test_bad_values_name_path_value_and_allowed(data: dict[str, Any], message: s
         scenario_from_mapping(data, "my.yaml")
     assert str(info.value).startswith("my.yaml: ")
     assert isinstance(info.value, GradeError)
+
+
+def test_sit_is_a_stop_of_skinned_people() -> None:
+    scenario = scenario_from_mapping({"people": {"motions": ["walk", "sit", "stand"]}})
+    assert PersonMotion.SIT in scenario.people.motions
 
 
 @pytest.mark.parametrize(("top", "kind"), [([1, 2], "list"), ("text", "str"), (3, "int")])

@@ -168,3 +168,54 @@ def test_lights_within_the_rooms_and_configured_intensity() -> None:
 def test_first_instance_id_offsets_all_ids() -> None:
     world = generate_rooms(ProceduralConfig(), LightsConfig(), np.random.default_rng(0), 100)
     assert min(b.instance_id for b in world.boxes) == 100
+
+
+@pytest.mark.parametrize(("config", "seed"), LAYOUTS)
+def test_every_chair_is_a_seat_with_free_floor_in_front(
+    config: ProceduralConfig, seed: int
+) -> None:
+    world = world_of(config, seed)
+    chairs = {b.name.partition("/")[0] for b in world.boxes if b.label == "chair"}
+    assert {s.name for s in world.seats} == chairs
+    for seat in world.seats:
+        parts = {
+            b.name.partition("/")[2]: b for b in world.boxes if b.name.startswith(seat.name + "/")
+        }
+        top = parts["seat"]
+        assert seat.instance_id == top.instance_id
+        assert seat.centre_xy == pytest.approx(top.center_xyz[:2])
+        assert seat.height_m == pytest.approx(top.center_xyz[2] + top.half_size_xyz[2])
+        # The backrest is behind the seat centre, the open front ahead of it.
+        back = np.asarray(parts["back"].center_xyz[:2]) - seat.centre_xy
+        facing = np.array([np.cos(seat.facing_rad), np.sin(seat.facing_rad)])
+        assert float(back @ facing) < -0.15
+        # A person's disc stands at the seat's front and can turn there: the unblocked grid
+        # holds it (walls and every other piece of furniture are farther than its radius).
+        stand = seat.along(seat.depth_m / 2 + PERSON_RADIUS_M + 0.05)
+        others = [
+            b
+            for b in world.boxes
+            if b.label not in ("floor", "ceiling")
+            and not b.name.startswith(seat.name + "/")
+            and b.center_xyz[2] - b.half_size_xyz[2] < 1.0
+        ]
+        # ... and walks there straight from the room's corridor the chair faces.
+        xs, ys = room_edges(world)
+        i = int(np.searchsorted(xs, seat.centre_xy[0])) - 1
+        j = int(np.searchsorted(ys, seat.centre_xy[1])) - 1
+        centre = np.array([(xs[i] + xs[i + 1]) / 2, (ys[j] + ys[j + 1]) / 2])
+        to_centre = float((centre - stand) @ facing)
+        assert to_centre > 0.0  # the chair faces that corridor (it may stand at its edge)
+        lane = [stand + facing * d for d in np.arange(0.0, to_centre - CORRIDOR_HALF_WIDTH_M, 0.05)]
+        for b in others:
+            x0, y0, x1, y1 = rect(b)
+            for p in [stand, *lane]:
+                gap = np.linalg.norm(p - np.clip(p, (x0, y0), (x1, y1)))
+                assert gap > PERSON_RADIUS_M + 0.05, (seat.name, b.name)
+
+
+def test_seats_are_seeded() -> None:
+    config = ProceduralConfig(rooms_x=3, rooms_y=2, furniture_per_room=(4, 8))
+    assert world_of(config, 2).seats == world_of(config, 2).seats
+    assert world_of(config, 2).seats != world_of(config, 3).seats
+    assert len(world_of(config, 2).seats) > 0
