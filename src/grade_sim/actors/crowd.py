@@ -17,7 +17,7 @@ from __future__ import annotations
 import enum
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -69,6 +69,7 @@ class RobotObstacle:
     position_xy: FloatArray
     velocity_xy: FloatArray
     radius_m: float
+    is_animal: bool = False  # avoided even with avoidance.avoid_robots off
 
 
 @dataclass
@@ -209,7 +210,9 @@ class Crowd:
         self._write(step)
         self.next_step = step + 1
 
-    def run_to_end(self, robots_at: RobotSchedule | None = None) -> tuple[PersonTimeline, ...]:
+    def run_to_end(
+        self, robots_at: Callable[[int], list[RobotObstacle]] | None = None
+    ) -> tuple[PersonTimeline, ...]:
         """Scripted mode: every remaining step now, robots from their planned paths."""
         for k in range(self.next_step, self.n_steps):
             robots = robots_at(k) if robots_at is not None and self.updates_at(k) else []
@@ -467,8 +470,9 @@ class Crowd:
             parts_point.append(point)
             parts_dir.append(direction)
             parts_active.append(found)
-        # Robots: they do not yield, so people take all of it.
-        if robots and av.avoid_robots:
+        # Robots and animals: they do not yield, so people take all of it.
+        robots = [r for r in robots if av.avoid_robots or r.is_animal]
+        if robots:
             r_pos = np.array([r.position_xy for r in robots])
             r_vel = np.array([r.velocity_xy for r in robots])
             r_rad = np.array([r.radius_m for r in robots])

@@ -57,6 +57,7 @@ class PlacementReport:
     attempts: int = 0
     rejected: tuple[Rejection, ...] = ()
     collisions_seen: tuple[str, ...] = field(default=())  # every attempt's contacts, in order
+    animal_draws: int = 0  # animal timelines drawn (actors/animal_placement.py)
 
     def to_mapping(self) -> dict[str, object]:
         return {
@@ -68,6 +69,7 @@ class PlacementReport:
                 for r in self.rejected
             ],
             "collisions_seen": list(self.collisions_seen),
+            "animal_draws": self.animal_draws,
         }
 
 
@@ -102,6 +104,8 @@ class _Environment:
             lo.append(np.asarray(box.center_xyz) - reach)
             hi.append(np.asarray(box.center_xyz) + reach)
         for mesh in world.meshes:
+            if not mesh.collides:  # drawn only, walked through (grass, terrain)
+                continue
             tri = mesh.faces[mesh.vertices_xyz[mesh.faces][:, :, 2].max(axis=1) > MESH_FLOOR_M]
             if not len(tri):
                 continue
@@ -243,6 +247,8 @@ def check_traces(
 
 
 Planner = Callable[[Sequence[PersonSpec], np.random.Generator], tuple[PersonTimeline, ...]]
+# More contacts of the people's traces (the animals': actors/animal_placement.py).
+ExtraCheck = Callable[[Sequence[PersonSpec], Sequence[PersonTimeline]], list[Collision]]
 
 
 def crowd_planner(
@@ -250,7 +256,7 @@ def crowd_planner(
     config: PeopleConfig,
     n_steps: int,
     dt_s: float,
-    robots: RobotSchedule,
+    robots: Callable[[int], list[RobotObstacle]],
     start_clear_of: Sequence[RobotObstacle] = (),
     clip_durations_s: Sequence[float] = (),
 ) -> Planner:
@@ -280,6 +286,7 @@ def place_scripted_crowd(
     rng: np.random.Generator,
     robots: RobotSchedule,
     planner: Planner,
+    extra_check: ExtraCheck | None = None,
 ) -> tuple[tuple[PersonSpec, ...], tuple[PersonTimeline, ...], PlacementReport]:
     """Plan the crowd, check its whole trace, re-plan or reject colliding people.
 
@@ -296,6 +303,8 @@ def place_scripted_crowd(
     while True:
         clearance = config.avoidance.robot_clearance_m
         collisions = check_traces(world, people, timelines, robots, clearance)
+        if extra_check is not None:
+            collisions += extra_check(people, timelines)
         seen.extend(c.reason for c in collisions)
         if not collisions:
             break
@@ -323,7 +332,11 @@ def place_scripted_crowd(
 
 
 def check_recorded_trace(
-    world: World, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline], steps: int
+    world: World,
+    people: Sequence[PersonSpec],
+    timelines: Sequence[PersonTimeline],
+    steps: int,
+    extra_check: ExtraCheck | None = None,
 ) -> PlacementReport:
     """After a reactive run: the contacts of the trace as it happened (nothing can be rejected
     any more; the robots' live bodies are not part of this check)."""
@@ -335,4 +348,6 @@ def check_recorded_trace(
         for t in timelines
     ]  # fmt: skip
     found = check_traces(world, people, cut) if steps else []
+    if steps and extra_check is not None:
+        found += extra_check(people, cut)
     return PlacementReport(True, steps, 0, (), tuple(c.reason for c in found))

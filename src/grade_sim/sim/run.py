@@ -24,6 +24,7 @@ from grade_common.rundir import (
     write_run_yaml,
 )
 from grade_common.signals import stop_flag
+from grade_sim.actors.animal_placement import merge_reports
 from grade_sim.actors.placement import check_recorded_trace
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.engine.protocol import EngineBackend
@@ -197,9 +198,14 @@ def run_scenario(
     placement = spec.scene.placement
     if spec.scene.crowd is not None and scenario.people.placement.check:
         scene = spec.scene
-        placement = check_recorded_trace(
-            scene.world, scene.people, scene.person_timelines, stats.steps
+        recorded = check_recorded_trace(
+            scene.world,
+            scene.people,
+            scene.person_timelines,
+            stats.steps,
+            scene.people_animal_collisions,
         )
+        placement = merge_reports(scene.placement, recorded)
     (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()
