@@ -46,6 +46,11 @@ from grade_sim.actors.placement import (
 from grade_sim.config.scenario import AnimalsConfig
 from grade_sim.world.model import OccupancyGrid, World
 
+# People start stepping aside from an animal this many seconds before they would meet: a
+# running animal (up to ~6 m/s) does not yield, and a walker (~1 m/s) needs the head start.
+ANIMAL_TIME_HORIZON_S = 4.0
+# ... and keep out of where it will be this far ahead (see AnimalDiscs).
+ANIMAL_LOOKAHEAD_S = (0.25, 0.5, 1.0, 1.5)
 _REQUEST = fcl.CollisionRequest()
 
 
@@ -295,21 +300,38 @@ class AnimalDiscs:
     footprint) at every physics step; animals do not yield.
 
     Arrays are indexed (step, disc); disc 2a is animal a's back half, 2a+1 its front half.
+    The timelines are known ahead, so the crowd also sees each moving disc where it will be
+    `lookahead_steps` later: an animal turning or breaking into a run next to a person does
+    not yield, and the straight-line extrapolation of ORCA alone would see it too late.
     """
 
     names: tuple[str, ...]
     position_xy: FloatArray  # (n_steps, D, 2)
     velocity_xy: FloatArray  # (n_steps, D, 2)
     radius_m: FloatArray  # (D,) the largest the half needs over the run
+    lookahead_steps: tuple[int, ...] = ()
 
     def __call__(self, step: int) -> list[RobotObstacle]:
         if not self.names:
             return []
-        k = min(step, len(self.position_xy) - 1)
-        return [
-            RobotObstacle(self.position_xy[k, d], self.velocity_xy[k, d], float(r), is_animal=True)
-            for d, r in enumerate(self.radius_m)
-        ]
+        last = len(self.position_xy) - 1
+        k = min(step, last)
+        out = []
+        for ahead in (0, *self.lookahead_steps):
+            j = min(k + ahead, last)
+            for d, r in enumerate(self.radius_m):
+                if ahead and np.array_equal(self.position_xy[j, d], self.position_xy[k, d]):
+                    continue  # standing still: the disc now covers it
+                out.append(
+                    RobotObstacle(
+                        self.position_xy[j, d],
+                        self.velocity_xy[j, d],
+                        float(r),
+                        is_animal=True,
+                        time_horizon_s=ANIMAL_TIME_HORIZON_S,
+                    )
+                )
+        return out
 
 
 def animal_discs(
@@ -340,7 +362,8 @@ def animal_discs(
     vel[:-1] = np.diff(pos, axis=0) / dt_s
     radius = np.hypot(quarter, half_width).max(axis=0)  # (A,)
     names = tuple(f"{s.name} {half}" for s in specs for half in ("back", "front"))
-    return AnimalDiscs(names, pos, vel, np.repeat(radius, 2))
+    lookahead = tuple(round(t / dt_s) for t in ANIMAL_LOOKAHEAD_S)
+    return AnimalDiscs(names, pos, vel, np.repeat(radius, 2), lookahead)
 
 
 @dataclass(frozen=True)

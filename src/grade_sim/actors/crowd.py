@@ -43,6 +43,7 @@ WAYPOINT_M = 0.3  # an intermediate waypoint is passed this close
 MIN_GOAL_DISTANCE_M = 1.5
 OBSTACLE_CELLS = 8  # nearest obstacle cells each person avoids at each update
 MOVING_MPS = 0.05  # slower than this counts as standing
+MOVING_OBSTACLES = 12  # nearest robots / animal discs each person avoids at each update
 
 
 def avoidance_decimation(config: PeopleConfig, dt_s: float) -> int:
@@ -70,6 +71,8 @@ class RobotObstacle:
     velocity_xy: FloatArray
     radius_m: float
     is_animal: bool = False  # avoided even with avoidance.avoid_robots off
+    # ORCA's horizon for it (None: avoidance.time_horizon_s); a fast animal needs a longer one.
+    time_horizon_s: float | None = None
 
 
 @dataclass
@@ -470,20 +473,29 @@ class Crowd:
             parts_point.append(point)
             parts_dir.append(direction)
             parts_active.append(found)
-        # Robots and animals: they do not yield, so people take all of it.
+        # Robots and animals: they do not yield, so people take all of it. Each person sees the
+        # nearest MOVING_OBSTACLES of them (ORCA's cost grows with the cube of its constraints).
         robots = [r for r in robots if av.avoid_robots or r.is_animal]
         if robots:
             r_pos = np.array([r.position_xy for r in robots])
             r_vel = np.array([r.velocity_xy for r in robots])
             r_rad = np.array([r.radius_m for r in robots])
-            m = len(robots)
+            horizon = np.array([av.time_horizon_s if r.time_horizon_s is None
+                                else r.time_horizon_s for r in robots])  # fmt: skip
+            m = min(len(robots), MOVING_OBSTACLES)
+            rel = r_pos[None, :, :] - pos[:, None, :]
+            near = np.broadcast_to(np.arange(m), (n, m))
+            if len(robots) > m:
+                gap = np.linalg.norm(rel, axis=2) - r_rad[None, :]
+                near = np.argsort(gap, axis=1, kind="stable")[:, :m]
+            rows = np.arange(n)[:, None]
             point, direction = orca_half_planes(
-                r_pos[None, :, :] - pos[:, None, :],
-                vel[:, None, :] - r_vel[None, :, :],
+                rel[rows, near],
+                vel[:, None, :] - r_vel[near],
                 np.repeat(vel[:, None, :], m, axis=1),
-                np.broadcast_to(self.radius_m + r_rad + av.robot_clearance_m, (n, m)).copy(),
+                self.radius_m + r_rad[near] + av.robot_clearance_m,
                 np.ones((n, m)),
-                av.time_horizon_s,
+                horizon[near],
                 dt,
             )
             parts_point.append(point)
