@@ -23,6 +23,8 @@ from grade_sim.actors.animals import (
     GAIT_CODES,
     AnimalSpec,
     AnimalTimeline,
+    animal_part_poses_at,
+    plan_animal_timeline,
     random_animal,
 )
 from grade_sim.actors.crowd import Crowd, RobotSchedule
@@ -174,6 +176,44 @@ def test_an_animal_on_a_robots_planned_path_is_rejected(world: World) -> None:
     (rejected,) = placed.report.rejected
     assert rejected.instance_id == 7
     assert rejected.reason == "animal_0 collides with robot rover (planned path) at step 0"
+
+
+@pytest.mark.parametrize("kind", [AnimalKind.ZEBRA, AnimalKind.GAZELLE, AnimalKind.DOG])
+def test_the_two_discs_cover_every_part_as_it_moves(kind: AnimalKind) -> None:
+    config = AnimalsConfig(count=1, kinds=(kind,), run_fraction=0.3, graze_fraction=0.3)
+    rng = np.random.default_rng(3)
+    spec = random_animal("animal_0", 1, config, rng)
+    grid = OccupancyGrid((-15.0, -15.0), 0.2, np.zeros((150, 150), dtype=bool))
+    n = round(240.0 / DT_S)
+    timeline = plan_animal_timeline(grid, config, spec, n, DT_S, rng)
+    assert len(set(timeline.gait.tolist())) == 3  # walks, runs and grazes
+    discs = animal_discs((spec,), (timeline,), n, DT_S)
+    steps = np.arange(0, n, 5)
+    pos, quat = animal_part_poses_at((spec,), (timeline,), steps)
+    w, x, y, z = (quat[:, 0, 1:, i] for i in range(4))
+    axis = np.stack([2 * (x * z + w * y), 2 * (y * z - w * x)], axis=-1)
+    shapes = spec.part_shapes()[1:]
+    half = np.array([size[1] for _, size in shapes])[None, :, None]
+    radius = np.array([size[0] for _, size in shapes])[None, :]
+    ends = np.concatenate([pos[:, 0, 1:, :2] - axis * half, pos[:, 0, 1:, :2] + axis * half], 1)
+    centres = discs.position_xy[steps]  # (S, 2, 2)
+    # Eight points around each end's circle (the part's outline seen from above).
+    around = np.linspace(0.0, 2 * np.pi, 8, endpoint=False)
+    ring = np.stack([np.cos(around), np.sin(around)], axis=1)  # (8, 2)
+    outline = ends[:, :, None] + np.tile(radius, 2)[..., None, None] * ring  # (S, E, 8, 2)
+    dist = np.linalg.norm(outline[:, :, :, None] - centres[:, None, None], axis=4)
+    inside = dist <= discs.radius_m[None, None, None] + 1e-9
+    assert inside.any(axis=3).all()
+    # The barrel too: its tips along the heading.
+    heading = timeline.heading_rad[steps]
+    hx = spec.anatomy.body_half[0] * spec.scale
+    tips = (
+        timeline.position_xy[steps][:, None]
+        + np.array([-hx, hx])[None, :, None]
+        * np.stack([np.cos(heading), np.sin(heading)], axis=1)[:, None]
+    )
+    gap = np.linalg.norm(tips[:, :, None] - centres[:, None], axis=3) - discs.radius_m
+    assert (gap.min(axis=2) <= 1e-9).all()
 
 
 def _crossing(avoid: bool) -> tuple[float, float, bool]:
