@@ -81,7 +81,7 @@ from grade_sim.world.tabletop import load_tabletop_world
 ROBOT_CLEARANCE_M = 0.5
 _LOG = logging.getLogger(__name__)
 # The animals draw from their own SeedSequence child, keyed apart from spawn()'s 0, 1, 2, ...,
-# so adding animals leaves the world, people, objects and robots of a seed unchanged.
+# so adding animals leaves the world, objects and robots of a seed unchanged (people avoid them).
 ANIMALS_SPAWN_KEY = 1001
 
 
