@@ -7,19 +7,27 @@ people leaves the room layout untouched, and the same scenario + seed gives the 
 from __future__ import annotations
 
 import logging
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_sim.actors.animal_placement import (
+    AnimalDiscs,
+    MovingObstacles,
+    animal_discs,
+    animal_trace,
+    merge_reports,
+    people_animal_collisions,
+    place_animals,
+)
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.animals import (
     AnimalSpec,
     AnimalTimeline,
     animal_part_poses,
-    plan_animal_timeline,
-    random_animal,
 )
 from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
 from grade_sim.actors.bvh import BvhMotion, RetargetedMotion, retarget
@@ -46,7 +54,12 @@ from grade_sim.actors.people import (
     part_poses,
     random_person,
 )
-from grade_sim.actors.placement import PlacementReport, crowd_planner, place_scripted_crowd
+from grade_sim.actors.placement import (
+    Collision,
+    PlacementReport,
+    crowd_planner,
+    place_scripted_crowd,
+)
 from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
 from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
 from grade_sim.config.scenario import (
@@ -68,7 +81,7 @@ from grade_sim.world.tabletop import load_tabletop_world
 ROBOT_CLEARANCE_M = 0.5
 _LOG = logging.getLogger(__name__)
 # The animals draw from their own SeedSequence child, keyed apart from spawn()'s 0, 1, 2, ...,
-# so adding animals leaves the world, people, objects and robots of a seed unchanged.
+# so adding animals leaves the world, objects and robots of a seed unchanged (people avoid them).
 ANIMALS_SPAWN_KEY = 1001
 
 
@@ -113,6 +126,25 @@ class Scene:
             + len(self.objects)
             + len(self.animals) * len(ANIMAL_PART_NAMES)
         )
+
+    @cached_property
+    def animal_discs(self) -> AnimalDiscs:
+        """The animals as people avoid them (discs over their footprints at every step)."""
+        dt = self.scenario.physics_dt_s
+        return animal_discs(self.animals, self.animal_timelines, self.n_steps, dt)
+
+    def people_animal_collisions(
+        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        """First contacts of people's traces with the animals' parts (grown by their clearance)."""
+        if not self.animals:
+            return []
+        clearance = self.scenario.animals.clearance_m
+        traces = [
+            animal_trace(a, t, self.n_steps, clearance)
+            for a, t in zip(self.animals, self.animal_timelines, strict=True)
+        ]
+        return people_animal_collisions(traces, people, timelines)
 
     @cached_property
     def person_tracks(self) -> tuple[AnimationTrack, ...]:
@@ -303,21 +335,9 @@ def build_scene(scenario: Scenario) -> Scene:
                 world.free_space, scenario.flying_objects, obj, n_steps, dt, objects_rng
             )
         )
-    animals_rng = np.random.default_rng(
-        np.random.SeedSequence(scenario.seed, spawn_key=(ANIMALS_SPAWN_KEY,))
-    )
-    animals = []
-    animal_timelines = []
-    for i in range(scenario.animals.count):
-        animal = random_animal(f"animal_{i}", next_id, scenario.animals, animals_rng)
-        instances[next_id] = InstanceInfo(next_id, animal.name, animal.kind.value)
-        next_id += 1
-        animals.append(animal)
-        animal_timelines.append(
-            plan_animal_timeline(
-                world.free_space, scenario.animals, animal, n_steps, dt, animals_rng
-            )
-        )
+    # Animals take the ids after the objects; they are drawn once the robots' paths are known.
+    first_animal_id = next_id
+    next_id += scenario.animals.count
     robots_rng = np.random.default_rng(robots_ss)
     robots = []
     free = world.free_space.inflated(ROBOT_CLEARANCE_M)
@@ -353,10 +373,33 @@ def build_scene(scenario: Scenario) -> Scene:
         )
         robots.append(RobotSetup(model, next_id, start, rc.start_yaw, follower))
         next_id += 1
-    # People move last: scripted crowds avoid the robots' planned paths.
+    schedule = planned_robot_schedule(
+        [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
+    )
+    # Animals next, one by one, each clear of the world, the earlier ones and the robots' paths.
+    animals_rng = np.random.default_rng(
+        np.random.SeedSequence(scenario.seed, spawn_key=(ANIMALS_SPAWN_KEY,))
+    )
+    placed = place_animals(
+        world,
+        scenario.animals,
+        n_steps,
+        dt,
+        animals_rng,
+        schedule,
+        first_animal_id,
+    )
+    for animal in placed.animals:
+        instances[animal.instance_id] = InstanceInfo(
+            animal.instance_id, animal.name, animal.kind.value
+        )
+    for rejected in placed.report.rejected:
+        _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+    discs = animal_discs(placed.animals, placed.timelines, n_steps, dt)
+    # People move last: they avoid the robots' planned paths and the animals.
     crowd = None
-    placement = PlacementReport()
-    starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots])
+    people_report = PlacementReport()
+    starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots]) + discs(0)
     clips = load_clips(scenario.people) if PersonMotion.CLIP in scenario.people.motions else ()
     durations = [clip_duration_s(c) for c in clips]
     if scenario.people.mode is CrowdMode.REACTIVE:
@@ -373,17 +416,28 @@ def build_scene(scenario: Scenario) -> Scene:
             world.seats,
             [p.name for p in people],
         )
-        crowd.advance(0)
+        crowd.advance(0, discs(0))
         timelines = crowd.timelines
     else:
-        schedule = planned_robot_schedule(
-            [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
+        obstacles = MovingObstacles(schedule, discs)
+        planner = crowd_planner(world, scenario.people, n_steps, dt, obstacles, starts, durations)
+
+        def animals_check(
+            people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+        ) -> list[Collision]:
+            return people_animal_collisions(placed.traces, people, timelines)
+
+        kept, timelines, people_report = place_scripted_crowd(
+            world,
+            scenario.people,
+            tuple(people),
+            people_rng,
+            schedule,
+            planner,
+            animals_check,
+            dt_s=dt,
         )
-        planner = crowd_planner(world, scenario.people, n_steps, dt, schedule, starts, durations)
-        kept, timelines, placement = place_scripted_crowd(
-            world, scenario.people, tuple(people), people_rng, schedule, planner, dt_s=dt
-        )
-        for rejected in placement.rejected:
+        for rejected in people_report.rejected:
             _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
             del instances[rejected.instance_id]
         people = list(kept)
@@ -398,9 +452,9 @@ def build_scene(scenario: Scenario) -> Scene:
         instances,
         n_steps,
         crowd,
-        placement,
-        tuple(animals),
-        tuple(animal_timelines),
+        merge_reports(placed.report, people_report),
+        placed.animals,
+        placed.timelines,
         clips,
     )
 

@@ -188,8 +188,13 @@ def random_animal(
     )
 
 
+def _clip(value: float, limit: float) -> float:
+    """value clipped to [-limit, limit] (np.clip's result, without its cost per scalar)."""
+    return max(-limit, min(limit, value))
+
+
 def _toward(value: float, target: float, rate: float) -> float:
-    return value + float(np.clip(target - value, -rate, rate))
+    return value + _clip(target - value, rate)
 
 
 def plan_animal_timeline(
@@ -256,7 +261,7 @@ def plan_animal_timeline(
                 dist = float(np.linalg.norm(delta))
                 want = math.atan2(delta[1], delta[0]) if dist > 1e-6 else heading
                 err = math.remainder(want - heading, 2 * math.pi)
-                heading += float(np.clip(err, -HEADING_RATE_RPS * dt_s, HEADING_RATE_RPS * dt_s))
+                heading += _clip(err, HEADING_RATE_RPS * dt_s)
                 # Speed follows the gait blend and the head: no running while still grazing.
                 v = (walk_speed + run * (speed - walk_speed)) * amp * (1.0 - graze)
                 step = min(dist, v * dt_s * max(0.2, math.cos(err)))
@@ -295,15 +300,36 @@ def animal_part_poses(
 ) -> tuple[FloatArray, FloatArray]:
     """World poses of every part of the animals at physics step `step`: positions (A, 12, 3)
     and wxyz quaternions (A, 12, 4), part order PART_NAMES."""
+    pos, quat = animal_part_poses_at(specs, timelines, np.array([step]))
+    return pos[0], quat[0]
+
+
+def _states_at(
+    timelines: tuple[AnimalTimeline, ...], steps: NDArray[np.int64], name: str
+) -> FloatArray:
+    """A state array over (steps, animals); steps past a timeline's end hold its last value."""
+    cols = [getattr(tl, name)[np.minimum(steps, len(tl.heading_rad) - 1)] for tl in timelines]
+    out: FloatArray = np.stack(cols, axis=1)
+    return out
+
+
+def animal_part_poses_at(
+    specs: tuple[AnimalSpec, ...], timelines: tuple[AnimalTimeline, ...], steps: NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray]:
+    """World poses of every part of the animals at several physics steps: positions
+    (S, A, 12, 3) and wxyz quaternions (S, A, 12, 4), part order PART_NAMES."""
+    m, n = len(steps), len(specs)
     if not specs:
-        return np.zeros((0, 12, 3)), np.zeros((0, 12, 4))
-    k = [min(step, len(tl.heading_rad) - 1) for tl in timelines]
+        return np.zeros((m, 0, 12, 3)), np.zeros((m, 0, 12, 4))
+    steps = np.asarray(steps, dtype=np.int64)
+    dims = {key: np.tile(value, m) for key, value in _dims(specs).items()}
 
     def at(name: str) -> FloatArray:
-        return np.array([getattr(tl, name)[j] for tl, j in zip(timelines, k, strict=True)])
+        values = _states_at(timelines, steps, name)
+        return values.reshape(m * n, *values.shape[2:])
 
     centres, quats = _pose_local(
-        _dims(specs), at("phase_rad"), at("amplitude"), at("run_blend"), at("graze_blend")
+        dims, at("phase_rad"), at("amplitude"), at("run_blend"), at("graze_blend")
     )
     heading = at("heading_rad")
     c, s = np.cos(heading)[:, None], np.sin(heading)[:, None]
@@ -315,7 +341,40 @@ def animal_part_poses(
     half = 0.5 * heading
     zero = np.zeros_like(half)
     q_heading = np.stack([np.cos(half), zero, zero, np.sin(half)], axis=-1)[:, None, :]
-    return pos, quat_mul(np.broadcast_to(q_heading, quats.shape), quats)
+    quat = quat_mul(np.broadcast_to(q_heading, quats.shape), quats)
+    return pos.reshape(m, n, 12, 3), quat.reshape(m, n, 12, 4)
+
+
+def body_extent_local(
+    specs: tuple[AnimalSpec, ...], timelines: tuple[AnimalTimeline, ...], steps: NDArray[np.int64]
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """Ground footprint of each animal in its own frame (x forward, y left) at several steps:
+    the rearmost and foremost x of any part's surface and the largest |y|, each (S, A) metres
+    (tail, muzzle and legs included, as they are posed)."""
+    m, n = len(steps), len(specs)
+    steps = np.asarray(steps, dtype=np.int64)
+    dims = {key: np.tile(value, m) for key, value in _dims(specs).items()}
+
+    def at(name: str) -> FloatArray:
+        return _states_at(timelines, steps, name).reshape(m * n)
+
+    centres, quats = _pose_local(
+        dims, at("phase_rad"), at("amplitude"), at("run_blend"), at("graze_blend")
+    )
+    # Capsules: both ends of the axis (the part's z axis) grown by the radius.
+    radius = np.array([[size[0] for _, size in spec.part_shapes()[1:]] for spec in specs])
+    half_len = np.array([[size[1] for _, size in spec.part_shapes()[1:]] for spec in specs])
+    w, x, y, z = (quats[:, 1:, i] for i in range(4))
+    axis = np.stack([2 * (x * z + w * y), 2 * (y * z - w * x)], axis=-1)  # horizontal part
+    reach = axis * np.tile(half_len, (m, 1))[..., None]
+    ends = np.concatenate([centres[:, 1:, :2] - reach, centres[:, 1:, :2] + reach], axis=1)
+    r = np.tile(np.concatenate([radius, radius], axis=1), (m, 1))
+    barrel_x = dims["hx"]
+    barrel_y = dims["hy"]
+    x_min = np.minimum((ends[..., 0] - r).min(axis=1), -barrel_x)
+    x_max = np.maximum((ends[..., 0] + r).max(axis=1), barrel_x)
+    half_width = np.maximum((np.abs(ends[..., 1]) + r).max(axis=1), barrel_y)
+    return x_min.reshape(m, n), x_max.reshape(m, n), half_width.reshape(m, n)
 
 
 @lru_cache(maxsize=8)

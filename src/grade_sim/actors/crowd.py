@@ -18,7 +18,7 @@ import enum
 import logging
 import math
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -58,6 +58,7 @@ SIT_STEP_SPEED = 0.7  # of the person's walking speed, stepping up to the chair 
 SIT_BACK_M = 0.16  # the hips this far in front of the backrest's front face
 # Walk targets in front of a seat: from this far past its front edge, outwards.
 SIT_STAND_M = tuple(0.25 + 0.05 * i for i in range(16))
+MOVING_OBSTACLES = 12  # nearest robots / animal discs each person avoids at each update
 
 
 def avoidance_decimation(config: PeopleConfig, dt_s: float) -> int:
@@ -127,6 +128,9 @@ class RobotObstacle:
     position_xy: FloatArray
     velocity_xy: FloatArray
     radius_m: float
+    is_animal: bool = False  # avoided even with avoidance.avoid_robots off
+    # ORCA's horizon for it (None: avoidance.time_horizon_s); a fast animal needs a longer one.
+    time_horizon_s: float | None = None
 
 
 @dataclass
@@ -286,7 +290,9 @@ class Crowd:
         self._write(step)
         self.next_step = step + 1
 
-    def run_to_end(self, robots_at: RobotSchedule | None = None) -> tuple[PersonTimeline, ...]:
+    def run_to_end(
+        self, robots_at: Callable[[int], list[RobotObstacle]] | None = None
+    ) -> tuple[PersonTimeline, ...]:
         """Scripted mode: every remaining step now, robots from their planned paths."""
         for k in range(self.next_step, self.n_steps):
             robots = robots_at(k) if robots_at is not None and self.updates_at(k) else []
@@ -740,19 +746,29 @@ class Crowd:
             parts_point.append(point)
             parts_dir.append(direction)
             parts_active.append(found)
-        # Robots: they do not yield, so people take all of it.
-        if robots and av.avoid_robots:
+        # Robots and animals: they do not yield, so people take all of it. Each person sees the
+        # nearest MOVING_OBSTACLES of them (ORCA's cost grows with the cube of its constraints).
+        robots = [r for r in robots if av.avoid_robots or r.is_animal]
+        if robots:
             r_pos = np.array([r.position_xy for r in robots])
             r_vel = np.array([r.velocity_xy for r in robots])
             r_rad = np.array([r.radius_m for r in robots])
-            m = len(robots)
+            horizon = np.array([av.time_horizon_s if r.time_horizon_s is None
+                                else r.time_horizon_s for r in robots])  # fmt: skip
+            m = min(len(robots), MOVING_OBSTACLES)
+            rel = r_pos[None, :, :] - pos[:, None, :]
+            near = np.broadcast_to(np.arange(m), (n, m))
+            if len(robots) > m:
+                gap = np.linalg.norm(rel, axis=2) - r_rad[None, :]
+                near = np.argsort(gap, axis=1, kind="stable")[:, :m]
+            rows = np.arange(n)[:, None]
             point, direction = orca_half_planes(
-                r_pos[None, :, :] - pos[:, None, :],
-                vel[:, None, :] - r_vel[None, :, :],
+                rel[rows, near],
+                vel[:, None, :] - r_vel[near],
                 np.repeat(vel[:, None, :], m, axis=1),
-                np.broadcast_to(self.radius_m + r_rad + av.robot_clearance_m, (n, m)).copy(),
+                self.radius_m + r_rad[near] + av.robot_clearance_m,
                 np.ones((n, m)),
-                av.time_horizon_s,
+                horizon[near],
                 dt,
             )
             parts_point.append(point)

@@ -66,6 +66,7 @@ class PlacementReport:
     collisions_seen: tuple[str, ...] = field(default=())  # every attempt's contacts, in order
     # `sit` stops that became other stops (no free chair could be reached), of the kept plan.
     sit_fallbacks: tuple[str, ...] = field(default=())
+    animal_draws: int = 0  # animal timelines drawn (actors/animal_placement.py)
 
     def to_mapping(self) -> dict[str, object]:
         return {
@@ -78,6 +79,7 @@ class PlacementReport:
             ],
             "collisions_seen": list(self.collisions_seen),
             "sit_fallbacks": list(self.sit_fallbacks),
+            "animal_draws": self.animal_draws,
         }
 
 
@@ -114,6 +116,8 @@ class _Environment:
             lo.append(np.asarray(box.center_xyz) - reach)
             hi.append(np.asarray(box.center_xyz) + reach)
         for mesh in world.meshes:
+            if not mesh.collides:  # drawn only, walked through (grass, terrain)
+                continue
             tri = mesh.faces[mesh.vertices_xyz[mesh.faces][:, :, 2].max(axis=1) > MESH_FLOOR_M]
             if not len(tri):
                 continue
@@ -286,6 +290,8 @@ def check_traces(
 
 
 Planner = Callable[[Sequence[PersonSpec], np.random.Generator], tuple[PersonTimeline, ...]]
+# More contacts of the people's traces (the animals': actors/animal_placement.py).
+ExtraCheck = Callable[[Sequence[PersonSpec], Sequence[PersonTimeline]], list[Collision]]
 
 
 class CrowdPlanner:
@@ -294,7 +300,7 @@ class CrowdPlanner:
     def __init__(
         self,
         make: Callable[[Sequence[PersonSpec], np.random.Generator], Crowd],
-        robots: RobotSchedule,
+        robots: Callable[[int], list[RobotObstacle]],
     ) -> None:
         self._make = make
         self.robots = robots
@@ -314,7 +320,7 @@ def crowd_planner(
     config: PeopleConfig,
     n_steps: int,
     dt_s: float,
-    robots: RobotSchedule,
+    robots: Callable[[int], list[RobotObstacle]],
     start_clear_of: Sequence[RobotObstacle] = (),
     clip_durations_s: Sequence[float] = (),
 ) -> Planner:
@@ -344,6 +350,7 @@ def place_scripted_crowd(
     rng: np.random.Generator,
     robots: RobotSchedule,
     planner: Planner,
+    extra_check: ExtraCheck | None = None,
     *,
     dt_s: float,
 ) -> tuple[tuple[PersonSpec, ...], tuple[PersonTimeline, ...], PlacementReport]:
@@ -366,6 +373,8 @@ def place_scripted_crowd(
     while True:
         clearance = config.avoidance.robot_clearance_m
         collisions = check_traces(world, people, timelines, robots, clearance, dt_s=dt_s)
+        if extra_check is not None:
+            collisions += extra_check(people, timelines)
         seen.extend(c.reason for c in collisions)
         if not collisions:
             break
@@ -402,6 +411,7 @@ def check_recorded_trace(
     timelines: Sequence[PersonTimeline],
     steps: int,
     dt_s: float,
+    extra_check: ExtraCheck | None = None,
 ) -> PlacementReport:
     """After a reactive run: the contacts of the trace as it happened (nothing can be rejected
     any more; the robots' live bodies are not part of this check)."""
@@ -413,4 +423,6 @@ def check_recorded_trace(
         for t in timelines
     ]  # fmt: skip
     found = check_traces(world, people, cut, dt_s=dt_s) if steps else []
+    if steps and extra_check is not None:
+        found += extra_check(people, cut)
     return PlacementReport(True, steps, 0, (), tuple(c.reason for c in found))

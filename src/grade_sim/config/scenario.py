@@ -332,6 +332,11 @@ class AnimalsConfig:
     # Of the choices after each walk, run or graze: how often the next one is a run.
     run_fraction: float = field(default=0.15, metadata=bounds(0.0, 1.0))
     graze_fraction: float = field(default=0.4, metadata=bounds(0.0, 1.0))
+    # Placement (actors/animal_placement.py): an animal whose whole trace touches the world, an
+    # earlier animal or a robot's planned path is drawn again this many times, then rejected.
+    retries: int = field(default=8, metadata=bounds(0, 50))
+    # Kept free around every part of an animal's body (so two animals stay twice this apart).
+    clearance_m: float = field(default=0.05, metadata=bounds(0.0, 1.0))
 
     def validate(self, path: str) -> None:
         for name in ("size_scale", "walk_speed_mps", "run_speed_mps", "graze_s"):

@@ -189,11 +189,12 @@ class Simulator:
         t0 = time.perf_counter()
         crowd = self.scene.crowd
         if crowd is not None and k > 0:
-            # Reactive people see the robots as the last physics step left them.
+            # Reactive people see the robots as the last physics step left them, and the animals.
             robots = []
             if crowd.updates_at(k):
                 states = {r.name: self.backend.robot_state(r.name) for r in sc.robots}
-                robots = live_robot_obstacles(sc.robots, states)
+                # Animals' timelines are known in advance: they are discs that never yield.
+                robots = live_robot_obstacles(sc.robots, states) + self.scene.animal_discs(k)
             crowd.advance(k, robots)
         # Actors first: the engine derives their render poses in the same pass that updates the
         # robots, so every camera sees actors and robots at the same instant.

@@ -24,6 +24,7 @@ from grade_common.rundir import (
     write_run_yaml,
 )
 from grade_common.signals import stop_flag
+from grade_sim.actors.animal_placement import merge_reports
 from grade_sim.actors.placement import check_recorded_trace
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.engine.protocol import EngineBackend
@@ -198,10 +199,17 @@ def run_scenario(
     crowd = spec.scene.crowd
     if crowd is not None and scenario.people.placement.check:
         scene = spec.scene
-        placement = check_recorded_trace(
-            scene.world, scene.people, scene.person_timelines, stats.steps, scenario.physics_dt_s
+        recorded = check_recorded_trace(
+            scene.world,
+            scene.people,
+            scene.person_timelines,
+            stats.steps,
+            scenario.physics_dt_s,
+            scene.people_animal_collisions,
         )
-        placement = replace(placement, sit_fallbacks=tuple(crowd.notes))
+        placement = replace(
+            merge_reports(scene.placement, recorded), sit_fallbacks=tuple(crowd.notes)
+        )
     (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)
     path = run_dir.commit()

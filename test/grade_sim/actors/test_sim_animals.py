@@ -136,6 +136,8 @@ def test_kinds_differ_in_size() -> None:
         ({"count": 65}, r"animals.count: value 65 is out of range"),
         ({"run_fraction": 0.7, "graze_fraction": 0.5}, r"run_fraction \+ graze_fraction"),
         ({"size_scale": [1.2, 1.0]}, r"animals.size_scale"),
+        ({"retries": 51}, r"animals.retries: value 51 is out of range"),
+        ({"clearance_m": -0.1}, r"animals.clearance_m: value -0.1 is out of range"),
     ],
 )
 def test_config_errors_name_the_field(animals: dict[str, Any], message: str) -> None:
