@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 import cv2
@@ -14,6 +13,7 @@ from grade_cli.main import main
 from grade_common.rundir import RunLayout
 from grade_common.tum import IMAGE_KINDS, list_file, list_header, pose_header, read_list
 from grade_replay.recover_run import RunRecoveryError, default_output, recover_run
+from replay_kit import file_digests
 
 STAMPS = ["1.000000", "1.033333", "1.066667", "1.100000"]
 
@@ -38,18 +38,11 @@ def _partial(tmp: Path) -> Path:
     return root
 
 
-def _digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(str(f.relative_to(folder)).encode() + f.read_bytes())
-    return h.hexdigest()
-
-
 def test_recover_run_keeps_exactly_the_listed_frames(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     partial = _partial(tmp_path)
-    before = _digest(partial)
+    before = file_digests(partial)
     assert main(["recover", str(partial)]) == 0
     assert "1 unfinished dropped" in capsys.readouterr().out
     run = RunLayout(tmp_path / "run")
@@ -62,7 +55,7 @@ def test_recover_run_keeps_exactly_the_listed_frames(
     assert info["status"] == "interrupted"
     assert info["recovered"]["frames"] == {"uav1/camera": 3}
     assert any("record.npz" in item for item in info["recovered"]["lost"])
-    assert _digest(partial) == before
+    assert file_digests(partial) == before
     assert main(["recover", str(partial)]) == 1  # the output exists now: refused
 
 

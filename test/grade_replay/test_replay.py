@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 import shutil
 from collections.abc import Callable
 from pathlib import Path
@@ -35,6 +34,7 @@ from grade_sim.scene import build_scene
 from grade_sim.sensors.schedule import RateSchedule
 from grade_sim.sim.orchestrator import stamp_ns_of
 from grade_sim.sim.run import SimulatorSpec, run_scenario
+from replay_kit import file_digests
 from scenario_kit import small_scenario
 
 PERSON_IDS_KEY = "person"
@@ -42,14 +42,6 @@ PERSON_IDS_KEY = "person"
 
 # The recorded run's seed: its camera sees both people (the hide test needs them in view).
 RECORDED_SEED = 5
-
-
-def _snapshot(root: Path) -> dict[str, str]:
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def _bag_messages(bag: Path) -> list[tuple[str, int, bytes]]:
@@ -80,7 +72,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def original_state(recorded: Path) -> dict[str, str]:
-    return _snapshot(recorded)
+    return file_digests(recorded)
 
 
 @pytest.fixture
@@ -94,7 +86,7 @@ def replay(recorded: Path, tmp_path: Path) -> Callable[..., ReplayResult]:
 
 
 def _assert_original_untouched(recorded: Path, original_state: dict[str, str]) -> None:
-    assert _snapshot(recorded) == original_state
+    assert file_digests(recorded) == original_state
 
 
 def test_unchanged_teleport_replay_is_byte_exact(
@@ -115,7 +107,7 @@ def test_unchanged_teleport_replay_is_byte_exact(
     assert cam.ssim.min == 1.0
     assert cam.depth_mae_m.max == 0.0
     # Every ground-truth file is byte-identical (images, poses, boxes, lists).
-    gt_a, gt_b = _snapshot(recorded / "gt"), _snapshot(new / "gt")
+    gt_a, gt_b = file_digests(recorded / "gt"), file_digests(new / "gt")
     assert gt_a == gt_b
     # The record: every robot joint and actor array is identical.
     with np.load(recorded / "record.npz") as a, np.load(new / "record.npz") as b:

@@ -8,7 +8,6 @@ the frame being written when the kill came is on disk without its list line).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import signal
 import subprocess
@@ -26,6 +25,7 @@ from rosbags.rosbag2 import Reader
 from grade_cli.main import main
 from grade_common.rundir import RunLayout
 from grade_common.tum import IMAGE_KINDS, list_file, read_list, read_poses
+from replay_kit import file_digests
 
 NS = 1_000_000_000
 # Promised loss bound in simulated time: the open chunk (1 s) plus the writer's 256-message
@@ -57,13 +57,6 @@ def _run_and_kill(tmp: Path, scenario_data: dict[str, Any], frames: int) -> Path
     return partial
 
 
-def _digest(folder: Path) -> str:
-    h = hashlib.sha256()
-    for f in sorted(p for p in folder.rglob("*") if p.is_file()):
-        h.update(str(f.relative_to(folder)).encode() + f.read_bytes())
-    return h.hexdigest()
-
-
 @pytest.mark.slow
 def test_sigkill_then_recover(
     tmp_path: Path,
@@ -72,7 +65,7 @@ def test_sigkill_then_recover(
 ) -> None:
     partial = _run_and_kill(tmp_path, small_data(duration_s=600.0), frames=24)
     layout = RunLayout(partial)
-    before = _digest(partial)
+    before = file_digests(partial)
 
     # TUM lists on disk right after the kill: every listed PNG exists, at most one is unlisted.
     cam = layout.camera_dir("uav1", "camera")
@@ -124,4 +117,4 @@ def test_sigkill_then_recover(
     assert len(read_poses(new_cam / "groundtruth.txt").stamps) == len(names)
     with Reader(run.bag) as reader:
         assert reader.message_count == sum(len(v) for v in stamps.values())
-    assert _digest(partial) == before  # the partial run was only read
+    assert file_digests(partial) == before  # the partial run was only read
