@@ -6,7 +6,7 @@ Runs two short scenarios through the whole simulator (`run_scenario`, no ROS) an
 recorded camera frames that show the most actors:
 
 - `crowd_room.jpg`: the default scenario (config/indoor_uav.yaml) with 20 skinned people in the
-  furnished rooms, walking with ORCA avoidance;
+  furnished rooms, walking with ORCA avoidance, sitting on the chairs, waving, looking around;
 - `savanna_animals.jpg`: the savanna scenario (config/outdoor_savanna.yaml): zebras and gazelles
   on the terrain under the sky;
 - `keypoints_overlay.jpg`: crowd frames with each person's COCO-17 keypoints from
@@ -27,10 +27,13 @@ from pathlib import Path
 import cv2
 import numpy as np
 import yaml
+from sheet_kit import write_image
 
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 TILES = 6
+# Every motion of the library, so the sheet shows sitters and gestures between the walkers.
+CROWD_MOTIONS = ("walk", "stand", "turn", "sit", "wave", "look", "phone")
 MIN_PIXELS = 400  # an actor counts as seen in a 640x480 frame from this many pixels
 COLUMNS = 3
 # COCO-17 limbs (pairs of keypoint indices) for the overlay.
@@ -75,10 +78,11 @@ def _frames(run: Path, labels: tuple[str, ...]) -> list[tuple[Frame, float]]:
 
 
 def _spread(frames: list[tuple[Frame, float]], n: int) -> list[Frame]:
-    """n of the frames with the most actors, at least 0.5 s apart per camera where possible."""
+    """n of the frames with the most actors, at least 1.5 s apart per camera where possible (a
+    slow scene half a second later looks the same)."""
     chosen: list[Frame] = []
     for (cam, stamp), _ in frames:
-        if all(c != cam or abs(float(stamp) - float(t)) >= 0.5 for c, t in chosen):
+        if all(c != cam or abs(float(stamp) - float(t)) >= 1.5 for c, t in chosen):
             chosen.append((cam, stamp))
         if len(chosen) == n:
             break
@@ -124,16 +128,6 @@ def _sheet(tiles: list[np.ndarray]) -> np.ndarray:
     return np.concatenate(rows, axis=0)
 
 
-def _write(path: Path, bgr: np.ndarray) -> None:
-    from grade_common.atomic import StagedOutput
-
-    ok, jpg = cv2.imencode(".jpg", bgr, [cv2.IMWRITE_JPEG_QUALITY, 88])
-    assert ok
-    with StagedOutput(path) as staging_path:
-        staging_path.write_bytes(jpg.tobytes())
-    print(path)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("out_dir", type=Path)
@@ -147,19 +141,27 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         crowd = _run(
             default_scenario_path(),
-            {"seed": args.seed, "duration_s": args.seconds, "people": {"count": 20}},
+            {
+                "seed": args.seed,
+                "duration_s": args.seconds,
+                "people": {"count": 20, "motions": list(CROWD_MOTIONS)},
+            },
             Path(tmp) / "crowd",
         )
         frames = _spread(_frames(crowd, ("person",)), TILES)
-        _write(args.out_dir / "crowd_room.jpg", _sheet([_rgb(f) for f in frames]))
-        _write(args.out_dir / "keypoints_overlay.jpg", _sheet([_overlay(f) for f in frames]))
+        write_image(args.out_dir / "crowd_room.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1])
+        write_image(
+            args.out_dir / "keypoints_overlay.jpg", _sheet([_overlay(f) for f in frames])[..., ::-1]
+        )
         savanna = _run(
             root / "outdoor_savanna.yaml",
             {"seed": args.seed, "duration_s": args.seconds},
             Path(tmp) / "savanna",
         )
         frames = _spread(_frames(savanna, ("zebra", "gazelle", "horse", "dog")), TILES)
-        _write(args.out_dir / "savanna_animals.jpg", _sheet([_rgb(f) for f in frames]))
+        write_image(
+            args.out_dir / "savanna_animals.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1]
+        )
 
 
 if __name__ == "__main__":

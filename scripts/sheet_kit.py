@@ -109,7 +109,8 @@ def write_image(path: Path, rgb: np.ndarray) -> None:
     """Writes an RGB sheet (format from the suffix); refuses to replace an existing file and
     moves the file into place only when complete."""
     params = [cv2.IMWRITE_JPEG_QUALITY, 88] if path.suffix.lower() in (".jpg", ".jpeg") else []
-    ok, data = cv2.imencode(path.suffix, cv2.cvtColor(rgb, cv2.COLOR_RGB2BGR), params)
+    bgr = cv2.cvtColor(np.ascontiguousarray(rgb), cv2.COLOR_RGB2BGR)
+    ok, data = cv2.imencode(path.suffix, bgr, params)
     if not ok:
         raise SystemExit(f"{path}: OpenCV cannot encode {path.suffix!r} images")
     path.parent.mkdir(parents=True, exist_ok=True)
