@@ -405,9 +405,10 @@ def pose(
         ang[:, J["shoulder_" + side], 0] = sign * 0.1
         ang[:, J["shoulder_" + side], 1] = sign * swing
         ang[:, J["elbow_" + side], 1] = -elbow
-        # Sitting: upper arms hanging, forearms bent forward so the hands rest on the thighs.
-        ang[:, J["shoulder_" + side], 1] += 0.05 * w_sit
-        ang[:, J["elbow_" + side], 1] += -1.15 * w_sit
+        # Sitting: upper arms a little forward, forearms sloping down so the hands rest on the
+        # thighs (wrists ~0.10 m over the thigh's axis, 60 % of the way to the knee).
+        ang[:, J["shoulder_" + side], 1] += -0.2 * w_sit
+        ang[:, J["elbow_" + side], 1] += -0.6 * w_sit
     # Wave (right arm up, forearm swinging in the frontal plane) and phone (right hand at chest).
     wave = 0.45 * np.sin(2 * math.pi * 1.6 * t)
     ang[:, J["shoulder_r"], 0] += w_wave * -2.3

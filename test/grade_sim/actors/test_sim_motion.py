@@ -87,6 +87,19 @@ def test_sitting_lowers_the_pelvis_and_keeps_the_feet_on_the_floor() -> None:
     assert abs(knee[2] - hip[2]) < 0.05  # thighs level
 
 
+def test_seated_hands_rest_on_the_thighs() -> None:
+    # The wrist a thigh's radius and a wrist's thickness over the thigh's axis (not hovering
+    # a forearm's height above it), between the hip and the knee.
+    pos, _ = poses(still([(PersonMotion.STAND, 100), (PersonMotion.SIT, 800)]))
+    for side in ("l", "r"):
+        hip, knee = pos[-1, JOINT_INDEX["hip_" + side]], pos[-1, JOINT_INDEX["knee_" + side]]
+        wrist = pos[-1, JOINT_INDEX["wrist_" + side]]
+        along = (wrist - hip) @ (knee - hip) / ((knee - hip) @ (knee - hip))
+        over_axis = wrist[2] - (hip[2] + along * (knee[2] - hip[2]))
+        assert 0.3 < along < 0.9
+        assert 0.07 < over_axis < 0.12
+
+
 @pytest.mark.parametrize("height_m", [1.55, 1.75, 1.9])
 def test_seated_hips_follow_the_seat_height_with_the_feet_on_the_floor(height_m: float) -> None:
     body = BodyParams(height_m, 0.5, 1.0, 1.0, 1.0)
