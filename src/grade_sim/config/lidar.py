@@ -103,7 +103,8 @@ class LidarConfig:
     # Moving parts move linearly between poses at most this many + 1 times per sweep, on
     # physics steps (Embree motion blur; at most 128). LiDARsim re-posed its actors in ~360
     # constant slices; on the default scenario 8 (7 segments of 4 steps at 240 Hz) keeps 99 %
-    # of hits on walking people within 2.1 mm of per-step poses (docs/lidar.md).
+    # of hits on walking people within 2.1 mm of per-step poses (docs/lidar.md,
+    # scripts/lidar_motion_accuracy.py).
     actor_slices: int = field(default=8, metadata=bounds(1, 128))
     # Curved surfaces (spheres, capsules, cylinders, ellipsoids) become triangle meshes with this
     # many segments around; the chord error is r * (1 - cos(pi / segments)).
