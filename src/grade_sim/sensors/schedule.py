@@ -5,6 +5,30 @@ from __future__ import annotations
 from fractions import Fraction
 from typing import Protocol
 
+import numpy as np
+from numpy.typing import NDArray
+
+
+def stamp_ns_of(step: int, physics_hz: float) -> int:
+    """Exact integer stamp of a physics step (no accumulated rounding)."""
+    return round(step * 1e9 / physics_hz)
+
+
+def step_stamps_ns(steps: NDArray[np.int64], physics_hz: float) -> NDArray[np.int64]:
+    """stamp_ns_of for many steps at once (numpy rounds halves to even, as round does)."""
+    out: NDArray[np.int64] = np.round(np.asarray(steps) * 1e9 / physics_hz).astype(np.int64)
+    return out
+
+
+def steps_at_or_before(times_ns: NDArray[np.int64], physics_hz: float) -> NDArray[np.int64]:
+    """The last physics step whose stamp is at or before each time. The float product can land
+    a hair below a step's own stamp; the step is then found exactly from the stamps."""
+    times = np.asarray(times_ns)
+    steps: NDArray[np.int64] = np.floor(times * physics_hz / 1e9).astype(np.int64)
+    steps += step_stamps_ns(steps + 1, physics_hz) <= times
+    steps -= step_stamps_ns(steps, physics_hz) > times
+    return steps
+
 
 class RateSchedule:
     """Fires at step 0 and whenever floor(step * rate / physics_rate) increases."""

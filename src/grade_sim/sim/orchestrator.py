@@ -28,6 +28,7 @@ from grade_sim.errors import SceneReuseError, SimulationUnstableError
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import SimObserver
+from grade_sim.sensors.schedule import stamp_ns_of
 from grade_sim.sensors.streams.base import StepState
 from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.health import check_actor_positions, check_robot_states
@@ -77,11 +78,6 @@ def live_robot_obstacles(
             )
         )
     return out
-
-
-def stamp_ns_of(step: int, physics_hz: float) -> int:
-    """Exact integer stamp of a physics step (no accumulated rounding)."""
-    return round(step * 1e9 / physics_hz)
 
 
 class Simulator:

@@ -1,11 +1,16 @@
-"""RateSchedule: exact counts over any duration, evenly spaced, no drift."""
+"""RateSchedule: exact counts over any duration, evenly spaced, no drift; step stamps."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
-from grade_sim.sensors.schedule import RateSchedule
+from grade_sim.sensors.schedule import (
+    RateSchedule,
+    stamp_ns_of,
+    step_stamps_ns,
+    steps_at_or_before,
+)
 
 CASES = [
     # rate, physics rate, seconds (rate * seconds is whole)
@@ -42,3 +47,15 @@ def test_fires_round_rate_times_seconds_plus_step_zero(
 def test_every_step_when_rates_match() -> None:
     sched = RateSchedule(240.0, 240.0)
     assert all(sched.due(k) for k in range(1000))
+
+
+@pytest.mark.parametrize("physics_hz", [240.0, 1000.0, 333.0, 97.3])
+def test_step_stamps_and_the_step_at_or_before_a_time_are_exact(physics_hz: float) -> None:
+    steps = np.arange(0, 50_000, 7)
+    stamps = step_stamps_ns(steps, physics_hz)
+    assert stamps.tolist() == [stamp_ns_of(int(k), physics_hz) for k in steps]
+    # On a step's own stamp (where the float product can land a hair below it), 1 ns before
+    # and 1 ns after.
+    assert np.array_equal(steps_at_or_before(stamps, physics_hz), steps)
+    assert np.array_equal(steps_at_or_before(stamps - 1, physics_hz), steps - 1)
+    assert np.array_equal(steps_at_or_before(stamps + 1, physics_hz), steps)

@@ -13,6 +13,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.sensors.schedule import step_stamps_ns, steps_at_or_before
 
 
 @numba.njit(nogil=True, cache=True)
@@ -108,9 +109,6 @@ class PoseTrack:
         while len(self._poses) > self.keep:
             self._poses.popitem(last=False)
 
-    def stamp_ns(self, step: int) -> int:
-        return round(step * 1e9 / self.physics_hz)
-
     def at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         """Poses at each time; times outside the kept steps are clamped to the nearest end."""
         steps = np.fromiter(self._poses, dtype=np.int64, count=len(self._poses))
@@ -119,11 +117,11 @@ class PoseTrack:
         items = list(self._poses.values())
         pos = np.array([items[i][0] for i in order])
         quat = np.array([items[i][1] for i in order])
-        stamps = np.array([self.stamp_ns(int(step)) for step in steps], dtype=np.int64)
+        stamps = step_stamps_ns(steps, self.physics_hz)
         times = np.asarray(times_ns)
         # The last kept step at or before each time (a lidar sweep asks thousands of times
         # between a few dozen steps: index arithmetic, no sort of the times).
-        k = np.floor(times * self.physics_hz / 1e9 + 1e-9).astype(np.int64)
+        k = steps_at_or_before(times, self.physics_hz)
         i0 = np.clip(np.searchsorted(steps, k, side="right") - 1, 0, len(steps) - 1)
         i1 = np.minimum(i0 + 1, len(steps) - 1)
         t = np.clip(times, stamps[i0], stamps[i1])

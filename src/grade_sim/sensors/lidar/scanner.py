@@ -28,6 +28,7 @@ from grade_sim.sensors.lidar import embree_api
 from grade_sim.sensors.lidar.beams import BeamFiring, firing
 from grade_sim.sensors.lidar.divergence import Bundles, Footprint, combine, expand
 from grade_sim.sensors.lidar.raycast import Hits, InstanceMesh
+from grade_sim.sensors.schedule import stamp_ns_of, step_stamps_ns, steps_at_or_before
 
 # times (n,) ns -> positions (n, 3) and rotations (n, 3, 3) of the sensor in the world
 SensorPoseAt = Callable[[NDArray[np.int64]], tuple[FloatArray, FloatArray]]
@@ -226,12 +227,11 @@ class ScanCaster:
         if self._physics_hz is None:
             return (stamp_ns + (np.arange(steps) * span_ns) // (steps - 1)).astype(np.int64)
         hz = self._physics_hz
-        last = math.ceil((stamp_ns + span_ns) * hz / 1e9 - 1e-9)
+        end = np.array([stamp_ns + span_ns], dtype=np.int64)
+        before = int(steps_at_or_before(end, hz)[0])
+        last = before if stamp_ns_of(before, hz) == end[0] else before + 1
         q = self._steps_per_slice
-        # Physics stamps as the simulator writes them (round(step * 1e9 / hz)).
-        return np.array(
-            [round((last - (steps - 1 - j) * q) * 1e9 / hz) for j in range(steps)], np.int64
-        )
+        return step_stamps_ns(last - (steps - 1 - np.arange(steps)) * q, hz)
 
 
 def _segments(slices: int, span_ns: int, physics_hz: float | None) -> tuple[int, int]:

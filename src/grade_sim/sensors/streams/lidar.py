@@ -27,7 +27,7 @@ from grade_sim.sensors.lidar.scanner import MovingPart
 from grade_sim.sensors.lidar.sensor import LidarSensor, ScanResult, luminance
 from grade_sim.sensors.messages import QosProfile, TopicSpec
 from grade_sim.sensors.observer import LidarSample
-from grade_sim.sensors.schedule import RateSchedule
+from grade_sim.sensors.schedule import RateSchedule, step_stamps_ns, steps_at_or_before
 from grade_sim.sensors.streams.base import StepState, StreamOutput
 
 MIN_REFLECTIVITY = 0.02
@@ -142,17 +142,15 @@ class LidarStream:
         if len(actors):
             index = np.array([self._part_source[i][1] for i in actors])
             hz = self._physics_hz
-            steps = np.floor(np.asarray(times_ns) * hz / 1e9).astype(np.int64)
-            # The float product can land a hair below a step's own stamp: step up exactly.
-            steps += np.round((steps + 1) * 1e9 / hz).astype(np.int64) <= times_ns
+            steps = steps_at_or_before(times_ns, hz)
             # A time on a physics step needs only that step's poses (the lidar asks for those).
-            on_step = np.round(steps * 1e9 / hz).astype(np.int64) == times_ns
+            on_step = step_stamps_ns(steps, hz) == times_ns
             after = np.where(on_step, steps, steps + 1)
             known, at = np.unique(np.r_[steps, after], return_inverse=True)
             poses = [self._actor_poses(int(k)) for k in known]
             p_all = np.array([p[index] for p, _ in poses])
             q_all = np.array([q[index] for _, q in poses])
-            stamps = np.array([round(int(k) * 1e9 / self._physics_hz) for k in known])
+            stamps = step_stamps_ns(known, hz)
             i0, i1 = at[:n], at[n:]
             p, r = interpolate(
                 stamps[i0], stamps[i1], (p_all[i0], q_all[i0]), (p_all[i1], q_all[i1]), times_ns
