@@ -44,6 +44,7 @@ from grade_sim.config.scenario import (
 from grade_sim.scene import Scene, build_scene
 from grade_sim.world.model import OccupancyGrid, World
 from grade_sim.world.procedural import generate_rooms
+from scenario_kit import inner_wall
 
 DT_S = 1 / 60
 N_STEPS = 240
@@ -100,24 +101,15 @@ def _planner(routes: list[Route]) -> Callable[..., AnimalTimeline]:
     return plan
 
 
-def _inner_wall(world: World) -> tuple[float, float]:
-    """x of the wall between the rooms, and a y where it is solid (not the door)."""
-    walls = [b for b in world.boxes if b.label == "wall" and b.half_size_xyz[0] < 0.2]
-    xs = sorted({round(b.center_xyz[0], 6) for b in walls})
-    inner = [b for b in walls if xs[0] < b.center_xyz[0] < xs[-1]]
-    longest = max(inner, key=lambda b: b.half_size_xyz[1])
-    return longest.center_xyz[0], longest.center_xyz[1]
-
-
 def _room_centres(world: World) -> tuple[tuple[float, float], tuple[float, float]]:
-    x, _ = _inner_wall(world)
+    x, _ = inner_wall(world)
     lo, hi = world.bounds_min_xyz, world.bounds_max_xyz
     y = (lo[1] + hi[1]) / 2
     return ((lo[0] + x) / 2, y), ((x + hi[0]) / 2, y)
 
 
 def test_an_animal_walking_through_a_wall_is_rejected_with_the_reason(world: World) -> None:
-    x, y = _inner_wall(world)
+    x, y = inner_wall(world)
     through = ((x - 2.0, y), (x + 2.0, y))
     placed = place_animals(
         world, ZEBRAS, N_STEPS, DT_S, np.random.default_rng(0), planner=_planner([through] * 3)

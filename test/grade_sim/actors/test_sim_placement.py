@@ -20,6 +20,7 @@ from grade_sim.config.scenario import (
 )
 from grade_sim.world.model import World
 from grade_sim.world.procedural import generate_rooms
+from scenario_kit import inner_wall
 
 N_STEPS = 240
 DT_S = 1 / 240
@@ -54,15 +55,6 @@ def _walk(a: Sequence[float], b: Sequence[float]) -> PersonTimeline:
     )
 
 
-def _inner_wall(world: World) -> tuple[float, float]:
-    """x of the wall between the rooms, and a y where it is solid (not the door)."""
-    walls = [b for b in world.boxes if b.label == "wall" and b.half_size_xyz[0] < 0.2]
-    xs = sorted({round(b.center_xyz[0], 6) for b in walls})
-    inner = [b for b in walls if xs[0] < b.center_xyz[0] < xs[-1]]
-    longest = max(inner, key=lambda b: b.half_size_xyz[1])
-    return longest.center_xyz[0], longest.center_xyz[1]
-
-
 def _empty_robots() -> RobotSchedule:
     return RobotSchedule(
         (), np.zeros((1, 0, 3)), np.zeros((1, 0, 2)), np.zeros((1, 0)),
@@ -71,7 +63,7 @@ def _empty_robots() -> RobotSchedule:
 
 
 def test_walk_through_a_wall_is_found(world: World) -> None:
-    x, y = _inner_wall(world)
+    x, y = inner_wall(world)
     through = _walk((x - 1.5, y), (x + 1.5, y))
     along = _walk((x - 1.5, y - 1.2), (x - 1.5, y - 1.19))
     got = check_traces(world, [_person(0), _person(1)], [through, along], dt_s=DT_S)
@@ -82,7 +74,7 @@ def test_walk_through_a_wall_is_found(world: World) -> None:
 
 
 def test_scripted_placement_rejects_the_person_walking_through_a_wall(world: World) -> None:
-    x, y = _inner_wall(world)
+    x, y = inner_wall(world)
     calls = []
 
     def planner(
@@ -118,7 +110,7 @@ def test_scripted_placement_rejects_the_person_walking_through_a_wall(world: Wor
 
 
 def test_two_people_walking_into_each_other_reject_the_later_one(world: World) -> None:
-    x, y = _inner_wall(world)
+    x, y = inner_wall(world)
     a = _walk((x - 3.0, y - 1.0), (x - 1.0, y - 1.0))
     b = _walk((x - 1.0, y - 1.0), (x - 3.0, y - 1.0))
     got = check_traces(world, [_person(0), _person(1)], [a, b], dt_s=DT_S)
@@ -137,7 +129,7 @@ def test_two_people_walking_into_each_other_reject_the_later_one(world: World) -
 
 
 def test_standing_in_a_robots_planned_path_is_found(world: World) -> None:
-    x, y = _inner_wall(world)
+    x, y = inner_wall(world)
     stand = _walk((x - 2.0, y), (x - 2.0, y + 1e-3))
     # A ground robot drives through where the person stands, half-way through the trace.
     pos = np.zeros((N_STEPS, 1, 3))
