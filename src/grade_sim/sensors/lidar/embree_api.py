@@ -1,11 +1,12 @@
 """Embree 4's C API through ctypes, from the library that embreex ships.
 
 embreex binds single rays against flat scenes only. A scan needs more of Embree: instances
-(each moving part in its own frame, the static world built once), multi-segment motion blur
-(each ray sees the parts where they are at its own firing time) and ray packets. The library
-embreex installs (embreex.libs/libembree4*.so) exports all of it; these are the few functions a
-scan uses, their handles passed as plain addresses (`c_size_t`), so that the numba kernels in
-`scan_kernel` can call them too.
+(each moving part in its own frame), multi-segment motion blur (each ray sees the parts where
+they are at its own firing time) and ray packets. The library embreex installs
+(embreex.libs/libembree4*.so) exports all of it. Here: the functions that build and release
+scenes (through ctypes, handles passed as plain addresses, `c_size_t`), the constants and the
+packet layout; the per-scan calls (transforms, intersection) are made from the numba loops in
+`scan_kernel`, which declare them by symbol name.
 
 Enum values and struct layouts are Embree 4's (include/embree4/rtcore_*.h).
 """
@@ -52,7 +53,7 @@ _Int = ctypes.c_int
 
 @dataclass(frozen=True)
 class EmbreeFunctions:
-    """The C functions a scan calls (ctypes function objects; numba calls them natively)."""
+    """The C functions that build and release scenes (ctypes function objects)."""
 
     new_device: Any
     release_device: Any
@@ -69,8 +70,6 @@ class EmbreeFunctions:
     set_shared_buffer: Any
     set_time_step_count: Any
     set_instanced_scene: Any
-    set_transform: Any
-    intersect16: Any
 
 
 def library_path() -> str:
@@ -115,8 +114,6 @@ def functions() -> EmbreeFunctions:
         set_shared_buffer=fn("rtcSetSharedGeometryBuffer", None, a, _Int, _UInt, _Int, a, a, a, a),
         set_time_step_count=fn("rtcSetGeometryTimeStepCount", None, a, _UInt),
         set_instanced_scene=fn("rtcSetGeometryInstancedScene", None, a, a),
-        set_transform=fn("rtcSetGeometryTransform", None, a, _UInt, _Int, a),
-        intersect16=fn("rtcIntersect16", None, a, a, a, a),
     )
 
 

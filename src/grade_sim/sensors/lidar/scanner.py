@@ -6,10 +6,10 @@ time (the caller interpolates the ego pose between physics steps), and see the m
 re-poses the actors in ~360 slices per sweep; here Embree's multi-segment motion blur does it
 continuously: each part is an instance of its own scene (its triangles in its body frame, built
 once) whose transform is given at `slices` + 1 evenly spaced times of the sweep, and Embree
-interpolates linearly between them for each ray's firing time. The static world is one more
-instance, built once. Per scan only the parts' transforms change, so only the top-level scene
-of a few hundred instances is rebuilt, and one compiled pass (scan_kernel) builds, casts and
-decodes every ray.
+interpolates linearly between them for each ray's firing time. The static world is a flat
+scene of its own, built once. Per scan only the parts' transforms change, so only the parts'
+scene of a few hundred instances is rebuilt, and one compiled pass (scan_kernel) builds each
+ray, casts it through the static world and then the parts up to that hit, and decodes it.
 With `rolling_shutter` off every ray leaves at the scan stamp and sees one pose of the actors.
 """
 
