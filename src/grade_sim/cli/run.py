@@ -18,7 +18,8 @@ from grade_sim.sim.run import run_scenario
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """`key=value` pairs (value parsed as YAML) into top-level scenario overrides."""
+    """`key=value` pairs (value parsed as YAML) into scenario overrides; a key is a dotted path
+    (`people.count`, `robots.0.start_xyz`) or a whole top-level key."""
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
@@ -68,7 +69,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a top-level scenario key (YAML value), e.g. --set duration_s=5",
+        help="override a scenario key by its dotted path (YAML value), e.g. --set "
+        "people.count=20 or --set duration_s=5; repeatable",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser

@@ -18,6 +18,7 @@ import yaml
 from grade_common.bagfile.compression import Compression
 from grade_common.errors import ConfigError
 from grade_common.names import check_ros_name, ros_name
+from grade_common.overrides import apply_overrides
 from grade_common.schema import bounds, from_mapping, to_mapping
 from grade_sim.config.lidar import LidarConfig
 
@@ -619,7 +620,8 @@ def scenario_from_mapping(data: Any, source: str = "scenario") -> Scenario:
 
 
 def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> Scenario:
-    """Load and validate a scenario YAML file; `overrides` replaces top-level keys first.
+    """Load and validate a scenario YAML file; `overrides` (dotted key paths such as
+    `people.count`, or whole top-level keys) are set in the document first.
 
     Raises:
         ConfigError: the file is missing, not YAML, or a value is invalid (message names the key).
@@ -646,7 +648,7 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     if overrides:
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: expected a mapping at the top level")
-        data = {**data, **overrides}
+        data = apply_overrides(data, overrides.items(), f"{file}: override")
     scenario = scenario_from_mapping(data, str(file))
     mesh = scenario.environment.mesh
     if scenario.environment.type is EnvironmentKind.MESH:
