@@ -18,7 +18,13 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grade_render.render import RenderResult, render_run
-from grade_render.settings import Device, Engine, RenderSettings, check_frames
+from grade_render.settings import (
+    DEFAULT_EXPOSURE_EV,
+    Device,
+    Engine,
+    RenderSettings,
+    check_frames,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,7 +63,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="shutter time in seconds, from the recorded motion (default 0: off)",
     )
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off")
-    parser.add_argument("--exposure", type=float, default=0.0, help="film exposure in stops")
+    parser.add_argument(
+        "--exposure",
+        type=float,
+        default=DEFAULT_EXPOSURE_EV,
+        help=f"film exposure in stops (default {DEFAULT_EXPOSURE_EV:g}: as bright as the raster)",
+    )
     return parser
 
 
