@@ -15,7 +15,6 @@ import csv
 import json
 import subprocess
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -37,34 +36,10 @@ from grade_batch.pipeline import (
     sequence_name,
 )
 from grade_batch.spec import SweepFile
+from grade_batch.splits import SPLITS, SplitStats, assign_splits
 from grade_common.atomic import StagedOutput
 
 DATASET_DIR = "dataset"
-SPLITS = ("train", "val", "test")
-
-
-@dataclass(frozen=True)
-class SplitStats:
-    """Counts of one split."""
-
-    sequences: int
-    images: int
-    instances_per_category: dict[str, int]
-
-
-def assign_splits(job_ids: list[str], spec: SweepFile) -> dict[str, str]:
-    """Whole sequences into splits: a seeded shuffle, then the first round(train * n) to train,
-    the next round(val * n) to val, the rest to test."""
-    splits = spec.sweep.splits
-    order = sorted(job_ids)
-    rng = np.random.default_rng(splits.seed)
-    shuffled = [order[i] for i in rng.permutation(len(order))]
-    n_train = round(splits.train * len(order))
-    n_val = min(round(splits.val * len(order)), len(order) - n_train)
-    out = {}
-    for i, job_id in enumerate(shuffled):
-        out[job_id] = "train" if i < n_train else "val" if i < n_train + n_val else "test"
-    return {k: out[k] for k in order}
 
 
 def _variants(spec: SweepFile) -> list[str]:
