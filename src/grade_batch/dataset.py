@@ -51,7 +51,8 @@ def _write_coco(
 ) -> dict[str, SplitStats]:
     export = spec.sweep.pipeline.export
     assert export is not None
-    names = [c["name"] for c in categories_table(export.categories)]
+    categories = categories_table(export.categories)
+    names = [c["name"] for c in categories]
     stats: dict[str, SplitStats] = {}
     (root / "coco").mkdir()
     for split in SPLITS:
@@ -60,7 +61,8 @@ def _write_coco(
             for variant in _variants(spec):
                 path = batch_dir / JOBS_DIR / job_id / EXPORT_DIR / variant / COCO_JSON
                 docs.append((f"{JOBS_DIR}/{job_id}/", json.loads(path.read_text())))
-        merged = merge(docs, {"description": f"{spec.sweep.name} {split}", "split": split})
+        info = {"description": f"{spec.sweep.name} {split}", "split": split}
+        merged = merge(docs, info, categories)
         per_cat: dict[str, int] = defaultdict(int)
         for ann in merged["annotations"]:
             per_cat[names[ann["category_id"] - 1]] += 1
