@@ -40,6 +40,7 @@ from grade_common.rundir import (
     read_run_yaml,
     write_run_yaml,
 )
+from grade_common.transport import transport_environment
 
 RUN_DIR = "run"
 NOISY_BAG = "noisy_bag"
@@ -104,10 +105,12 @@ def find_grade() -> str:
     return exe
 
 
-def _env(plan: JobPlan) -> dict[str, str]:
+def job_environment(plan: JobPlan) -> dict[str, str]:
+    """The environment of the job's step processes."""
     env = dict(os.environ)
     env["ROS_DOMAIN_ID"] = str(plan.job.domain_id)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    # The project's local transport, whatever the calling shell had (docs/transport.md).
+    env.update(transport_environment(env))
     # The job's declared CPU share caps the math libraries' thread pools, so parallel jobs do
     # not oversubscribe the cores they were scheduled on.
     threads = str(max(1, math.ceil(plan.num_cpus)))
@@ -147,7 +150,7 @@ def _relative_replay_source(replay: Path) -> None:
 
 
 def _run_steps(plan: JobPlan, stage: Path, log: Path) -> None:
-    env = _env(plan)
+    env = job_environment(plan)
     for name, cmd in _commands(plan):
         with log.open("a") as out:
             out.write(f"$ {' '.join(cmd)}\n")
