@@ -21,6 +21,7 @@ from typing import Any
 import numpy as np
 import yaml
 
+from grade_batch.batch import batch_lock
 from grade_batch.card import dataset_card
 from grade_batch.errors import JobFailedError
 from grade_batch.export.coco import categories_table, merge
@@ -153,10 +154,13 @@ def _write_eval(
 def build_dataset(
     spec: SweepFile, batch_dir: Path, jobs: list[Job], manifest: Manifest, grade_exe: str
 ) -> Path:
-    """Write `DIR/dataset/` (replacing an older one only once the new one is complete)."""
+    """Write `DIR/dataset/` (replacing an older one only once the new one is complete).
+
+    Raises:
+        LockHeldError: another live process holds the batch folder.
+    """
     split_of = assign_splits([j.job_id for j in jobs], spec)
-    staged = StagedOutput(batch_dir / DATASET_DIR, overwrite=True)
-    with staged as root:
+    with batch_lock(batch_dir), StagedOutput(batch_dir / DATASET_DIR, overwrite=True) as root:
         root.mkdir()
         (root / "splits.yaml").write_text(yaml.safe_dump(split_of, sort_keys=True))
         stats: dict[str, SplitStats] = {}

@@ -61,3 +61,4 @@ def test_every_coco_split_carries_the_categories(
         coco = COCO(str(dataset / f"coco/{split}.json"))
         assert [c["name"] for c in coco.loadCats(coco.getCatIds())] == names, split
         assert len(coco.getImgIds()) == (0 if split == "test" else 2), split
+    assert not (batch / "locks/batch.lock").exists()  # released once the dataset is built
