@@ -9,9 +9,11 @@ import subprocess
 from pathlib import Path
 
 import pytest
+import yaml
 
 from grade_common.transport import (
     DISCOVERY_RANGE_ENV,
+    DISCOVERY_RANGE_WITH_PROFILE,
     PROFILE_ENV,
     PROFILE_RELPATH,
     RMW_ENV,
@@ -55,3 +57,21 @@ def test_env_sh_exports_what_the_module_decides(repo_root: Path, rmw: str) -> No
         ["bash", "-c", script], capture_output=True, text=True, check=True, env=env
     ).stdout
     assert dict(line.split("=", 1) for line in out.splitlines()) == expected
+
+
+LAUNCH_FILES = sorted((Path(__file__).resolve().parents[2] / "launch").glob("*.launch.yaml"))
+
+
+@pytest.mark.parametrize("path", LAUNCH_FILES, ids=lambda p: p.name)
+def test_every_launch_file_sets_the_fast_dds_transport_first(path: Path) -> None:
+    """`ros2 launch` does not source env.sh: each launch file sets the module's Fast DDS values
+    itself, before the first process or include (the profile from the installed share folder)."""
+    actions = yaml.safe_load(path.read_text())["launch"]
+    first = next(i for i, a in enumerate(actions) if not {"arg", "set_env"} & set(a))
+    set_env = {
+        a["set_env"]["name"]: a["set_env"]["value"] for a in actions[:first] if "set_env" in a
+    }
+    assert set_env == {
+        PROFILE_ENV: f"$(find-pkg-share grade)/{PROFILE_RELPATH.as_posix()}",
+        DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITH_PROFILE,
+    }
