@@ -10,6 +10,8 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -43,6 +45,32 @@ def _group_members(pgid: int) -> list[int]:
     return members
 
 
+@contextmanager
+def own_group(cmd: list[str]) -> Iterator[subprocess.Popen[bytes]]:
+    """`cmd` as the leader of a new process group, so the test can find every process it
+    started; whatever of the group still runs at the end is killed (if the guards failed)."""
+    proc = subprocess.Popen(
+        cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        yield proc
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait()
+
+
+def kill_only_the_leader(proc: subprocess.Popen[bytes], wait_s: float) -> list[int]:
+    """SIGKILL the group's leader alone; the group's processes still running after `wait_s`
+    (returned as soon as none is left)."""
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    deadline = time.monotonic() + wait_s
+    while _group_members(proc.pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return _group_members(proc.pid)
+
+
 def _complete(out: Path) -> set[str]:
     manifest = read_manifest(out) if (out / "manifest.json").is_file() else None
     if manifest is None:
@@ -64,27 +92,14 @@ def test_a_killed_batch_leaves_no_orphan_and_the_rerun_completes(
     sweep.write_text(yaml.safe_dump({"name": "killed", "groups": [group], "pipeline": {}}))
     out = tmp_path / "batch"
     cmd = [find_grade(), "batch", str(sweep), "--out", str(out), "--workers", "1", "--quiet"]
-    # Its own process group, so the test can find every process the batch started (and clean
-    # up if the batch's own cleanup fails); only the batch's PID is killed.
-    proc = subprocess.Popen(
-        cmd, start_new_session=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
-    try:
+    with own_group(cmd) as proc:
         deadline = time.monotonic() + 300
         while not _complete(out) and proc.poll() is None and time.monotonic() < deadline:
             time.sleep(0.2)
         assert _complete(out) == {"indoor_s1"}, "the first job must complete, the second run"
         started = set(_group_members(proc.pid)) - {proc.pid}
         assert started, "the pool worker must be running"
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
-        deadline = time.monotonic() + 60
-        while _group_members(proc.pid) and time.monotonic() < deadline:
-            time.sleep(0.2)
-        survivors = _group_members(proc.pid)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(proc.pid, signal.SIGKILL)
+        survivors = kill_only_the_leader(proc, wait_s=60)
     assert survivors == [], f"processes of the killed batch still run: {survivors}"
     assert not any(pid_alive(pid) for pid in started)
     rerun = subprocess.run(cmd, capture_output=True, text=True, check=False, timeout=600)
@@ -112,20 +127,11 @@ time.sleep(600)
 
 
 def test_the_parent_alive_thread_ends_an_orphaned_worker_and_its_step() -> None:
-    parent = subprocess.Popen([sys.executable, "-c", PARENT], start_new_session=True)
-    try:
+    with own_group([sys.executable, "-c", PARENT]) as parent:
         deadline = time.monotonic() + 60
         while len(_group_members(parent.pid)) < 3 and time.monotonic() < deadline:
             time.sleep(0.1)
         started = set(_group_members(parent.pid)) - {parent.pid}
         assert len(started) == 2, "the worker and its step must be running"
-        parent.kill()
-        parent.wait()
-        deadline = time.monotonic() + 30
-        while _group_members(parent.pid) and time.monotonic() < deadline:
-            time.sleep(0.1)
-        survivors = _group_members(parent.pid)
-    finally:
-        with contextlib.suppress(ProcessLookupError):
-            os.killpg(parent.pid, signal.SIGKILL)
+        survivors = kill_only_the_leader(parent, wait_s=30)
     assert survivors == []
