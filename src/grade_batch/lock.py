@@ -76,6 +76,11 @@ class Holder:
         return pid_alive(self.pid, self.start_ticks)
 
     def describe(self) -> str:
+        if self.host != socket.gethostname():
+            return (
+                f"pid {self.pid} on {self.host} (another host, which this one cannot check; "
+                "remove the lock once that process has stopped)"
+            )
         return f"pid {self.pid} on {self.host}"
 
 
@@ -120,7 +125,7 @@ class PidLock:
     def __init__(self, path: Path, what: str) -> None:
         self.path = path
         self.what = what
-        self._holder = Holder.this_process()
+        self._holder: Holder | None = None
 
     def acquire(self) -> None:
         """Create the lock file, taking it over from a dead holder.
@@ -128,6 +133,7 @@ class PidLock:
         Raises:
             LockHeldError: a live process (or one on another host) holds it.
         """
+        self._holder = Holder.this_process()  # here, not in __init__: the process that holds it
         self.path.parent.mkdir(parents=True, exist_ok=True)
         payload = json.dumps(asdict(self._holder)).encode()
         # Written whole under a private name, then linked into place: link() fails when the
@@ -157,12 +163,14 @@ class PidLock:
 
     def _remove_stale(self, holder: Holder | None) -> None:
         # Remove the file only if it still names the dead holder: another taker may have
-        # replaced it since it was read (then the next O_EXCL attempt sees the new holder).
+        # replaced it since it was read (then the next link attempt sees the new holder).
         if holder is not None and read_holder(self.path) == holder:
             self.path.unlink(missing_ok=True)
 
     def release(self) -> None:
         """Remove the lock file if this process still holds it."""
+        if self._holder is None:
+            return
         try:
             if read_holder(self.path) == self._holder:
                 self.path.unlink(missing_ok=True)
