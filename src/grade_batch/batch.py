@@ -5,8 +5,7 @@ then build the dataset once every job is complete.
     DIR/jobs/<id>/        a complete job: run/, noisy_bag/, replay_<name>/, export/
     DIR/logs/<id>.log     every attempt's commands and output
     DIR/dataset/          splits, COCO, YOLO, eval tables, README.md (grade_batch.dataset)
-
-    DIR/locks/               batch.lock (the batch process), <id>.lock (the worker running it)
+    DIR/locks/            batch.lock (this batch process), <id>.lock (the worker running <id>)
 
 A rerun with the same sweep skips complete jobs and runs pending and failed ones. A job folder
 that a killed batch's worker finished but never reported is adopted (its checksum recomputed);

@@ -12,8 +12,8 @@ job's ROS_DOMAIN_ID and CPU share:
 The job folder is staged (grade_common.atomic): it appears under jobs/<id> only when every step
 succeeded; a failed or killed job leaves only its log. While it runs, the worker holds the job's
 lock file (locks/<id>.lock, grade_batch.lock), and every step process dies with the worker
-(grade_batch.parent_death). Rendering and LiDAR steps are not part of
-the pipeline (those features have not landed).
+(grade_batch.parent_death). Rendering and LiDAR steps are not part of the pipeline (those
+features have not landed).
 """
 
 from __future__ import annotations
