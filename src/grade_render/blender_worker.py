@@ -123,16 +123,17 @@ class Worker:
             tex = nodes.new("ShaderNodeTexImage")
             tex.image = img
             tex.interpolation = "Linear"
+            # With texture coordinates MuJoCo repeats the image texrepeat times per unit of
+            # them; without, it maps a 2D texture on a non-plane geom linearly in the geom's x
+            # and y (OpenGL object-linear texgen), so walls show it stretched along z.
+            coords = nodes.new("ShaderNodeTexCoord")
+            scale = nodes.new("ShaderNodeVectorMath")
+            scale.operation = "SCALE"
+            scale.inputs["Scale"].default_value = float(geom["texrepeat_per_m"])
+            links.new(coords.outputs["UV" if uv else "Object"], scale.inputs[0])
+            links.new(scale.outputs["Vector"], tex.inputs["Vector"])
             if not uv:
-                # MuJoCo maps a 2D texture on a non-plane geom linearly in the geom's x and y
-                # (OpenGL object-linear texgen), so walls show it stretched along z: the same.
                 tex.projection = "FLAT"
-                coords = nodes.new("ShaderNodeTexCoord")
-                scale = nodes.new("ShaderNodeVectorMath")
-                scale.operation = "SCALE"
-                scale.inputs["Scale"].default_value = float(geom["texrepeat_per_m"])
-                links.new(coords.outputs["Object"], scale.inputs[0])
-                links.new(scale.outputs["Vector"], tex.inputs["Vector"])
             tint = nodes.new("ShaderNodeVectorMath")  # texture x material colour
             tint.operation = "MULTIPLY"
             links.new(tex.outputs["Color"], tint.inputs[0])
@@ -150,7 +151,11 @@ class Worker:
             mesh.update()
             if geom["smooth"]:
                 mesh.shade_smooth()
-            mesh.materials.append(self._material(f"m{k}", geom, f"tex{k}", uv=False))
+            uv = bool(geom.get("uv"))
+            if uv:  # one (u, v) per face corner, in face order: Blender's loop order
+                layer = mesh.uv_layers.new(name="uv")
+                layer.data.foreach_set("uv", self.arrays[f"uv{k}"].ravel())
+            mesh.materials.append(self._material(f"m{k}", geom, f"tex{k}", uv=uv))
             obj = bpy.data.objects.new(geom["name"], mesh)
             obj.pass_index = int(geom["instance_id"])
             obj.rotation_mode = "QUATERNION"

@@ -115,6 +115,8 @@ def write_job(
         arrays[f"f{k}"] = s.faces.astype(np.int32)
         if s.texture_rgb is not None:
             arrays[f"tex{k}"] = s.texture_rgb
+        if s.texcoord_uv is not None:
+            arrays[f"uv{k}"] = s.texcoord_uv.reshape(-1, 2).astype(np.float32)
         geoms.append(
             {
                 "name": s.name,
@@ -123,6 +125,7 @@ def write_job(
                 "roughness": ROUGHNESS,
                 "texrepeat_per_m": s.texrepeat_per_m,
                 "instance_id": s.instance_id,
+                "uv": s.texcoord_uv is not None,
             }
         )
     skin_entries = []
@@ -137,6 +140,7 @@ def write_job(
                 "name": skin.name,
                 "rgba": [float(v) for v in skin.rgba],
                 "roughness": ROUGHNESS,
+                "texrepeat_per_m": 1.0,
                 "instance_id": skin.instance_id,
             }
         )

@@ -39,8 +39,11 @@ class GeomShape:
     smooth: bool  # curved primitive: shade with interpolated normals
     rgba: FloatArray  # (4,)
     texture_rgb: NDArray[np.uint8] | None  # (h, w, 3) the simulator's 2D texture, or None
-    texrepeat_per_m: float  # texture tiles per metre (texuniform)
+    texrepeat_per_m: float  # texture tiles per metre (texuniform); per texcoord unit with uv
     instance_id: int
+    # A textured mesh with texture coordinates: (F, 3, 2) per face corner, mapped like MuJoCo
+    # (times texrepeat); None: the texture is mapped by the geom's x and y.
+    texcoord_uv: FloatArray | None = None
 
 
 @dataclass(frozen=True)
@@ -150,10 +153,28 @@ class WorldState:
                 self._mj.mjtGeom.mjGEOM_CYLINDER,
             )
             name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"
+            uv = self._mesh_texcoords(g) if texture is not None else None
+            if uv is not None and texture is not None:
+                # Texture coordinates address MuJoCo's rows from v = 0 (the first stored row).
+                texture = np.ascontiguousarray(texture[::-1])
             out.append(
-                GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]))
+                GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]), uv)
             )
         return out
+
+    def _mesh_texcoords(self, g: int) -> FloatArray | None:
+        """(F, 3, 2) texture coordinates of a mesh geom's face corners, or None."""
+        m = self.model
+        if int(m.geom_type[g]) != int(self._mj.mjtGeom.mjGEOM_MESH):
+            return None
+        mid = int(m.geom_dataid[g])
+        t0 = int(m.mesh_texcoordadr[mid])
+        if t0 < 0:
+            return None
+        f0, nf = int(m.mesh_faceadr[mid]), int(m.mesh_facenum[mid])
+        corners = m.mesh_facetexcoord[f0 : f0 + nf].astype(np.int64)
+        uv: FloatArray = m.mesh_texcoord[t0 + corners].astype(np.float64)
+        return uv
 
     def skins(self) -> list[SkinShape]:
         """Every visible skin with its triangles, texture coordinates and material."""
