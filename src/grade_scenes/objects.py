@@ -16,10 +16,10 @@ from typing import Any
 
 import numpy as np
 import trimesh
-import yaml
 
 from grade_common.names import ros_name
 from grade_common.schema import Wording, bounds, from_mapping, named_items
+from grade_common.textfile import read_yaml
 from grade_common.types import FloatArray
 from grade_scenes.assets import resolve_mesh
 from grade_scenes.errors import ObjectSetError
@@ -98,10 +98,7 @@ def load_object_set(path: str | Path) -> tuple[ObjectSetConfig, Path]:
     file = Path(path)
     if not file.is_file():
         raise ObjectSetError(f"object set {str(file)!r} does not exist")
-    try:
-        data: Any = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as err:
-        raise ObjectSetError(f"{file}: not valid YAML: {err}") from err
+    data = read_yaml(file, "object set", error=ObjectSetError)
     return object_set_from_mapping(data, str(file)), file.parent
 
 
