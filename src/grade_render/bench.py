@@ -13,7 +13,7 @@ from pathlib import Path
 
 from grade_render.render import render_run
 from grade_render.settings import Device, RenderSettings
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.bench import small_scenario
 from grade_sim.sim.run import run_scenario
 
 GRADE_FRAMES = 60 * 30
@@ -31,22 +31,13 @@ def main(argv: list[str]) -> int:
         "--device", choices=[d.value for d in Device], default="auto", help="(auto)"
     )
     args, _ = parser.parse_known_args(argv)
-    scenario = scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": 0.1 + args.frames / 30,
-            "bootstrap_s": 0.1,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": 2},
-            "flying_objects": {"count": 1},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [{"name": "camera", "width": args.width, "height": args.height}],
-                }
-            ],
-        },
-        "bench scenario",
+    scenario = small_scenario(
+        duration_s=0.1 + args.frames / 30,
+        bootstrap_s=0.1,
+        people=2,
+        flying_objects=1,
+        width=args.width,
+        height=args.height,
     )
     print(
         f"{args.frames} frame(s) of one {args.width}x{args.height} camera per sample count; "

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from grade_replay.changes import ReplayChanges
 from grade_replay.replay import ReplayConfig, ReplayMode, replay_run
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.bench import small_scenario
 from grade_sim.sim.run import run_scenario
 
 
@@ -27,22 +27,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--height", type=int, default=240, help="camera height (240)")
     parser.add_argument("--people", type=int, default=4, help="walking people (4)")
     args, _ = parser.parse_known_args(argv)
-    scenario = scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": args.duration,
-            "bootstrap_s": 0.5,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": args.people},
-            "flying_objects": {"count": 2},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [{"name": "camera", "width": args.width, "height": args.height}],
-                }
-            ],
-        },
-        "bench scenario",
+    scenario = small_scenario(
+        duration_s=args.duration,
+        bootstrap_s=0.5,
+        people=args.people,
+        flying_objects=2,
+        width=args.width,
+        height=args.height,
     )
     print(
         f"scenario: {args.duration + 0.5:.1f} s at 240 Hz, one {args.width}x{args.height} camera "

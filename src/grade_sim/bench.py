@@ -21,7 +21,7 @@ from tqdm import tqdm
 from grade_common.errors import ConfigError
 from grade_common.rundir import RunLayout
 from grade_common.share import shipped_file
-from grade_sim.config.scenario import Scenario, Stream, load_scenario
+from grade_sim.config.scenario import Scenario, Stream, load_scenario, scenario_from_mapping
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
@@ -33,6 +33,35 @@ STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording"
 def default_scenario_path() -> Path:
     """config/indoor_uav.yaml from the installed package share, else from the source tree."""
     return shipped_file("config/indoor_uav.yaml")
+
+
+def small_scenario(
+    *,
+    duration_s: float,
+    bootstrap_s: float,
+    people: int,
+    flying_objects: int,
+    width: int,
+    height: int,
+) -> Scenario:
+    """The other tools' benchmark scene: two procedural rooms, one UAV with one camera (seed 7)."""
+    return scenario_from_mapping(
+        {
+            "seed": 7,
+            "duration_s": duration_s,
+            "bootstrap_s": bootstrap_s,
+            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
+            "people": {"count": people},
+            "flying_objects": {"count": flying_objects},
+            "robots": [
+                {
+                    "name": "uav1",
+                    "cameras": [{"name": "camera", "width": width, "height": height}],
+                }
+            ],
+        },
+        "bench scenario",
+    )
 
 
 def with_camera_streams(scenario: Scenario, streams: str) -> Scenario:
