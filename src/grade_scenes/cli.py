@@ -12,6 +12,7 @@ import trimesh
 import yaml
 
 from grade_common.atomic import StagedOutput
+from grade_common.cli_args import command_parser
 from grade_scenes.catalog import build_catalog
 from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
@@ -43,7 +44,7 @@ SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grade scenes", description=__doc__)
+    parser = command_parser("grade scenes", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     reach = sub.add_parser("reach", help="reachability map of the table grid (Panda, IK)")
     reach.add_argument("--out", required=True, help="new .npz file; a .png is drawn beside it")

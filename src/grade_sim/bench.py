@@ -18,6 +18,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.errors import ConfigError
 from grade_common.rundir import RunLayout
 from grade_common.share import shipped_file
@@ -33,6 +34,11 @@ STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording"
 def default_scenario_path() -> Path:
     """config/indoor_uav.yaml from the installed package share, else from the source tree."""
     return shipped_file("config/indoor_uav.yaml")
+
+
+def add_scenario_argument(parser: argparse.ArgumentParser) -> None:
+    """`--scenario`: the scenario a benchmark simulates; None means `default_scenario_path()`."""
+    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
 
 
 def small_scenario(
@@ -79,8 +85,8 @@ def with_camera_streams(scenario: Scenario, streams: str) -> Scenario:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench sim", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("sim", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=60.0, help="simulated seconds (60)")
     parser.add_argument("--no-ros", action="store_true", help="do not publish on ROS 2")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directory here")
@@ -96,7 +102,7 @@ def main(argv: list[str]) -> int:
         "flow) against the default streams, interleaved",
     )
     parser.add_argument("--frames", type=int, default=60, help="frames for --ground-truth (60)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     if args.ground_truth:
         from grade_sim.cli.bench_ground_truth import run
 
