@@ -12,8 +12,8 @@ import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_scenes.catalog import build_catalog
-from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
+from grade_scenes.objects import default_object_set
 from grade_scenes.reach.reachability import compute_reachability
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
 from grade_scenes.table import TableConfig

@@ -14,9 +14,8 @@ import yaml
 from grade_common.atomic import StagedOutput
 from grade_common.cli_args import command_parser
 from grade_scenes.catalog import build_catalog
-from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
-from grade_scenes.objects import load_object_set
+from grade_scenes.objects import default_object_set, load_object_set
 from grade_scenes.overlay import OverlayConfig, blend, load_rgb
 from grade_scenes.plot_scenes import plot_scene_grid
 from grade_scenes.reach.plot import plot_reachability

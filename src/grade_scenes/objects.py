@@ -19,6 +19,7 @@ import trimesh
 
 from grade_common.names import ros_name
 from grade_common.schema import Wording, bounds, from_mapping, named_items
+from grade_common.share import shipped_file
 from grade_common.textfile import read_yaml
 from grade_common.types import FloatArray
 from grade_scenes.assets import resolve_mesh
@@ -100,6 +101,12 @@ def load_object_set(path: str | Path) -> tuple[ObjectSetConfig, Path]:
         raise ObjectSetError(f"object set {str(file)!r} does not exist")
     data = read_yaml(file, "object set", error=ObjectSetError)
     return object_set_from_mapping(data, str(file)), file.parent
+
+
+def default_object_set() -> ObjectSetConfig:
+    """The shipped 16-object set, config/scene_objects.yaml (validated like a user's file)."""
+    config, _ = load_object_set(shipped_file("config/scene_objects.yaml"))
+    return config
 
 
 def object_set_from_mapping(data: Any, source: str = "object set") -> ObjectSetConfig:
