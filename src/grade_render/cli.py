@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.cli_args import add_choice, add_recorded_run, command_parser
 from grade_render.render import RenderResult, render_run
 from grade_render.settings import (
     DEFAULT_EXPOSURE_EV,
@@ -29,19 +30,16 @@ from grade_render.settings import (
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade render` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade render",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("run_dir", type=Path, help="recorded run directory (run.yaml, record.npz)")
+    parser = command_parser("grade render", __doc__)
+    add_recorded_run(parser)
     parser.add_argument("--out", type=Path, required=True, help="new (or resumed) run directory")
-    parser.add_argument("--engine", choices=[e.value for e in Engine], default="cycles")
+    add_choice(parser, "--engine", Engine, Engine.CYCLES)
     parser.add_argument("--samples", type=int, default=64, help="samples per pixel (default 64)")
-    parser.add_argument(
+    add_choice(
+        parser,
         "--device",
-        choices=[d.value for d in Device],
-        default="auto",
+        Device,
+        Device.AUTO,
         help="auto: a GPU when Cycles finds one (OptiX/CUDA/HIP/oneAPI), else the CPU",
     )
     parser.add_argument("--seed", type=int, default=0, help="Cycles sampling seed (default 0)")

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
+from grade_common.cli_args import add_quiet, command_parser
 from grade_common.errors import ConfigError
 from grade_common.signals import stopped_exit_code
 from grade_sim.config.scenario import load_scenario
@@ -55,7 +56,7 @@ def print_summary(summary: dict[str, Any], path: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade run` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade run", description=__doc__)
+    parser = command_parser("grade run", __doc__)
     parser.add_argument("scenario", type=Path, help="scenario YAML file")
     parser.add_argument("--out", type=Path, required=True, help="new run directory")
     parser.add_argument(
@@ -72,7 +73,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="override a scenario key by its dotted path (YAML value), e.g. --set "
         "people.count=20 or --set duration_s=5; repeatable",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(parser)
     return parser
 
 
