@@ -145,7 +145,6 @@ MODULE_FILES = {_module_name(p): p for p in PY_FILES}
 KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
     {
         frozenset({"grade_cli.bench", "grade_cli.commands"}),
-        frozenset({"grade_sim.config.scenario", "grade_sim.optics.rig"}),
         frozenset({"grade_slam.backends", "grade_slam.open3d_odometry"}),
     }
 )
