@@ -154,7 +154,10 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("parameter", "match"),
     [
-        ("backend:=orb_slam3", "backend = 'orb_slam3' is invalid: allowed values ['open3d_rgbd']"),
+        (
+            "backend:=orb_slam2",
+            "backend = 'orb_slam2' is invalid: allowed values ['open3d_rgbd', 'orb_slam3_rgbd']",
+        ),
         ("method:=icp", "method = 'icp' is invalid: allowed values ['hybrid', "),
         ("robot:=uav-1", "robot = 'uav-1' is invalid: must match"),
     ],
