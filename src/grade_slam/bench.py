@@ -16,9 +16,11 @@ topics, in lockstep so that it keeps every frame (`grade_slam.bench_live`); the 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -47,16 +49,21 @@ WORLDS: dict[str, tuple[int, int]] = {
 
 
 def bench_scenario(
-    base: dict[str, Any], world: str, seed: int, duration_s: float, size: tuple[int, int]
+    base: dict[str, Any],
+    world: str,
+    seed: int,
+    duration_s: float,
+    size: tuple[int, int],
+    streams: tuple[str, ...] = ("rgb", "depth"),
 ) -> dict[str, Any]:
-    """The default scenario with this world's actors, seed, duration and camera size."""
+    """The default scenario with this world's actors, seed, duration, camera size and streams."""
     data = copy.deepcopy(base)
     people, flying = WORLDS[world]
     data.update(seed=seed, duration_s=duration_s, realtime=False)
     data["people"]["count"] = people
     data["flying_objects"]["count"] = flying
     camera = data["robots"][0]["cameras"][0]
-    camera.update(width=size[0], height=size[1], rate_hz=30.0, streams=["rgb", "depth"])
+    camera.update(width=size[0], height=size[1], rate_hz=30.0, streams=list(streams))
     data["record"] = {"bag": False, "ground_truth": True, "experiment_record": False}
     return data
 
@@ -110,6 +117,17 @@ def _means(rows: list[Row]) -> list[Row]:
             mean[key] = float(np.mean([float(r[key]) for r in mine]))
         out.append(mean)
     return out
+
+
+@contextlib.contextmanager
+def work_dir(keep: Path | None, prefix: str) -> Iterator[Path]:
+    """Where the runs go: the new folder `keep` (kept), else a temporary one (removed)."""
+    if keep is not None:
+        keep.mkdir(parents=True, exist_ok=False)
+        yield keep
+        return
+    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
+        yield Path(tmp)
 
 
 def _main_live(args: argparse.Namespace) -> int:
@@ -171,10 +189,7 @@ def main(argv: list[str]) -> int:
         return _main_live(args)
     base = yaml.safe_load(default_scenario_path().read_text())
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="grade_bench_slam_") as tmp:
-        work = args.keep if args.keep is not None else Path(tmp)
-        if args.keep is not None:
-            work.mkdir(parents=True, exist_ok=False)
+    with work_dir(args.keep, "grade_bench_slam_") as work:
         for world in args.worlds:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 row = run_one(base, world, seed, args, work)

@@ -13,11 +13,9 @@ process CPU time per frame (all of the backend's threads).
 from __future__ import annotations
 
 import argparse
-import copy
 import math
 import re
 import subprocess
-import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -28,7 +26,7 @@ from grade_eval.errors import AlignmentError
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from grade_eval.report import Row
-from grade_slam.bench import WORLDS
+from grade_slam.bench import WORLDS, bench_scenario, work_dir
 
 # name in the table -> slam_node parameters
 LIVE_BACKENDS: dict[str, dict[str, str]] = {
@@ -48,22 +46,6 @@ def _executable(name: str) -> str:
     return str(Path(get_package_prefix("grade")) / "lib" / "grade" / name)
 
 
-def live_scenario(
-    base: dict[str, Any], world: str, seed: int, duration_s: float, size: tuple[int, int]
-) -> dict[str, Any]:
-    """The benchmark scenario with this world's actors, seed, duration and camera size, and the
-    semantic stream the masked backend needs."""
-    data = copy.deepcopy(base)
-    people, flying = WORLDS[world]
-    data.update(seed=seed, duration_s=duration_s, realtime=False)
-    data["people"]["count"] = people
-    data["flying_objects"]["count"] = flying
-    camera = data["robots"][0]["cameras"][0]
-    camera.update(width=size[0], height=size[1], streams=["rgb", "depth", "semantic"])
-    data["record"] = {"bag": False, "ground_truth": True, "experiment_record": False}
-    return data
-
-
 def run_one_live(
     base: dict[str, Any],
     world: str,
@@ -73,7 +55,9 @@ def run_one_live(
     work: Path,
 ) -> Row:
     """Simulate with slam_node live in lockstep, evaluate: one table row."""
-    data = live_scenario(base, world, seed, args.duration_s, (args.width, args.height))
+    # the semantic stream: the masked backend's dynamic mask
+    size = (args.width, args.height)
+    data = bench_scenario(base, world, seed, args.duration_s, size, ("rgb", "depth", "semantic"))
     name = f"{backend}_{world.replace('+', '_')}_seed{seed}"
     scenario_file = work / f"{name}.yaml"
     scenario_file.write_text(yaml.safe_dump(data))
@@ -192,10 +176,7 @@ def plot(rows: list[Row], path: Path) -> Path:
 def main_live(args: argparse.Namespace, base: dict[str, Any]) -> list[Row]:
     """Every backend x world x seed, live; the rows."""
     rows: list[Row] = []
-    with tempfile.TemporaryDirectory(prefix="grade_bench_slam_live_") as tmp:
-        work = args.keep if args.keep is not None else Path(tmp)
-        if args.keep is not None:
-            work.mkdir(parents=True, exist_ok=False)
+    with work_dir(args.keep, "grade_bench_slam_live_") as work:
         for world in args.worlds:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 for backend in args.backends:

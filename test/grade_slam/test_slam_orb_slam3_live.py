@@ -7,17 +7,17 @@ simulator renders (cached under the grade cache; nothing is downloaded).
 
 from __future__ import annotations
 
-import subprocess
 import threading
 from collections import defaultdict
 from pathlib import Path
 from typing import Any
 
 import pytest
-import yaml
 
 pytest.importorskip("rclpy")
 pytest.importorskip("pyorbslam3")
+
+from slam_support import executable, lockstep, run_sim, two_room_scenario
 
 from grade_eval.core.evaluate import evaluate_trajectory
 from grade_eval.io.run import CameraStream
@@ -25,55 +25,16 @@ from grade_eval.io.tum import read_tum
 from grade_slam.vocabulary_set import TEST_RECIPE, build_vocabulary
 from process_support import CollectedProcess
 
-DURATION_S, BOOTSTRAP_S, RATE_HZ = 3.0, 0.2, 30.0
-SCENARIO = {
-    "seed": 11,
-    "duration_s": DURATION_S,
-    "bootstrap_s": BOOTSTRAP_S,
-    "realtime": False,
-    "environment": {
-        "procedural": {
-            "rooms_x": 2,
-            "rooms_y": 1,
-            "room_size_m": [5.0, 5.0],
-            "furniture_per_room": [2, 2],
-        }
-    },
-    "people": {"count": 0},
-    "flying_objects": {"count": 0},
-    "robots": [
-        {
-            "name": "uav1",
-            "type": "uav",
-            # an L through the first room (SE(3) alignment needs a turn)
-            "start_xyz": [2.5, 2.5, 1.4],
-            "motion": {
-                "mode": "path",
-                "speed_mps": 0.6,
-                "altitude_m": 1.4,
-                "waypoints": [[3.4, 2.5, 1.4], [3.4, 3.4, 1.4]],
-            },
-            # 640 x 480: ORB-SLAM3 RGB-D needs > 500 features to initialise (docs/slam.md)
-            "cameras": [
-                {
-                    "name": "camera",
-                    "width": 640,
-                    "height": 480,
-                    "hfov_deg": 88.95,
-                    "rate_hz": RATE_HZ,
-                    "streams": ["rgb", "depth"],
-                }
-            ],
-        }
-    ],
-    "record": {"bag": False, "ground_truth": True, "experiment_record": False},
+DURATION_S, RATE_HZ = 3.0, 30.0
+# 640 x 480: ORB-SLAM3 RGB-D needs > 500 features to initialise (docs/slam.md)
+CAMERA = {
+    "name": "camera",
+    "width": 640,
+    "height": 480,
+    "hfov_deg": 88.95,
+    "rate_hz": RATE_HZ,
+    "streams": ["rgb", "depth"],
 }
-
-
-def _executable(name: str) -> str:
-    from ament_index_python.packages import get_package_prefix
-
-    return str(Path(get_package_prefix("grade")) / "lib" / "grade" / name)
 
 
 def _tree_parents(edges: set[tuple[str, str]]) -> dict[str, set[str]]:
@@ -117,12 +78,10 @@ def test_live_orb_slam3_tracks_every_frame_and_owns_map_to_odom(
     )
     spinner.start()
 
-    scenario = tmp_path / "scenario.yaml"
-    scenario.write_text(yaml.safe_dump(SCENARIO))
-    run_dir, estimate = tmp_path / "run", tmp_path / "slam.txt"
+    estimate = tmp_path / "slam.txt"
     slam = CollectedProcess(
         [
-            _executable("slam_node"),
+            executable("slam_node"),
             "--ros-args",
             *("-p", "backend:=orb_slam3_rgbd"),
             *("-p", f"vocabulary:={vocabulary}"),
@@ -130,24 +89,14 @@ def test_live_orb_slam3_tracks_every_frame_and_owns_map_to_odom(
         ],
         cwd=tmp_path,
     )
+    scenario = two_room_scenario(DURATION_S, realtime=False, cameras=[CAMERA])
     try:
         slam.wait_for("tracking /uav1/camera", timeout_s=120)
-        sim = subprocess.run(
-            [
-                _executable("sim_node"),
-                "--ros-args",
-                *("-p", f"scenario:={scenario}"),
-                *("-p", f"output_dir:={run_dir}"),
-                *("-p", "publish_world_odom:=false"),
-                *("-p", "lockstep:=true"),
-                *("-p", "lockstep_acks:=/uav1/camera/depth/image_raw:/uav1/slam/ack"),
-                *("-p", "lockstep_timeout_s:=60.0"),
-                *("-p", "start_delay_s:=1.0"),
-            ],
-            capture_output=True,
-            text=True,
-            timeout=400,
-            check=False,
+        sim, run_dir = run_sim(
+            scenario,
+            tmp_path,
+            "publish_world_odom:=false",
+            *lockstep("/uav1/camera/depth/image_raw", "/uav1/slam/ack"),
         )
         assert sim.returncode == 0, sim.stdout + sim.stderr
         assert slam.interrupt() == 0, slam.text
@@ -155,7 +104,7 @@ def test_live_orb_slam3_tracks_every_frame_and_owns_map_to_odom(
         slam.cleanup()
         stop.set()
         spinner.join()
-    published = round((BOOTSTRAP_S + DURATION_S) * RATE_HZ) + 1
+    published = round((scenario["bootstrap_s"] + DURATION_S) * RATE_HZ) + 1
     # lockstep: the node received every frame the simulator published
     assert f"frames received {published}," in slam.text, slam.text
     est = read_tum(estimate)

@@ -20,24 +20,19 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped
-from nav_msgs.msg import Odometry, Path
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 
-from grade_common.atomic import StagedOutput
 from grade_common.node import spin as grade_spin
 from grade_common.pointcloud import cloud_fields
-from grade_common.rotations import matrix_to_quat
 from grade_common.schema import Checked, Wording, from_mapping, text
 from grade_slam.config import PARAMETER_WORDING
-from grade_slam.errors import SlamConfigError, SlamInputError, SlamOutputExistsError
+from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.lidar_odometry import LidarOdometryConfig, LidarScan, create_lidar_backend
-from grade_slam.trajectory_file import tum_text
+from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 
@@ -59,15 +54,7 @@ class LidarOdometryNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("lidar_odometry", **kwargs)
-        values: dict[str, Any] = {}
-        for cls in (LidarNodeParameters, LidarOdometryConfig):
-            for f in fields(cls):
-                default = getattr(cls(), f.name)
-                default = default.value if hasattr(default, "value") else default
-                self.declare_parameter(
-                    f.name, default, ParameterDescriptor(dynamic_typing=True, read_only=True)
-                )
-                values[f.name] = self.get_parameter(f.name).value
+        values = declare_parameters(self, (LidarNodeParameters, LidarOdometryConfig))
         names = {f.name for f in fields(LidarNodeParameters)}
         self.params = from_mapping(
             LidarNodeParameters, {k: v for k, v in values.items() if k in names}
@@ -75,27 +62,20 @@ class LidarOdometryNode(Node):
         self.config = from_mapping(
             LidarOdometryConfig, {k: v for k, v in values.items() if k not in names}
         )
-        self._output = (
-            StagedOutput(self.params.trajectory_output, exists_error=SlamOutputExistsError)
-            if self.params.trajectory_output
-            else None
+        robot = self.params.robot
+        self._estimate = EstimateOutput(
+            self, f"/{robot}/lidar_odometry", self.params.map_frame, self.params.trajectory_output
         )
         self.tracker = create_lidar_backend(self.config)
-        self._cpu_s = 0.0
-        robot = self.params.robot
         topic = f"/{robot}/{self.params.lidar}/points"
         reliable = QoSProfile(depth=10, reliability=ReliabilityPolicy.RELIABLE)
         self.create_subscription(PointCloud2, topic, self._on_scan, reliable)
-        self._odom_pub = self.create_publisher(Odometry, f"/{robot}/lidar_odometry/odom", 10)
-        self._path_pub = self.create_publisher(Path, f"/{robot}/lidar_odometry/path", 1)
         self._ack_pub = self.create_publisher(Header, f"/{robot}/lidar_odometry/ack", 10)
         # A scan is stamped with its first ray but published when the sweep completes, and
         # sim_node's lockstep gate waits for an acknowledgement of the publishing step: the
         # latest /clock (at least that step once the scan has arrived) is acknowledged.
         self._clock_ns = 0
         self.create_subscription(Clock, "/clock", self._on_clock, QoSProfile(depth=10))
-        self._path = Path()
-        self._path.header.frame_id = self.params.map_frame
         self.get_logger().info(
             f"registering {topic} with backend {self.config.backend.value!r} "
             f"(deskew {self.config.deskew})"
@@ -121,45 +101,19 @@ class LidarOdometryNode(Node):
         else:
             start = time.process_time()
             pose = self.tracker.process(scan)
-            self._cpu_s += time.process_time() - start
+            self._estimate.cpu_s += time.process_time() - start
             if pose is not None:
-                self._publish(msg, pose)
+                self._estimate.publish(msg.header.stamp, msg.header.frame_id, pose)
         ack = Header()
         ack_ns = max(stamp_ns, self._clock_ns)
         ack.stamp.sec, ack.stamp.nanosec = divmod(ack_ns, 10**9)
         ack.frame_id = msg.header.frame_id
         self._ack_pub.publish(ack)
 
-    def _publish(self, msg: PointCloud2, pose: np.ndarray) -> None:
-        odom = Odometry()
-        odom.header.stamp = msg.header.stamp
-        odom.header.frame_id = self.params.map_frame
-        odom.child_frame_id = msg.header.frame_id
-        p, q = odom.pose.pose.position, odom.pose.pose.orientation
-        p.x, p.y, p.z = (float(v) for v in pose[:3, 3])
-        q.w, q.x, q.y, q.z = (float(v) for v in matrix_to_quat(pose[:3, :3]))
-        self._odom_pub.publish(odom)
-        stamped = PoseStamped()
-        stamped.header = odom.header
-        stamped.pose = odom.pose.pose
-        self._path.header.stamp = msg.header.stamp
-        self._path.poses.append(stamped)
-        self._path_pub.publish(self._path)
-
     def destroy_node(self) -> None:
-        stats = self.tracker.stats
-        self.get_logger().info(
-            f"frames received {stats.frames}, tracked {stats.tracked}, restarts "
-            f"{stats.restarts}, cpu_s_per_frame {self._cpu_s / max(1, stats.frames):.4f}"
-        )
-        if self._output is not None and not self._output.committed:
-            what = (
-                f"{self.config.backend.value} estimate: lidar frame in {self.params.map_frame} "
-                f"({stats.tracked} of {stats.frames} scans registered)"
-            )
-            self._output.path.write_text(tum_text(self.tracker.trajectory, what))
-            self._output.commit()
-            self.get_logger().info(f"trajectory written: {self._output.final}")
+        if hasattr(self, "tracker"):  # none when the backend failed to start
+            what = f"{self.config.backend.value} estimate: lidar frame in {self.params.map_frame}"
+            self._estimate.finish(self.tracker.stats, self.tracker.trajectory, what)
         super().destroy_node()
 
 

@@ -23,16 +23,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped, TransformStamped
-from nav_msgs.msg import Odometry, Path
-from rcl_interfaces.msg import ParameterDescriptor
+from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
-from grade_common.atomic import StagedOutput
 from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
 from grade_common.rotations import matrix_to_quat, quat_to_matrix
@@ -40,10 +37,10 @@ from grade_common.schema import Checked, Wording, from_mapping, text
 from grade_sim.engine.semantic import BASE_CLASSES
 from grade_slam.backends import create_backend
 from grade_slam.config import PARAMETER_WORDING, SlamConfig
-from grade_slam.errors import SlamConfigError, SlamError, SlamOutputExistsError
+from grade_slam.errors import SlamConfigError, SlamError
 from grade_slam.frames import RgbdFrame, dynamic_class_ids, dynamic_mask_of
+from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
 from grade_slam.rep105 import FrameChain, map_to_odom
-from grade_slam.trajectory_file import tum_text
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _PENDING_LIMIT = 30  # unpaired images kept per stream (1 s at 30 Hz)
@@ -66,45 +63,28 @@ class SlamNodeParameters(Checked):
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
 
 
-def _declare_all(node: Node) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for cls in (SlamNodeParameters, SlamConfig):
-        for f in fields(cls):
-            default = getattr(cls(), f.name)
-            if isinstance(default, tuple):
-                default = list(default)
-            elif hasattr(default, "value"):
-                default = default.value
-            node.declare_parameter(
-                f.name, default, ParameterDescriptor(dynamic_typing=True, read_only=True)
-            )
-            values[f.name] = node.get_parameter(f.name).value
-    return values
-
-
 class SlamNode(Node):
     """Tracks the live RGB-D stream with a third-party backend."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("slam", **kwargs)
-        values = _declare_all(self)
+        values = declare_parameters(self, (SlamNodeParameters, SlamConfig))
         names = {f.name for f in fields(SlamNodeParameters)}
         self.params = from_mapping(
             SlamNodeParameters, {k: v for k, v in values.items() if k in names}
         )
         self.config = from_mapping(SlamConfig, {k: v for k, v in values.items() if k not in names})
-        # Refuse an existing output now, not after the whole run.
-        self._output = (
-            StagedOutput(self.params.trajectory_output, exists_error=SlamOutputExistsError)
-            if self.params.trajectory_output
-            else None
+        self._estimate = EstimateOutput(
+            self,
+            f"/{self.params.robot}/slam",
+            self.params.map_frame,
+            self.params.trajectory_output,
         )
         self.tracker = create_backend(self.config)
         self._camera_matrix: np.ndarray | None = None
         streams = ["rgb", "depth"] + (["semantic"] if self.config.mask_dynamic else [])
         self._pending: dict[str, dict[int, Image]] = {name: {} for name in streams}
         self._dynamic_ids = dynamic_class_ids(BASE_CLASSES)
-        self._cpu_s = 0.0  # process CPU time spent tracking (all of the backend's threads)
         ns = f"/{self.params.robot}/{self.params.camera}"
         for name in streams:
             self.create_subscription(
@@ -132,14 +112,6 @@ class SlamNode(Node):
             self.create_subscription(TFMessage, "/tf", self._on_tf, QoSProfile(depth=100))
             self._tf_pub = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
         self._ack_pub = self.create_publisher(Header, f"/{robot}/slam/ack", QoSProfile(depth=10))
-        self._odom_pub = self.create_publisher(
-            Odometry, f"/{self.params.robot}/slam/odom", QoSProfile(depth=10)
-        )
-        self._path_pub = self.create_publisher(
-            Path, f"/{self.params.robot}/slam/path", QoSProfile(depth=1)
-        )
-        self._path = Path()
-        self._path.header.frame_id = self.params.map_frame
         self.get_logger().info(
             f"tracking {ns} with backend {self.config.backend!r}"
             + (" (people and flying objects masked)" if self.config.mask_dynamic else "")
@@ -212,7 +184,7 @@ class SlamNode(Node):
         else:
             start = time.process_time()
             pose = self.tracker.process(frame)
-            self._cpu_s += time.process_time() - start
+            self._estimate.cpu_s += time.process_time() - start
             if pose is not None:
                 self._publish(msgs["rgb"], pose)
         ack = Header()
@@ -244,37 +216,15 @@ class SlamNode(Node):
         self._tf_pub.publish(TFMessage(transforms=[t]))
 
     def _publish(self, image: Image, pose: np.ndarray) -> None:
-        odom = Odometry()
-        odom.header.stamp = image.header.stamp
-        odom.header.frame_id = self.params.map_frame
-        odom.child_frame_id = image.header.frame_id
-        p, q = odom.pose.pose.position, odom.pose.pose.orientation
-        p.x, p.y, p.z = (float(v) for v in pose[:3, 3])
-        q.w, q.x, q.y, q.z = (float(v) for v in matrix_to_quat(pose[:3, :3]))
-        self._odom_pub.publish(odom)
-        stamped = PoseStamped()
-        stamped.header = odom.header
-        stamped.pose = odom.pose.pose
-        self._path.header.stamp = image.header.stamp
-        self._path.poses.append(stamped)
-        self._path_pub.publish(self._path)
+        self._estimate.publish(image.header.stamp, image.header.frame_id, pose)
         self._publish_map_to_odom(image, pose)
 
     def destroy_node(self) -> None:
-        self.tracker.close()
-        stats = self.tracker.stats
-        self.get_logger().info(
-            f"frames received {stats.frames}, tracked {stats.tracked}, restarts "
-            f"{stats.restarts}, cpu_s_per_frame {self._cpu_s / max(1, stats.frames):.4f}"
-        )
-        if self._output is not None and not self._output.committed:
-            what = (
-                f"{self.config.backend} estimate: optical frame in {self.params.map_frame} "
-                f"({stats.tracked} of {stats.frames} frames tracked)"
-            )
-            self._output.path.write_text(tum_text(self.tracker.trajectory, what))
-            self._output.commit()
-            self.get_logger().info(f"trajectory written: {self._output.final}")
+        # A backend that failed to start (bad parameter, missing vocabulary) left no tracker.
+        if hasattr(self, "tracker"):
+            self.tracker.close()
+            what = f"{self.config.backend} estimate: optical frame in {self.params.map_frame}"
+            self._estimate.finish(self.tracker.stats, self.tracker.trajectory, what)
         super().destroy_node()
 
 
