@@ -16,6 +16,7 @@ NODE_EXECUTABLES: dict[str, str] = {
     "recorder": "grade_replay.node.recorder:main",
     "scene_overlay": "grade_scenes.node.overlay_node:main",
     "slam_node": "grade_slam.node.slam_node:main",
+    "lidar_odometry_node": "grade_slam.node.lidar_odometry_node:main",
 }
 
 setup(

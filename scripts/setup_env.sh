@@ -55,15 +55,23 @@ if ! stamp_is "$deps_stamp" "$deps_want"; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
   reqs=(-r requirements/base.txt -r requirements/dev.txt)
   [ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
-  # open3d-cpu (grade_slam) loads libusb-1.0 at import; Debian/Ubuntu ship it as libusb-1.0-0.
-  if ! ldconfig -p 2>/dev/null | grep -q 'libusb-1.0.so.0'; then
-    log "installing the Debian package libusb-1.0-0 (needed by open3d-cpu)"
+  # Shared libraries the SLAM wheels load at import (grade_slam): open3d-cpu needs libusb-1.0,
+  # pyorbslam3 the OpenGL/X11 runtime (its Pangolin viewer is linked in even when unused).
+  # library:Debian package pairs; only the missing ones are installed.
+  missing=()
+  for pair in libusb-1.0.so.0:libusb-1.0-0 libOpenGL.so.0:libopengl0 libGLX.so.0:libglx0 \
+      libEGL.so.1:libegl1 libGL.so.1:libgl1 libSM.so.6:libsm6 libICE.so.6:libice6 \
+      libX11.so.6:libx11-6 libXext.so.6:libxext6; do
+    ldconfig -p 2>/dev/null | grep -q "${pair%%:*}" || missing+=("${pair#*:}")
+  done
+  if [ "${#missing[@]}" -gt 0 ]; then
+    log "installing the Debian packages ${missing[*]} (needed by open3d-cpu / pyorbslam3)"
     if command -v apt-get >/dev/null 2>&1; then
-      { apt-get install -y -q libusb-1.0-0 >/dev/null 2>&1 \
-        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q libusb-1.0-0 >/dev/null; }; } \
-        || echo "[setup] warning: apt-get install libusb-1.0-0 failed; grade slam will say how to fix it" >&2
+      { apt-get install -y -q "${missing[@]}" >/dev/null 2>&1 \
+        || { apt-get update -q >/dev/null 2>&1 && apt-get install -y -q "${missing[@]}" >/dev/null; }; } \
+        || echo "[setup] warning: apt-get install ${missing[*]} failed; grade slam will say how to fix it" >&2
     else
-      echo "[setup] warning: no apt-get; install libusb-1.0 yourself for grade slam (open3d-cpu)" >&2
+      echo "[setup] warning: no apt-get; install ${missing[*]} yourself for grade slam" >&2
     fi
   fi
   log "installing pinned dependencies"

@@ -1,10 +1,9 @@
 """Registry of SLAM / odometry backends: third-party packages imported only when chosen.
 
-A backend estimates the motion between two RGB-D frames; `grade_slam.tracker` chains the
-motions into a trajectory. A name that is not registered, or whose package is missing, is a
-`SlamConfigError` naming the parameter, the allowed values and the install command.
-KISS-ICP (LiDAR odometry) is not registered: it needs LiDAR scans, which the simulator does not
-publish yet.
+Each entry builds a whole tracking pipeline (`interfaces.FrameTracker`) from the imported
+package: a frame-to-frame odometry chained by `tracker.RgbdTracker` (Open3D), or a full SLAM
+system that keeps its own map (ORB-SLAM3). A name that is not registered, or whose package is
+missing, is a `SlamConfigError` naming the parameter, the allowed values and the install command.
 """
 
 from __future__ import annotations
@@ -13,31 +12,13 @@ import importlib
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
-from typing import Protocol
 
 from grade_common.types import FloatArray
 from grade_slam.config import SlamConfig
 from grade_slam.errors import SlamConfigError
-from grade_slam.frames import RgbdFrame
-
-
-@dataclass(frozen=True)
-class MotionEstimate:
-    """The pose of the current camera in the reference camera's frame (4x4) and how much of the
-    current frame found a correspondence (0..1)."""
-
-    transform_reference_current: FloatArray
-    fitness: float
-
-
-class OdometryBackend(Protocol):
-    """Frame-to-frame RGB-D motion estimation."""
-
-    def estimate(
-        self, reference: RgbdFrame, current: RgbdFrame, initial: FloatArray
-    ) -> MotionEstimate | None:
-        """The motion from `reference` to `current` starting at `initial`; None if it failed."""
-        ...
+from grade_slam.frames import RgbdFrame, mask_dynamic
+from grade_slam.interfaces import FrameTracker, TrackingStats, Trajectory
+from grade_slam.tracker import RgbdTracker
 
 
 @dataclass(frozen=True)
@@ -46,17 +27,29 @@ class BackendSpec:
 
     module: str
     install: str
-    build: Callable[[ModuleType, SlamConfig], OdometryBackend]
+    build: Callable[[ModuleType, SlamConfig], FrameTracker]
     description: str
 
 
-def _build_open3d(module: ModuleType, config: SlamConfig) -> OdometryBackend:
+def _build_open3d(module: ModuleType, config: SlamConfig) -> FrameTracker:
     from grade_slam.open3d_odometry import Open3dRgbdOdometry
 
-    return Open3dRgbdOdometry(module, config)
+    return RgbdTracker(Open3dRgbdOdometry(module, config), config)
+
+
+def _build_orb_slam3(module: ModuleType, config: SlamConfig) -> FrameTracker:
+    from grade_slam.orb_slam3 import OrbSlam3Tracker
+    from grade_slam.vocabulary_set import resolve_vocabulary
+
+    return OrbSlam3Tracker(module, config, resolve_vocabulary(config.vocabulary))
 
 
 OPEN3D_INSTALL = "pip install open3d-cpu==0.20.0 (Debian/Ubuntu also: apt-get install libusb-1.0-0)"
+ORB_SLAM3_INSTALL = (
+    "pip install pyorbslam3==0.1.1 (Debian/Ubuntu also: apt-get install libopengl0 libglx0 "
+    "libegl1 libgl1 libsm6 libice6 libx11-6 libxext6), then build the vocabulary once: "
+    "grade slam vocab"
+)
 
 BACKENDS: dict[str, BackendSpec] = {
     "open3d_rgbd": BackendSpec(
@@ -65,25 +58,53 @@ BACKENDS: dict[str, BackendSpec] = {
         build=_build_open3d,
         description="Open3D multi-scale RGB-D odometry, frame to frame (open3d / open3d-cpu)",
     ),
+    "orb_slam3_rgbd": BackendSpec(
+        module="pyorbslam3",
+        install=ORB_SLAM3_INSTALL,
+        build=_build_orb_slam3,
+        description="ORB-SLAM3 RGB-D: tracking, local mapping, loop closing (pyorbslam3)",
+    ),
 }
+
+
+class MaskedTracker:
+    """Any tracker fed frames without their moving objects (`frames.mask_dynamic`)."""
+
+    def __init__(self, inner: FrameTracker, dilate_px: int) -> None:
+        self._inner = inner
+        self._dilate_px = dilate_px
+
+    @property
+    def stats(self) -> TrackingStats:
+        return self._inner.stats
+
+    @property
+    def trajectory(self) -> Trajectory:
+        return self._inner.trajectory
+
+    def process(self, frame: RgbdFrame) -> FloatArray | None:
+        return self._inner.process(mask_dynamic(frame, self._dilate_px))
+
+    def close(self) -> None:
+        self._inner.close()
 
 
 def create_backend(
     config: SlamConfig, registry: Mapping[str, BackendSpec] = BACKENDS
-) -> OdometryBackend:
-    """Import the backend's package and build it.
+) -> FrameTracker:
+    """Import the backend's package and build its tracker (masked if `mask_dynamic`).
 
     Raises:
-        SlamConfigError: unknown backend name (lists the allowed ones), or its package is not
-            installed or fails to load (names the package and the install command).
+        SlamConfigError: unknown backend name (lists the allowed ones), its package is not
+            installed or fails to load (names the package and the install command), or its
+            data (ORB-SLAM3's vocabulary) is missing (names the step that makes it).
     """
     spec = registry.get(config.backend)
     allowed = f"allowed values {sorted(registry)}"
     if spec is None:
         installs = "; ".join(f"{name}: {spec.install}" for name, spec in sorted(registry.items()))
         raise SlamConfigError(
-            f"backend = {config.backend!r} is invalid: {allowed} (install: {installs}); "
-            "KISS-ICP needs LiDAR scans and is not available yet"
+            f"backend = {config.backend!r} is invalid: {allowed} (install: {installs})"
         )
     try:
         module = importlib.import_module(spec.module)
@@ -92,4 +113,5 @@ def create_backend(
             f"backend = {config.backend!r} needs the Python package {spec.module!r}, which "
             f"cannot be imported ({err}); install it with: {spec.install} ({allowed})"
         ) from err
-    return spec.build(module, config)
+    tracker = spec.build(module, config)
+    return MaskedTracker(tracker, config.mask_dilate_px) if config.mask_dynamic else tracker

@@ -1,4 +1,5 @@
-"""`grade slam backends|track`: the SLAM backends, and a backend run offline on a camera folder.
+"""`grade slam backends|track|vocab`: the SLAM backends, a backend run offline on a camera
+folder, and the ORB vocabulary ORB-SLAM3 needs (built once from our own rendered worlds).
 
 `grade slam track RUN/gt/<robot>/<camera> --out est.txt` runs the same tracker as `slam_node`
 on every recorded frame (the live node can only track the frames the transport delivers), then
@@ -9,10 +10,14 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
+import sys
 import time
 from pathlib import Path
 
+from tqdm import tqdm
+
 from grade_common.schema import from_mapping
+from grade_slam import vocabulary_set
 from grade_slam.backends import BACKENDS
 from grade_slam.config import OdometryMethod, SlamConfig
 from grade_slam.offline import track_camera_folder
@@ -30,7 +35,38 @@ def build_parser() -> argparse.ArgumentParser:
     track.add_argument("--backend", default="open3d_rgbd", help=f"one of {sorted(BACKENDS)}")
     track.add_argument("--method", default="point_to_plane", help=f"one of {list(OdometryMethod)}")
     track.add_argument("--depth-max-m", type=float, default=6.0)
+    track.add_argument(
+        "--mask-dynamic",
+        action="store_true",
+        help="oracle masking: people and flying objects lose depth and texture (needs the "
+        "camera's semantic stream)",
+    )
+    track.add_argument("--vocabulary", default="", help="ORB-SLAM3 vocabulary file (ORBvoc.txt)")
+    sub.add_parser(
+        "vocab",
+        help="build ORB-SLAM3's vocabulary from our rendered worlds (once; cached)",
+        description=vocabulary_set.__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
     return parser
+
+
+def _vocab() -> int:
+    recipe = vocabulary_set.VocabularyRecipe()
+    bars: dict[str, tqdm[None]] = {}
+
+    def progress(stage: str, done: int, total: int | None) -> None:
+        bar = bars.get(stage)
+        if bar is None:
+            bar = bars[stage] = tqdm(desc=stage, total=total, unit="", file=sys.stderr)
+        bar.update(done - bar.n)
+
+    cached = vocabulary_set.cached_vocabulary_path(recipe).is_file()
+    path = vocabulary_set.build_vocabulary(recipe, progress=progress)
+    for bar in bars.values():
+        bar.close()
+    print(f"vocabulary {'(cached) ' if cached else ''}{path}")
+    return 0
 
 
 def _backends() -> int:
@@ -45,9 +81,17 @@ def run(args: argparse.Namespace) -> int:
     """List the backends, or track a camera folder and write the trajectory."""
     if args.action == "backends":
         return _backends()
+    if args.action == "vocab":
+        return _vocab()
     config = from_mapping(
         SlamConfig,
-        {"backend": args.backend, "method": args.method, "depth_max_m": args.depth_max_m},
+        {
+            "backend": args.backend,
+            "method": args.method,
+            "depth_max_m": args.depth_max_m,
+            "mask_dynamic": args.mask_dynamic,
+            "vocabulary": args.vocabulary,
+        },
     )
     start = time.perf_counter()
     tracker = track_camera_folder(args.camera_dir, config)

@@ -45,7 +45,30 @@ class SlamConfig(Checked):
     # After this many failures in a row, restart from the current frame at the last pose
     # (the estimate then has a gap and whatever drift the restart adds).
     max_lost_frames: int = field(default=15, metadata=bounds(1))
+    # ORB-SLAM3 (orb_slam3_rgbd): the ORB vocabulary file; empty: $PYORBSLAM3_VOCAB, else the
+    # one `grade slam vocab` built (grade_slam.vocabulary_set).
+    vocabulary: str = field(default="", metadata=text(allow_empty=True))
+    # ORB-SLAM3's extractor: features per frame, and the FAST thresholds (first try per cell, the
+    # fallback where it finds nothing). ORB-SLAM3's TUM defaults (1000, 20, 7) find ~140
+    # features in our plain rendered rooms, even at 640 x 480, and RGB-D initialisation needs
+    # more than 500: 2000 / 7 / 3 find 500-950 at 640 x 480 (still too few at 320 x 240).
+    orb_features: int = field(default=2000, metadata=bounds(100, 20000))
+    orb_fast_threshold: int = field(default=7, metadata=bounds(1, 100))
+    orb_min_fast_threshold: int = field(default=3, metadata=bounds(1, 100))
+    # Points nearer than this are "close" (ORB-SLAM3's ThDepth, here in metres, not baselines).
+    close_depth_m: float = field(default=3.2, metadata=bounds(0.0, exclusive_min=True))
+    # The camera's frame rate: ORB-SLAM3 spaces its keyframes by it (Camera.fps).
+    camera_rate_hz: float = field(default=30.0, metadata=bounds(0.0, exclusive_min=True))
+    # Oracle dynamic masking (any backend): pixels of people and flying objects, from the
+    # simulator's semantic class image, lose their depth and their texture before tracking.
+    mask_dynamic: bool = False
+    mask_dilate_px: int = field(default=3, metadata=bounds(0, 50))
 
     def validate(self, path: str) -> None:
         if not self.iterations:
             raise SlamConfigError("iterations = [] is invalid: at least one pyramid level")
+        if self.orb_min_fast_threshold > self.orb_fast_threshold:
+            raise SlamConfigError(
+                f"orb_min_fast_threshold = {self.orb_min_fast_threshold} is invalid: at most "
+                f"orb_fast_threshold ({self.orb_fast_threshold})"
+            )

@@ -7,12 +7,16 @@ from pathlib import Path
 from grade_slam.backends import create_backend
 from grade_slam.camera_folder import read_camera_folder
 from grade_slam.config import SlamConfig
-from grade_slam.tracker import RgbdTracker
+from grade_slam.interfaces import FrameTracker
 
 
-def track_camera_folder(folder: str | Path, config: SlamConfig) -> RgbdTracker:
-    """Track every RGB-D frame of `folder`; the tracker holds the trajectory and the counts."""
-    tracker = RgbdTracker(create_backend(config), config)
-    for frame in read_camera_folder(folder):
-        tracker.process(frame)
+def track_camera_folder(folder: str | Path, config: SlamConfig) -> FrameTracker:
+    """Track every RGB-D frame of `folder`; the tracker (closed) holds the trajectory and the
+    counts."""
+    tracker = create_backend(config)
+    try:
+        for frame in read_camera_folder(folder, with_dynamic_mask=config.mask_dynamic):
+            tracker.process(frame)
+    finally:
+        tracker.close()
     return tracker

@@ -1,6 +1,6 @@
 """Open3D's multi-scale RGB-D odometry (`open3d.t.pipelines.odometry`) as a backend.
 
-Imported only through `grade_slam.backends` once the `open3d` module has loaded; the module
+Built only by `grade_slam.backends` once the `open3d` module has loaded; the module
 object is passed in, so nothing here imports open3d at import time.
 """
 
@@ -12,9 +12,9 @@ from typing import Any
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_slam.backends import MotionEstimate
 from grade_slam.config import OdometryMethod, SlamConfig
 from grade_slam.frames import RgbdFrame
+from grade_slam.interfaces import MotionEstimate
 
 _METHOD_NAMES = {
     OdometryMethod.HYBRID: "Hybrid",

@@ -9,33 +9,13 @@ row the tracker restarts from the current frame at the last pose.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-
 import numpy as np
 from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
-from grade_slam.backends import OdometryBackend
 from grade_slam.config import SlamConfig
 from grade_slam.frames import RgbdFrame
-
-
-@dataclass
-class TrackingStats:
-    """Counts over a run: frames seen, poses given, failures and restarts."""
-
-    frames: int = 0
-    tracked: int = 0
-    failures: int = 0
-    restarts: int = 0
-
-
-@dataclass
-class Trajectory:
-    """Poses of the optical frame in the estimate's origin frame, one per tracked frame."""
-
-    stamps_ns: list[int] = field(default_factory=list)
-    poses: list[FloatArray] = field(default_factory=list)
+from grade_slam.interfaces import OdometryBackend, TrackingStats, Trajectory
 
 
 class RgbdTracker:
@@ -99,3 +79,6 @@ class RgbdTracker:
         self.trajectory.stamps_ns.append(frame.stamp_ns)
         self.trajectory.poses.append(pose)
         return pose
+
+    def close(self) -> None:
+        """Nothing to release: the backend runs in the caller's thread."""

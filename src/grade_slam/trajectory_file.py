@@ -8,7 +8,7 @@ from grade_common.atomic import StagedOutput
 from grade_common.rotations import matrix_to_quat
 from grade_common.tum import pose_header, tum_pose_line
 from grade_slam.errors import SlamOutputExistsError
-from grade_slam.tracker import Trajectory
+from grade_slam.interfaces import Trajectory
 
 
 def tum_text(trajectory: Trajectory, what: str) -> str:

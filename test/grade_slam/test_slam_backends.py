@@ -6,7 +6,13 @@ from __future__ import annotations
 import pytest
 
 from grade_common.schema import from_mapping
-from grade_slam.backends import BACKENDS, OPEN3D_INSTALL, BackendSpec, create_backend
+from grade_slam.backends import (
+    BACKENDS,
+    OPEN3D_INSTALL,
+    ORB_SLAM3_INSTALL,
+    BackendSpec,
+    create_backend,
+)
 from grade_slam.config import SlamConfig
 from grade_slam.errors import SlamConfigError
 
@@ -16,9 +22,9 @@ def test_unknown_backend_names_the_parameter_the_allowed_values_and_how_to_insta
         create_backend(SlamConfig(backend="kiss_icp"))
     text = str(info.value)
     assert "backend = 'kiss_icp' is invalid" in text
-    assert "allowed values ['open3d_rgbd']" in text
+    assert "allowed values ['open3d_rgbd', 'orb_slam3_rgbd']" in text
     assert OPEN3D_INSTALL in text
-    assert "LiDAR" in text
+    assert ORB_SLAM3_INSTALL in text
 
 
 def test_backend_whose_package_is_missing_says_how_to_install_it() -> None:

@@ -17,52 +17,23 @@ import yaml
 pytest.importorskip("rclpy")
 pytest.importorskip("open3d")
 
+from slam_support import two_room_scenario
+
 from grade_eval.core.evaluate import evaluate_trajectory
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from process_support import CollectedProcess
 
-SCENARIO = {
-    "seed": 11,
-    "duration_s": 4.0,
-    "bootstrap_s": 0.2,
-    "realtime": True,
-    "environment": {
-        "procedural": {
-            "rooms_x": 2,
-            "rooms_y": 1,
-            "room_size_m": [5.0, 5.0],
-            "furniture_per_room": [2, 2],
-        }
-    },
-    "people": {"count": 0},
-    "flying_objects": {"count": 0},
-    "robots": [
-        {
-            "name": "uav1",
-            "type": "uav",
-            # an L through the first room (not a straight line: SE(3) alignment needs a turn)
-            "start_xyz": [2.5, 2.5, 1.4],
-            "motion": {
-                "mode": "path",
-                "speed_mps": 0.6,
-                "altitude_m": 1.4,
-                "waypoints": [[3.7, 2.5, 1.4], [3.7, 3.4, 1.4]],
-            },
-            "cameras": [
-                {
-                    "name": "camera",
-                    "width": 160,
-                    "height": 120,
-                    "hfov_deg": 88.95,
-                    "rate_hz": 30.0,
-                    "streams": ["rgb", "depth"],
-                }
-            ],
-        }
-    ],
-    "record": {"bag": False, "ground_truth": True, "experiment_record": False},
+CAMERA = {
+    "name": "camera",
+    "width": 160,
+    "height": 120,
+    "hfov_deg": 88.95,
+    "rate_hz": 30.0,
+    "streams": ["rgb", "depth"],
 }
+# an L through the first room (not a straight line: SE(3) alignment needs a turn)
+SCENARIO = two_room_scenario(4.0, realtime=True, cameras=[CAMERA], corner_x_m=3.7)
 
 
 def _executable(name: str) -> str:
@@ -154,7 +125,10 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
 @pytest.mark.parametrize(
     ("parameter", "match"),
     [
-        ("backend:=orb_slam3", "backend = 'orb_slam3' is invalid: allowed values ['open3d_rgbd']"),
+        (
+            "backend:=orb_slam2",
+            "backend = 'orb_slam2' is invalid: allowed values ['open3d_rgbd', 'orb_slam3_rgbd']",
+        ),
         ("method:=icp", "method = 'icp' is invalid: allowed values ['hybrid', "),
         ("robot:=uav-1", "robot = 'uav-1' is invalid: must match"),
     ],

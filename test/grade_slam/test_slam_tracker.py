@@ -12,11 +12,12 @@ import pytest
 
 from grade_common.tum import DEPTH_SCALE, CameraInfo, depth_to_png_u16
 from grade_eval.io.tum import read_tum
-from grade_slam.backends import MotionEstimate, create_backend
+from grade_slam.backends import create_backend
 from grade_slam.camera_folder import read_camera_folder
 from grade_slam.config import SlamConfig
 from grade_slam.errors import SlamInputError, SlamOutputExistsError
 from grade_slam.frames import RgbdFrame
+from grade_slam.interfaces import MotionEstimate
 from grade_slam.tracker import RgbdTracker
 from grade_slam.trajectory_file import write_trajectory
 
@@ -137,7 +138,7 @@ def _camera(x: float, yaw_rad: float) -> np.ndarray:
 def test_open3d_recovers_a_known_motion_from_exact_depth() -> None:
     pytest.importorskip("open3d")
     config = SlamConfig(method="point_to_plane", depth_max_m=8.0)  # type: ignore[arg-type]
-    tracker = RgbdTracker(create_backend(config), config)
+    tracker = create_backend(config)
     first, second = _camera(-1.0, 0.4), _camera(-0.95, 0.43)
     tracker.process(_frame(0, _box_depth(first)))
     pose = tracker.process(_frame(1, _box_depth(second)))
@@ -188,3 +189,27 @@ def test_folder_without_matching_depth_is_refused(tmp_path: Path) -> None:
     (tmp_path / "depth.txt").write_text("2.0 depth/2.0.png\n")
     with pytest.raises(SlamInputError, match="no stamp has both an RGB and a depth image"):
         list(read_camera_folder(tmp_path))
+
+
+def test_mask_dynamic_removes_depth_and_texture_of_moving_classes() -> None:
+    from grade_sim.engine.semantic import BASE_CLASSES
+    from grade_slam.errors import SlamInputError
+    from grade_slam.frames import dynamic_class_ids, dynamic_mask_of, mask_dynamic
+
+    ids = dynamic_class_ids(BASE_CLASSES)
+    assert {BASE_CLASSES[i] for i in ids} == {"person", *(c for c in BASE_CLASSES if "flying" in c)}
+    classes = np.full((20, 30), BASE_CLASSES.index("wall"), np.uint16)
+    classes[5:8, 10:12] = BASE_CLASSES.index("person")
+    rng = np.random.default_rng(0)
+    rgb = rng.integers(0, 255, (20, 30, 3), dtype=np.uint8)
+    frame = RgbdFrame(
+        1, rgb, np.ones((20, 30), np.float32), np.eye(3), dynamic_mask_of(classes, ids)
+    )
+    masked = mask_dynamic(frame, dilate_px=1)
+    assert int(masked.dynamic_mask.sum()) == 5 * 4  # 3 x 2 grown by one pixel each side
+    assert np.all(masked.depth_m[4:9, 9:13] == 0.0)
+    assert masked.depth_m[0, 0] == 1.0
+    assert np.all(masked.rgb[4:9, 9:13] == 128)
+    assert np.array_equal(masked.rgb[0, 0], rgb[0, 0])
+    with pytest.raises(SlamInputError, match="add `semantic` to the camera's streams"):
+        mask_dynamic(RgbdFrame(1, rgb, np.ones((20, 30), np.float32), np.eye(3)), 1)

@@ -19,6 +19,7 @@ import numpy as np
 
 from grade_common import images, kitti, tum
 from grade_common.images import ENCODINGS
+from grade_common.pointcloud import cloud_fields
 from grade_common.tum import ImageKind
 from grade_replay.bag.io import BagSource, atomic_output, open_bag, stamp_to_ns
 from grade_replay.errors import BagFormatError, ReplayConfigError, TopicNotFoundError
@@ -28,7 +29,6 @@ TF_TOPICS = ("/tf", "/tf_static")
 IMAGE_TYPE = "sensor_msgs/msg/Image"
 CLOUD_TYPE = "sensor_msgs/msg/PointCloud2"
 # sensor_msgs/PointField datatype -> numpy type
-POINT_FIELD_DTYPES = {1: "i1", 2: "u1", 3: "i2", 4: "u2", 5: "i4", 6: "u4", 7: "f4", 8: "f8"}
 
 
 @dataclass(frozen=True)
@@ -137,33 +137,8 @@ def _rgb_to_bgr(msg: Any) -> np.ndarray:
     return array
 
 
-def cloud_fields(msg: Any) -> dict[str, np.ndarray]:
-    """The named fields of a sensor_msgs/PointCloud2 as arrays (one value per point).
-
-    Raises:
-        BagFormatError: big-endian data or a field of an unknown datatype.
-    """
-    if msg.is_bigendian:
-        raise BagFormatError("PointCloud2: big-endian clouds are not supported")
-    spec = []
-    for f in msg.fields:
-        if f.datatype not in POINT_FIELD_DTYPES:
-            raise BagFormatError(f"PointCloud2: field {f.name!r} has datatype {f.datatype}")
-        spec.append((f.name, "<" + POINT_FIELD_DTYPES[f.datatype], f.offset))
-    dtype = np.dtype(
-        {
-            "names": [n for n, _, _ in spec],
-            "formats": [t for _, t, _ in spec],
-            "offsets": [o for _, _, o in spec],
-            "itemsize": msg.point_step,
-        }
-    )
-    rows = np.frombuffer(np.asarray(msg.data, dtype=np.uint8).tobytes(), dtype=dtype)
-    return {name: np.asarray(rows[name]) for name in dtype.names or ()}
-
-
 def _write_scan(folder: Path, index: int, msg: Any) -> None:
-    fields = cloud_fields(msg)
+    fields = cloud_fields(msg, error=BagFormatError)
     if not {"x", "y", "z"} <= set(fields):
         raise BagFormatError(f"PointCloud2 without x, y, z fields: {sorted(fields)}")
     n = len(fields["x"])

@@ -1,43 +1,50 @@
 """ROS 2 node `slam_node`: a third-party RGB-D odometry backend on the live camera topics.
 
 Subscribes /<robot>/<camera>/rgb/image_raw (rgb8/bgr8), depth/image_raw (32FC1 metres or
-16UC1 millimetres) and camera_info; pairs colour and depth by identical stamps, tracks each
-pair with the backend (`backend` parameter, `grade_slam.backends`), and publishes the estimated
-optical-frame pose as nav_msgs/Odometry on /<robot>/slam/odom and the trajectory so far as
-nav_msgs/Path on /<robot>/slam/path, both in `map_frame` (the estimate's origin: the first
-frame's camera). With `trajectory_output` set, the TUM trajectory is written there when the node
-stops (for `grade eval traj`). Frames the transport drops are simply not tracked; the tracker
-matches the next pair against the last tracked one.
+16UC1 millimetres), camera_info and, with `mask_dynamic`, semantic/image_raw (mono16 class ids);
+pairs them by identical stamps, tracks each set with the backend (`backend` parameter,
+`grade_slam.backends`), and publishes the estimated optical-frame pose as nav_msgs/Odometry on
+/<robot>/slam/odom and the trajectory so far as nav_msgs/Path on /<robot>/slam/path, both in
+`map_frame` (the estimate's origin: the first tracked camera). With `publish_tf` (REP 105) it
+also publishes `map_frame -> <robot>/<odom_frame>` on /tf, computed from the simulator's /tf and
+/tf_static (run the simulator with publish_world_odom:=false so odom keeps one parent). After
+each frame set it publishes the depth stamp as std_msgs/Header on /<robot>/slam/ack: sim_node's
+`lockstep_acks` (/<robot>/<camera>/depth/image_raw:/<robot>/slam/ack) then waits for it, so a
+slow backend keeps every frame. With `trajectory_output` set, the TUM trajectory is written
+there when the node stops (for `grade eval traj`). Frames the transport drops are simply not
+tracked.
 """
 
 from __future__ import annotations
 
 import sys
+import time
 from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 import numpy as np
-from geometry_msgs.msg import PoseStamped
-from nav_msgs.msg import Odometry, Path
-from rcl_interfaces.msg import ParameterDescriptor
+from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
-from rclpy.qos import QoSProfile, qos_profile_sensor_data
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from sensor_msgs.msg import CameraInfo, Image
+from std_msgs.msg import Header
+from tf2_msgs.msg import TFMessage
 
-from grade_common.atomic import StagedOutput
 from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
-from grade_common.rotations import matrix_to_quat
+from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.schema import Checked, Wording, from_mapping, text
+from grade_sim.engine.semantic import BASE_CLASSES
 from grade_slam.backends import create_backend
 from grade_slam.config import PARAMETER_WORDING, SlamConfig
-from grade_slam.errors import SlamConfigError, SlamError, SlamOutputExistsError
-from grade_slam.frames import RgbdFrame
-from grade_slam.tracker import RgbdTracker
-from grade_slam.trajectory_file import tum_text
+from grade_slam.errors import SlamConfigError, SlamError
+from grade_slam.frames import RgbdFrame, dynamic_class_ids, dynamic_mask_of
+from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
+from grade_slam.rep105 import FrameChain, map_to_odom
 
 _NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _PENDING_LIMIT = 30  # unpaired images kept per stream (1 s at 30 Hz)
+_ODOM_HISTORY = 240  # odom -> base transforms kept (2 s of /tf at 120 Hz)
 
 
 @dataclass(frozen=True)
@@ -48,24 +55,12 @@ class SlamNodeParameters(Checked):
 
     robot: str = field(default="uav1", metadata=text(_NAME))
     camera: str = field(default="camera", metadata=text(_NAME))
-    map_frame: str = field(default="slam_map", metadata=text(r"[A-Za-z][A-Za-z0-9_/]*"))
+    map_frame: str = field(default="map", metadata=text(r"[A-Za-z][A-Za-z0-9_/]*"))
+    # REP 105: publish map_frame -> <robot>/<odom_frame> on /tf
+    publish_tf: bool = True
+    odom_frame: str = field(default="odom", metadata=text(_NAME))
+    base_frame: str = field(default="base_link", metadata=text(_NAME))
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
-
-
-def _declare_all(node: Node) -> dict[str, Any]:
-    values: dict[str, Any] = {}
-    for cls in (SlamNodeParameters, SlamConfig):
-        for f in fields(cls):
-            default = getattr(cls(), f.name)
-            if isinstance(default, tuple):
-                default = list(default)
-            elif hasattr(default, "value"):
-                default = default.value
-            node.declare_parameter(
-                f.name, default, ParameterDescriptor(dynamic_typing=True, read_only=True)
-            )
-            values[f.name] = node.get_parameter(f.name).value
-    return values
 
 
 class SlamNode(Node):
@@ -73,42 +68,53 @@ class SlamNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("slam", **kwargs)
-        values = _declare_all(self)
+        values = declare_parameters(self, (SlamNodeParameters, SlamConfig))
         names = {f.name for f in fields(SlamNodeParameters)}
         self.params = from_mapping(
             SlamNodeParameters, {k: v for k, v in values.items() if k in names}
         )
         self.config = from_mapping(SlamConfig, {k: v for k, v in values.items() if k not in names})
-        # Refuse an existing output now, not after the whole run.
-        self._output = (
-            StagedOutput(self.params.trajectory_output, exists_error=SlamOutputExistsError)
-            if self.params.trajectory_output
-            else None
+        self._estimate = EstimateOutput(
+            self,
+            f"/{self.params.robot}/slam",
+            self.params.map_frame,
+            self.params.trajectory_output,
         )
-        self.tracker = RgbdTracker(create_backend(self.config), self.config)
+        self.tracker = create_backend(self.config)
         self._camera_matrix: np.ndarray | None = None
-        self._rgb: dict[int, Image] = {}
-        self._depth: dict[int, Image] = {}
+        streams = ["rgb", "depth"] + (["semantic"] if self.config.mask_dynamic else [])
+        self._pending: dict[str, dict[int, Image]] = {name: {} for name in streams}
+        self._dynamic_ids = dynamic_class_ids(BASE_CLASSES)
         ns = f"/{self.params.robot}/{self.params.camera}"
-        self.create_subscription(
-            Image, f"{ns}/rgb/image_raw", self._on_rgb, qos_profile_sensor_data
-        )
-        self.create_subscription(
-            Image, f"{ns}/depth/image_raw", self._on_depth, qos_profile_sensor_data
-        )
+        for name in streams:
+            self.create_subscription(
+                Image,
+                f"{ns}/{name}/image_raw",
+                lambda msg, n=name: self._store(n, msg),
+                qos_profile_sensor_data,
+            )
         self.create_subscription(
             CameraInfo, f"{ns}/camera_info", self._on_info, qos_profile_sensor_data
         )
-        self._odom_pub = self.create_publisher(
-            Odometry, f"/{self.params.robot}/slam/odom", QoSProfile(depth=10)
-        )
-        self._path_pub = self.create_publisher(
-            Path, f"/{self.params.robot}/slam/path", QoSProfile(depth=1)
-        )
-        self._path = Path()
-        self._path.header.frame_id = self.params.map_frame
+        robot = self.params.robot
+        self._odom_frame = f"{robot}/{self.params.odom_frame}"
+        self._base_frame = f"{robot}/{self.params.base_frame}"
+        self._static = FrameChain()
+        self._odom_base: dict[int, np.ndarray] = {}
+        self._tf_pub = None
+        if self.params.publish_tf:
+            latched = QoSProfile(
+                depth=100,
+                reliability=ReliabilityPolicy.RELIABLE,
+                durability=DurabilityPolicy.TRANSIENT_LOCAL,
+            )
+            self.create_subscription(TFMessage, "/tf_static", self._on_tf_static, latched)
+            self.create_subscription(TFMessage, "/tf", self._on_tf, QoSProfile(depth=100))
+            self._tf_pub = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
+        self._ack_pub = self.create_publisher(Header, f"/{robot}/slam/ack", QoSProfile(depth=10))
         self.get_logger().info(
-            f"tracking {ns} with backend {self.config.backend!r} ({self.config.method.value})"
+            f"tracking {ns} with backend {self.config.backend!r}"
+            + (" (people and flying objects masked)" if self.config.mask_dynamic else "")
         )
 
     @staticmethod
@@ -118,70 +124,107 @@ class SlamNode(Node):
     def _on_info(self, msg: CameraInfo) -> None:
         self._camera_matrix = np.array(msg.k, dtype=np.float64).reshape(3, 3)
 
-    def _on_rgb(self, msg: Image) -> None:
-        self._store(self._rgb, msg)
+    @staticmethod
+    def _matrix(t: Any) -> np.ndarray:
+        m = np.eye(4)
+        r, q = t.transform.translation, t.transform.rotation
+        m[:3, :3] = quat_to_matrix(np.array([q.w, q.x, q.y, q.z]))
+        m[:3, 3] = (r.x, r.y, r.z)
+        return m
 
-    def _on_depth(self, msg: Image) -> None:
-        self._store(self._depth, msg)
+    def _on_tf_static(self, msg: TFMessage) -> None:
+        for t in msg.transforms:
+            self._static.add(t.header.frame_id, t.child_frame_id, self._matrix(t))
 
-    def _store(self, pending: dict[int, Image], msg: Image) -> None:
+    def _on_tf(self, msg: TFMessage) -> None:
+        for t in msg.transforms:
+            if t.header.frame_id == self._odom_frame and t.child_frame_id == self._base_frame:
+                self._odom_base[self._stamp_ns(t)] = self._matrix(t)
+                while len(self._odom_base) > _ODOM_HISTORY:
+                    self._odom_base.pop(min(self._odom_base))
+            elif t.child_frame_id != self._odom_frame:  # a moving mount (omni camera yaw)
+                self._static.add(t.header.frame_id, t.child_frame_id, self._matrix(t))
+
+    def _store(self, stream: str, msg: Image) -> None:
+        pending = self._pending[stream]
         pending[self._stamp_ns(msg)] = msg
         while len(pending) > _PENDING_LIMIT:
             pending.pop(min(pending))
-        ready = sorted(set(self._rgb) & set(self._depth))
+        ready = sorted(set.intersection(*(set(p) for p in self._pending.values())))
         if ready and self._camera_matrix is not None:
             self._track(ready[-1])
 
+    def _frame(self, stamp_ns: int, msgs: dict[str, Image]) -> RgbdFrame:
+        rgb_msg, depth_msg = msgs["rgb"], msgs["depth"]
+        rgb = image_to_array(rgb_msg, allowed=("rgb8", "bgr8"), error=SlamError)
+        if rgb_msg.encoding == "bgr8":
+            rgb = rgb[:, :, ::-1]
+        depth = image_to_array(depth_msg, allowed=("32FC1", "16UC1"), error=SlamError)
+        depth_m = depth.astype(np.float32) * np.float32(
+            1e-3 if depth_msg.encoding == "16UC1" else 1.0
+        )
+        mask = None
+        if "semantic" in msgs:
+            classes = image_to_array(msgs["semantic"], allowed=("mono16",), error=SlamError)
+            mask = dynamic_mask_of(classes.astype(np.uint16), self._dynamic_ids)
+        assert self._camera_matrix is not None
+        return RgbdFrame(
+            stamp_ns, np.ascontiguousarray(rgb, dtype=np.uint8), depth_m, self._camera_matrix, mask
+        )
+
     def _track(self, stamp_ns: int) -> None:
-        rgb_msg, depth_msg = self._rgb[stamp_ns], self._depth[stamp_ns]
-        for pending in (self._rgb, self._depth):  # older ones can no longer be tracked
+        msgs = {name: pending[stamp_ns] for name, pending in self._pending.items()}
+        for pending in self._pending.values():  # older ones can no longer be tracked
             for old in [s for s in pending if s <= stamp_ns]:
                 del pending[old]
-        assert self._camera_matrix is not None
         try:
-            rgb = image_to_array(rgb_msg, allowed=("rgb8", "bgr8"), error=SlamError)
-            if rgb_msg.encoding == "bgr8":
-                rgb = rgb[:, :, ::-1]
-            depth = image_to_array(depth_msg, allowed=("32FC1", "16UC1"), error=SlamError)
-            depth_m = depth.astype(np.float32) * np.float32(
-                1e-3 if depth_msg.encoding == "16UC1" else 1.0
-            )
-            frame = RgbdFrame(
-                stamp_ns, np.ascontiguousarray(rgb, dtype=np.uint8), depth_m, self._camera_matrix
-            )
+            frame = self._frame(stamp_ns, msgs)
         except SlamError as err:
             self.get_logger().warning(f"frame skipped: {err}", throttle_duration_sec=5.0)
+        else:
+            start = time.process_time()
+            pose = self.tracker.process(frame)
+            self._estimate.cpu_s += time.process_time() - start
+            if pose is not None:
+                self._publish(msgs["rgb"], pose)
+        ack = Header()
+        ack.stamp = msgs["depth"].header.stamp
+        ack.frame_id = msgs["depth"].header.frame_id
+        self._ack_pub.publish(ack)
+
+    def _publish_map_to_odom(self, image: Image, pose: np.ndarray) -> None:
+        stamp_ns = self._stamp_ns(image)
+        older = [s for s in self._odom_base if s <= stamp_ns]
+        if self._tf_pub is None or not older:
             return
-        pose = self.tracker.process(frame)
-        if pose is not None:
-            self._publish(rgb_msg, pose)
+        try:
+            base_optical = self._static.transform(self._base_frame, image.header.frame_id)
+        except SlamError as err:
+            self.get_logger().warning(f"no map -> odom: {err}", throttle_duration_sec=5.0)
+            return
+        odom_optical = self._odom_base[max(older)] @ base_optical
+        m = map_to_odom(pose, odom_optical)
+        t = TransformStamped()
+        t.header.stamp = image.header.stamp
+        t.header.frame_id = self.params.map_frame
+        t.child_frame_id = self._odom_frame
+        t.transform.translation.x, t.transform.translation.y, t.transform.translation.z = (
+            float(v) for v in m[:3, 3]
+        )
+        q = t.transform.rotation
+        q.w, q.x, q.y, q.z = (float(v) for v in matrix_to_quat(m[:3, :3]))
+        self._tf_pub.publish(TFMessage(transforms=[t]))
 
     def _publish(self, image: Image, pose: np.ndarray) -> None:
-        odom = Odometry()
-        odom.header.stamp = image.header.stamp
-        odom.header.frame_id = self.params.map_frame
-        odom.child_frame_id = image.header.frame_id
-        p, q = odom.pose.pose.position, odom.pose.pose.orientation
-        p.x, p.y, p.z = (float(v) for v in pose[:3, 3])
-        q.w, q.x, q.y, q.z = (float(v) for v in matrix_to_quat(pose[:3, :3]))
-        self._odom_pub.publish(odom)
-        stamped = PoseStamped()
-        stamped.header = odom.header
-        stamped.pose = odom.pose.pose
-        self._path.header.stamp = image.header.stamp
-        self._path.poses.append(stamped)
-        self._path_pub.publish(self._path)
+        self._estimate.publish(image.header.stamp, image.header.frame_id, pose)
+        self._publish_map_to_odom(image, pose)
 
     def destroy_node(self) -> None:
-        if self._output is not None and not self._output.committed:
-            stats = self.tracker.stats
-            what = (
-                f"{self.config.backend} estimate: optical frame in {self.params.map_frame} "
-                f"({stats.tracked} of {stats.frames} frames tracked)"
-            )
-            self._output.path.write_text(tum_text(self.tracker.trajectory, what))
-            self._output.commit()
-            self.get_logger().info(f"trajectory written: {self._output.final}")
+        # A backend that failed to start (bad parameter, missing vocabulary) left no tracker.
+        if hasattr(self, "tracker"):
+            self.tracker.close()
+            what = f"{self.config.backend} estimate: optical frame in {self.params.map_frame}"
+            self._estimate.finish(self.tracker.stats, self.tracker.trajectory, what)
         super().destroy_node()
 
 

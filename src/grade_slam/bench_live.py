@@ -1,0 +1,190 @@
+"""`grade bench slam --live`: each SLAM backend as its own slam_node process, live on sim_node's
+topics, over a static world, people, and people + flying objects, N seeds each.
+
+The simulator runs in lockstep with an acknowledgement link (`lockstep_acks`
+/<robot>/<camera>/depth/image_raw:/<robot>/slam/ack): it publishes the next depth image only
+after slam_node has tracked the previous one, so a slow backend keeps every frame (frames
+received = frames published). The simulator leaves world -> odom out (publish_world_odom:=false)
+and slam_node owns map -> odom (REP 105). Each run is scored like `grade eval traj` (ATE RMSE
+and RPE after SE(3) alignment, GRADE's missing time and tracking rate) and gets slam_node's
+process CPU time per frame (all of the backend's threads).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from grade_eval.core.evaluate import evaluate_trajectory
+from grade_eval.errors import AlignmentError
+from grade_eval.io.run import CameraStream
+from grade_eval.io.tum import read_tum
+from grade_eval.report import Row
+from grade_slam.bench import WORLDS, bench_scenario, work_dir
+
+# name in the table -> slam_node parameters
+LIVE_BACKENDS: dict[str, dict[str, str]] = {
+    "open3d_rgbd": {"backend": "open3d_rgbd"},
+    "orb_slam3_rgbd": {"backend": "orb_slam3_rgbd"},
+    "orb_slam3_rgbd_masked": {"backend": "orb_slam3_rgbd", "mask_dynamic": "true"},
+}
+_SCORES = ("ate_rmse_m", "rpe_trans_rmse_m", "rpe_rot_rmse_deg", "missing_time_s", "tracking_rate")
+_RECEIVED = re.compile(
+    r"frames received (\d+), tracked (\d+), restarts (\d+), cpu_s_per_frame ([0-9.]+)"
+)
+
+
+def _executable(name: str) -> str:
+    from ament_index_python.packages import get_package_prefix
+
+    return str(Path(get_package_prefix("grade")) / "lib" / "grade" / name)
+
+
+def run_one_live(
+    base: dict[str, Any],
+    world: str,
+    seed: int,
+    backend: str,
+    args: argparse.Namespace,
+    work: Path,
+) -> Row:
+    """Simulate with slam_node live in lockstep, evaluate: one table row."""
+    # the semantic stream: the masked backend's dynamic mask
+    size = (args.width, args.height)
+    data = bench_scenario(base, world, seed, args.duration_s, size, ("rgb", "depth", "semantic"))
+    name = f"{backend}_{world.replace('+', '_')}_seed{seed}"
+    scenario_file = work / f"{name}.yaml"
+    scenario_file.write_text(yaml.safe_dump(data))
+    run_dir, estimate = work / name, work / f"{name}_slam.txt"
+    robot = data["robots"][0]["name"]
+    camera = data["robots"][0]["cameras"][0]["name"]
+    params = {**LIVE_BACKENDS[backend], "robot": robot, "camera": camera}
+    if args.vocabulary and params["backend"].startswith("orb_slam3"):
+        params["vocabulary"] = args.vocabulary
+    params["trajectory_output"] = str(estimate)
+    log = (work / f"{name}_slam.log").open("w")
+    slam = subprocess.Popen(
+        [
+            _executable("slam_node"),
+            "--ros-args",
+            *[a for k, v in params.items() for a in ("-p", f"{k}:={v}")],
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    try:
+        sim = subprocess.run(
+            [
+                _executable("sim_node"),
+                "--ros-args",
+                *("-p", f"scenario:={scenario_file}"),
+                *("-p", f"output_dir:={run_dir}"),
+                *("-p", "publish_world_odom:=false"),
+                *("-p", "lockstep:=true"),
+                *("-p", f"lockstep_acks:=/{robot}/{camera}/depth/image_raw:/{robot}/slam/ack"),
+                *("-p", f"lockstep_timeout_s:={args.timeout_s}"),
+                *("-p", "start_delay_s:=1.0"),
+            ],
+            capture_output=True,
+            text=True,
+            timeout=args.timeout_s * 10,
+            check=False,
+        )
+    finally:
+        slam.send_signal(2)  # SIGINT: the node writes its trajectory and stops
+        try:
+            slam.wait(timeout=120)
+        except subprocess.TimeoutExpired:
+            slam.kill()
+            slam.wait()
+        log.close()
+    text = (work / f"{name}_slam.log").read_text()
+    if sim.returncode != 0:
+        raise RuntimeError(f"{name}: sim_node failed ({sim.returncode}):\n{sim.stderr[-3000:]}")
+    match = _RECEIVED.search(text)
+    if match is None or not estimate.is_file():
+        raise RuntimeError(f"{name}: slam_node wrote no trajectory:\n{text[-3000:]}")
+    rate_hz = float(data["robots"][0]["cameras"][0]["rate_hz"])
+    bootstrap_s = float(data.get("bootstrap_s", 1.0))
+    published = round((bootstrap_s + args.duration_s) * rate_hz) + 1
+    try:
+        summary = evaluate_trajectory(
+            CameraStream.open(run_dir, robot, camera).trajectory, read_tum(estimate)
+        ).summary()
+    except AlignmentError as err:  # a straight flight, or too few poses: no SE(3) alignment
+        print(f"  {name}: not scored: {err}", flush=True)
+        summary = dict.fromkeys(_SCORES, math.nan)
+    return {
+        "backend": backend,
+        "world": world,
+        "seed": float(seed),
+        "frames_published": float(published),
+        "frames_received": float(match.group(1)),
+        "frames_tracked": float(match.group(2)),
+        "ate_rmse_m": summary["ate_rmse_m"],
+        "rpe_trans_rmse_m": summary["rpe_trans_rmse_m"],
+        "rpe_rot_rmse_deg": summary["rpe_rot_rmse_deg"],
+        "missing_time_s": summary["missing_time_s"],
+        "tracking_rate": summary["tracking_rate"],
+        "cpu_ms_per_frame": 1000.0 * float(match.group(4)),
+    }
+
+
+def plot(rows: list[Row], path: Path) -> Path:
+    """ATE RMSE per world, one bar per backend (mean over seeds, seeds as dots)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    backends = [b for b in LIVE_BACKENDS if any(r["backend"] == b for r in rows)]
+    worlds = [w for w in WORLDS if any(r["world"] == w for r in rows)]
+    fig, ax = plt.subplots(figsize=(7, 3.5))
+    width = 0.8 / max(1, len(backends))
+    for i, backend in enumerate(backends):
+        for j, world in enumerate(worlds):
+            values = [
+                float(r["ate_rmse_m"])
+                for r in rows
+                if r["backend"] == backend and r["world"] == world
+            ]
+            if not values:
+                continue
+            x = j + (i - (len(backends) - 1) / 2) * width
+            ax.bar(
+                x, float(np.mean(values)), width, color=f"C{i}", label=backend if j == 0 else None
+            )
+            ax.plot([x] * len(values), values, "k.", ms=4)
+    ax.set_xticks(range(len(worlds)), worlds)
+    ax.set_ylabel("ATE RMSE [m] (SE(3))")
+    ax.set_title("live SLAM, lockstep (every frame)")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return path
+
+
+def main_live(args: argparse.Namespace, base: dict[str, Any]) -> list[Row]:
+    """Every backend x world x seed, live; the rows."""
+    rows: list[Row] = []
+    with work_dir(args.keep, "grade_bench_slam_live_") as work:
+        for world in args.worlds:
+            for seed in range(args.first_seed, args.first_seed + args.seeds):
+                for backend in args.backends:
+                    row = run_one_live(base, world, seed, backend, args, work)
+                    print(
+                        f"  {backend} {world} seed {seed}: ATE {float(row['ate_rmse_m']):.3f} m, "
+                        f"{int(row['frames_received'])}/{int(row['frames_published'])} frames",
+                        flush=True,
+                    )
+                    rows.append(row)
+    return rows

@@ -1,0 +1,88 @@
+"""What both SLAM nodes share: their read-only parameters from frozen dataclasses, the
+nav_msgs/Odometry + Path of the estimate, and at shutdown the counts line and the TUM trajectory
+(one place for slam_node and lidar_odometry_node)."""
+
+from __future__ import annotations
+
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+from geometry_msgs.msg import PoseStamped
+from nav_msgs.msg import Odometry, Path
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.node import Node
+from rclpy.qos import QoSProfile
+
+from grade_common.atomic import StagedOutput
+from grade_common.rotations import matrix_to_quat
+from grade_slam.errors import SlamOutputExistsError
+from grade_slam.interfaces import TrackingStats, Trajectory
+from grade_slam.trajectory_file import tum_text
+
+
+def declare_parameters(node: Node, classes: tuple[type, ...]) -> dict[str, Any]:
+    """Declare every field of the dataclasses as a read-only ROS 2 parameter (default: the
+    field's; enums by value, tuples as lists); their values by name."""
+    values: dict[str, Any] = {}
+    for cls in classes:
+        for f in fields(cls):
+            default = getattr(cls(), f.name)
+            if isinstance(default, tuple):
+                default = list(default)
+            elif hasattr(default, "value"):
+                default = default.value
+            node.declare_parameter(
+                f.name, default, ParameterDescriptor(dynamic_typing=True, read_only=True)
+            )
+            values[f.name] = node.get_parameter(f.name).value
+    return values
+
+
+class EstimateOutput:
+    """Publishes each pose on `<prefix>/odom` and `<prefix>/path`; writes the TUM file."""
+
+    def __init__(self, node: Node, prefix: str, map_frame: str, trajectory_output: str) -> None:
+        self._node = node
+        self._map_frame = map_frame
+        # Refuse an existing output now, not after the whole run.
+        self._output = (
+            StagedOutput(trajectory_output, exists_error=SlamOutputExistsError)
+            if trajectory_output
+            else None
+        )
+        self._odom_pub = node.create_publisher(Odometry, f"{prefix}/odom", QoSProfile(depth=10))
+        self._path_pub = node.create_publisher(Path, f"{prefix}/path", QoSProfile(depth=1))
+        self._path = Path()
+        self._path.header.frame_id = map_frame
+        self.cpu_s = 0.0  # process CPU time spent in the backend (all of its threads)
+
+    def publish(self, stamp: Any, child_frame: str, pose: np.ndarray) -> None:
+        odom = Odometry()
+        odom.header.stamp = stamp
+        odom.header.frame_id = self._map_frame
+        odom.child_frame_id = child_frame
+        p, q = odom.pose.pose.position, odom.pose.pose.orientation
+        p.x, p.y, p.z = (float(v) for v in pose[:3, 3])
+        q.w, q.x, q.y, q.z = (float(v) for v in matrix_to_quat(pose[:3, :3]))
+        self._odom_pub.publish(odom)
+        stamped = PoseStamped()
+        stamped.header = odom.header
+        stamped.pose = odom.pose.pose
+        self._path.header.stamp = stamp
+        self._path.poses.append(stamped)
+        self._path_pub.publish(self._path)
+
+    def finish(self, stats: TrackingStats, trajectory: Trajectory, what: str) -> None:
+        """Log the counts (grade bench slam --live reads this line) and write the TUM file."""
+        log = self._node.get_logger()
+        log.info(
+            f"frames received {stats.frames}, tracked {stats.tracked}, restarts "
+            f"{stats.restarts}, cpu_s_per_frame {self.cpu_s / max(1, stats.frames):.4f}"
+        )
+        if self._output is not None and not self._output.committed:
+            self._output.path.write_text(
+                tum_text(trajectory, f"{what} ({stats.tracked} of {stats.frames} tracked)")
+            )
+            self._output.commit()
+            log.info(f"trajectory written: {self._output.final}")

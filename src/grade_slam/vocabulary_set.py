@@ -1,0 +1,203 @@
+"""Where ORB-SLAM3's vocabulary comes from: `PYORBSLAM3_VOCAB`, or one grade builds once.
+
+The built vocabulary is trained (`grade_slam.vocabulary`) from frames our own simulator renders
+of `config/slam_vocabulary.yaml` for several seeds (other rooms, textures, lights, people and
+flying objects per seed). It is cached under `<cache>/orb_vocabulary/v<VERSION>-<key>/ORBvoc.txt`
+with `<cache>` = `$GRADE_CACHE_DIR`, else `$XDG_CACHE_HOME/grade`, else `~/.cache/grade`; the key
+hashes everything that decides the training set and the tree (the scenario file's text, the
+seeds, the duration, k, L, features per image, the training seed), so a changed recipe builds a
+new file and an old one is never reused by mistake. A manifest beside it records the hash of the
+rendered images themselves, the image and descriptor counts.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import ClassVar
+
+import cv2
+import numpy as np
+import yaml
+from numpy.typing import NDArray
+
+from grade_common.atomic import StagedOutput
+from grade_common.rundir import RunLayout
+from grade_common.schema import Checked, Wording, bounds
+from grade_common.share import shipped_file
+from grade_common.tum import ImageKind, list_file, read_list
+from grade_slam.config import PARAMETER_WORDING
+from grade_slam.errors import SlamConfigError, SlamOutputExistsError
+from grade_slam.vocabulary import (
+    VocabularyShape,
+    check_vocabulary_file,
+    orb_descriptors,
+    train_vocabulary,
+)
+
+# Bump when the training code changes what it writes for the same recipe.
+VOCABULARY_VERSION = 1
+VOCAB_ENV = "PYORBSLAM3_VOCAB"
+BUILD_STEP = "grade slam vocab"
+TRAINING_SCENARIO = "config/slam_vocabulary.yaml"
+
+
+@dataclass(frozen=True)
+class VocabularyRecipe(Checked):
+    """The training set (scenario seeds and length) and the tree's shape."""
+
+    WORDING: ClassVar[Wording] = PARAMETER_WORDING
+
+    seeds: tuple[int, ...] = (1, 2, 3, 4)
+    duration_s: float = field(default=25.0, metadata=bounds(0.0, exclusive_min=True))
+    shape: VocabularyShape = field(default_factory=VocabularyShape)
+
+    def validate(self, path: str) -> None:
+        if not self.seeds:
+            raise SlamConfigError("seeds = () is invalid: at least one seed")
+
+
+# A small one for the test suite: one seed, a few seconds (about 20 images), built in seconds.
+TEST_RECIPE = VocabularyRecipe(seeds=(7,), duration_s=8.0)
+
+
+def cache_root() -> Path:
+    """`$GRADE_CACHE_DIR`, else `$XDG_CACHE_HOME/grade`, else `~/.cache/grade`."""
+    explicit = os.environ.get("GRADE_CACHE_DIR")
+    if explicit:
+        return Path(explicit)
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    return (Path(xdg) if xdg else Path.home() / ".cache") / "grade"
+
+
+def _scenario_text() -> str:
+    return shipped_file(TRAINING_SCENARIO).read_text()
+
+
+def recipe_key(recipe: VocabularyRecipe) -> str:
+    """16 hex digits of the SHA-256 of the recipe, the scenario file's text and the version."""
+    blob = json.dumps(
+        {"version": VOCABULARY_VERSION, "recipe": asdict(recipe), "scenario": _scenario_text()},
+        sort_keys=True,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+
+def cached_vocabulary_path(recipe: VocabularyRecipe) -> Path:
+    """Where the vocabulary of `recipe` is (or will be) cached."""
+    folder = f"v{VOCABULARY_VERSION}-{recipe_key(recipe)}"
+    return cache_root() / "orb_vocabulary" / folder / "ORBvoc.txt"
+
+
+def training_images(recipe: VocabularyRecipe, work: Path) -> Iterator[NDArray[np.uint8]]:
+    """Grey images our simulator renders of the training scenario, seed after seed."""
+    # Imported here: the simulator is needed only to build a vocabulary, not to use one.
+    from grade_sim.config.scenario import scenario_from_mapping
+    from grade_sim.sim.run import run_scenario
+
+    base = yaml.safe_load(_scenario_text())
+    for seed in recipe.seeds:
+        data = {**base, "seed": seed, "duration_s": recipe.duration_s}
+        scenario = scenario_from_mapping(data)
+        run_dir = work / f"seed{seed}"
+        run_scenario(scenario, run_dir)
+        robot, camera = scenario.robots[0].name, scenario.robots[0].cameras[0].name
+        folder = RunLayout(run_dir).camera_dir(robot, camera)
+        for _, name in read_list(folder / list_file(ImageKind.RGB)):
+            gray = cv2.imread(str(folder / name), cv2.IMREAD_GRAYSCALE)
+            if gray is None:
+                raise SlamConfigError(f"{folder / name}: cannot read a rendered training image")
+            yield np.asarray(gray, dtype=np.uint8)
+
+
+def build_vocabulary(
+    recipe: VocabularyRecipe,
+    *,
+    progress: Callable[[str, int, int | None], None] | None = None,
+) -> Path:
+    """The cached vocabulary of `recipe`, rendering and training it first if it is not there.
+
+    Args:
+        progress: called as (stage, done, total) while rendering ("images") and training
+            ("descriptors"); total is None when it is not known in advance.
+    """
+    target = cached_vocabulary_path(recipe)
+    if target.is_file():
+        return target
+    digest = hashlib.sha256()
+    descriptors = []
+    with tempfile.TemporaryDirectory(prefix="grade_vocab_") as tmp:
+        for gray in training_images(recipe, Path(tmp)):
+            digest.update(gray.tobytes())
+            descriptors.append(orb_descriptors(gray, recipe.shape.features_per_image))
+            if progress is not None:
+                progress("images", len(descriptors), None)
+    total = sum(len(d) for d in descriptors)
+    placed = 0
+
+    def on_leaf(count: int) -> None:
+        nonlocal placed
+        placed += count
+        if progress is not None:
+            progress("descriptors", placed, total)
+
+    text = train_vocabulary(descriptors, recipe.shape, on_leaf)
+    manifest = {
+        "version": VOCABULARY_VERSION,
+        "recipe": asdict(recipe),
+        "scenario": TRAINING_SCENARIO,
+        "images": len(descriptors),
+        "descriptors": total,
+        "images_sha256": digest.hexdigest(),
+    }
+    try:
+        with StagedOutput(target.parent, exists_error=SlamOutputExistsError) as staged:
+            staged.mkdir(parents=True, exist_ok=True)
+            (staged / target.name).write_text(text)
+            (staged / "manifest.json").write_text(json.dumps(manifest, indent=2) + "\n")
+    except SlamOutputExistsError:
+        if not target.is_file():  # another process finished the same build first: use theirs
+            raise
+    return target
+
+
+def resolve_vocabulary(explicit: str, recipe: VocabularyRecipe = VocabularyRecipe()) -> Path:
+    """The vocabulary ORB-SLAM3 loads: `explicit` if given, else `$PYORBSLAM3_VOCAB`, else the
+    cached one of `recipe`.
+
+    Raises:
+        SlamConfigError: the file named does not exist or is not a vocabulary, or nothing is
+            named and grade's has not been built (the message names `grade slam vocab`).
+    """
+    env = os.environ.get(VOCAB_ENV, "")
+    if explicit:
+        path, source = Path(explicit), "vocabulary"
+    elif env:
+        path, source = Path(env), f"${VOCAB_ENV}"
+    else:
+        path = cached_vocabulary_path(recipe)
+        if not path.is_file():
+            raise SlamConfigError(
+                f"no ORB vocabulary: vocabulary is empty, ${VOCAB_ENV} is not set, and grade's "
+                f"own has not been built yet ({path} is missing); build it once with "
+                f"`{BUILD_STEP}` (renders and trains, a few minutes), or set ${VOCAB_ENV} to an "
+                "ORBvoc.txt"
+            )
+        return path
+    if not path.is_file():
+        raise SlamConfigError(
+            f"{source} = {str(path)!r} is invalid: no such file; give an ORB vocabulary in "
+            f"DBoW2 text format (ORBvoc.txt), or leave it empty and run `{BUILD_STEP}`"
+        )
+    try:
+        check_vocabulary_file(path)
+    except (ValueError, UnicodeDecodeError) as err:
+        raise SlamConfigError(
+            f"{source} = {str(path)!r} is invalid: not a DBoW2 text vocabulary ({err})"
+        ) from err
+    return path
