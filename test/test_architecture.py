@@ -140,14 +140,6 @@ def _module_name(path: Path) -> str:
 
 MODULE_FILES = {_module_name(p): p for p in PY_FILES}
 
-# Two-file circles that other branches of issue 30 (item 12) are breaking: the lead removes
-# each entry when merging the branch that breaks it, and then this allow-list itself.
-KNOWN_CIRCLES: frozenset[frozenset[str]] = frozenset(
-    {
-        frozenset({"grade_slam.backends", "grade_slam.open3d_odometry"}),
-    }
-)
-
 
 def import_graph(files: dict[str, Path]) -> dict[str, set[str]]:
     """Module -> the modules among `files` it imports (in functions and TYPE_CHECKING too)."""
@@ -166,10 +158,8 @@ def test_no_two_modules_import_each_other() -> None:
     """A circle means both need something that belongs one level down (or a lazy import hides
     a layering problem); move the shared type or function into a module of its own."""
     circles = two_file_circles(import_graph(MODULE_FILES))
-    new = sorted(" <-> ".join(sorted(pair)) for pair in circles - KNOWN_CIRCLES)
-    assert not new, f"modules that import each other: {new}"
-    fixed = sorted(" <-> ".join(sorted(pair)) for pair in KNOWN_CIRCLES - circles)
-    assert not fixed, f"broken circles still in KNOWN_CIRCLES (remove them): {fixed}"
+    found = sorted(" <-> ".join(sorted(pair)) for pair in circles)
+    assert not found, f"modules that import each other: {found}"
 
 
 def test_the_circle_check_sees_lazy_and_type_checking_imports(tmp_path: Path) -> None:

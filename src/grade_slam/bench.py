@@ -16,11 +16,7 @@ topics, in lockstep so that it keeps every frame (`grade_slam.bench_live`); the 
 from __future__ import annotations
 
 import argparse
-import contextlib
-import copy
-import tempfile
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,36 +32,10 @@ from grade_eval.report import Row, format_table, write_rows
 from grade_sim.bench import default_scenario_path
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.sim.run import run_scenario
+from grade_slam.bench_worlds import WORLDS, bench_scenario, work_dir
 from grade_slam.config import SlamConfig
 from grade_slam.offline import track_camera_folder
 from grade_slam.trajectory_file import write_trajectory
-
-# world name -> (people, flying objects)
-WORLDS: dict[str, tuple[int, int]] = {
-    "static": (0, 0),
-    "people": (8, 0),
-    "people+flying": (8, 3),
-}
-
-
-def bench_scenario(
-    base: dict[str, Any],
-    world: str,
-    seed: int,
-    duration_s: float,
-    size: tuple[int, int],
-    streams: tuple[str, ...] = ("rgb", "depth"),
-) -> dict[str, Any]:
-    """The default scenario with this world's actors, seed, duration, camera size and streams."""
-    data = copy.deepcopy(base)
-    people, flying = WORLDS[world]
-    data.update(seed=seed, duration_s=duration_s, realtime=False)
-    data["people"]["count"] = people
-    data["flying_objects"]["count"] = flying
-    camera = data["robots"][0]["cameras"][0]
-    camera.update(width=size[0], height=size[1], rate_hz=30.0, streams=list(streams))
-    data["record"] = {"bag": False, "ground_truth": True, "experiment_record": False}
-    return data
 
 
 def run_one(
@@ -117,17 +87,6 @@ def _means(rows: list[Row]) -> list[Row]:
             mean[key] = float(np.mean([float(r[key]) for r in mine]))
         out.append(mean)
     return out
-
-
-@contextlib.contextmanager
-def work_dir(keep: Path | None, prefix: str) -> Iterator[Path]:
-    """Where the runs go: the new folder `keep` (kept), else a temporary one (removed)."""
-    if keep is not None:
-        keep.mkdir(parents=True, exist_ok=False)
-        yield keep
-        return
-    with tempfile.TemporaryDirectory(prefix=prefix) as tmp:
-        yield Path(tmp)
 
 
 def _main_live(args: argparse.Namespace) -> int:

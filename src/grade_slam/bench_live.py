@@ -26,7 +26,7 @@ from grade_eval.errors import AlignmentError
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from grade_eval.report import Row
-from grade_slam.bench import WORLDS, bench_scenario, work_dir
+from grade_slam.bench_worlds import WORLDS, bench_scenario, work_dir
 
 # name in the table -> slam_node parameters
 LIVE_BACKENDS: dict[str, dict[str, str]] = {
