@@ -107,10 +107,13 @@ class EngineBackend(Protocol):
     def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
         """World pose of a robot link (base_link, <camera>_link, imu_link, camera_mount)."""
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+    def render(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> CameraFrame:
         """Render the asked-for streams of a camera at the current state (others are None).
 
-        A camera's FLOW is relative to its previous render that asked for FLOW."""
+        A camera's FLOW is relative to its previous render that asked for FLOW; with
+        `flow_restart` there is none (FLOW is NaN, the next frame's is relative to this one)."""
 
     def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
         """Make these instances invisible to every camera (replay with changed surroundings)."""

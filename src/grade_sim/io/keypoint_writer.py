@@ -71,6 +71,12 @@ class KeypointWriter:
     def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
         return None
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return step >= self.start_step and bool(self.scene.people)
+
     def on_camera(self, sample: CameraSample) -> None:
         if sample.step < self.start_step or not self.scene.people:
             return

@@ -75,6 +75,12 @@ class ExperimentRecorder:
     def on_camera(self, sample: object) -> None:
         return None
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return False
+
     def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
         self._stamps[step] = stamp_ns
         for name, st in robot_states.items():

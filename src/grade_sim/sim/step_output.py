@@ -4,13 +4,19 @@ from __future__ import annotations
 
 import time
 from collections import defaultdict
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.sensors.messages import TopicSpec
-from grade_sim.sensors.observer import CameraSample, LidarObserver, LidarSample, SimObserver
+from grade_sim.sensors.observer import (
+    CameraSample,
+    DemandObserver,
+    LidarObserver,
+    LidarSample,
+    SimObserver,
+)
 
 
 @dataclass
@@ -45,6 +51,9 @@ class StepOutput:
         self._stats = stats
         self._render_s = 0.0
         self._observers_s = 0.0
+        # An observer that does not say what it takes (a test probe) takes everything.
+        self._takes_all = any(not isinstance(o, DemandObserver) for o in self._observers)
+        self._demands = tuple(o for o in self._observers if isinstance(o, DemandObserver))
 
     def begin_step(self) -> None:
         self._render_s = 0.0
@@ -60,12 +69,27 @@ class StepOutput:
             obs.on_message(topic, stamp_ns, cdr)
         self._observers_s += time.perf_counter() - t0
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+    def wants(
+        self, topics: tuple[TopicSpec, ...], robot: str, sensor: str, step: int, stamp_ns: int
+    ) -> bool:
+        return self._takes_all or any(
+            d.wants_messages(topics) or d.wants_sample(robot, sensor, step, stamp_ns)
+            for d in self._demands
+        )
+
+    def render(
+        self,
+        robot: str,
+        camera: str,
+        streams: frozenset[Stream],
+        flow_restart: bool,
+        then: Callable[[CameraFrame], None],
+    ) -> None:
         t0 = time.perf_counter()
-        frame = self._backend.render(robot, camera, streams)
+        frame = self._backend.render(robot, camera, streams, flow_restart)
         self._render_s += time.perf_counter() - t0
         self._stats.camera_frames += 1
-        return frame
+        then(frame)
 
     def camera_sample(self, sample: CameraSample) -> None:
         t0 = time.perf_counter()

@@ -321,8 +321,15 @@ class MujocoEngine:
             skin_groups[np.isin(self._skin_instance, np.array(sorted(instance_ids)))] = HIDDEN_GROUP
         self.model.skin_group[:] = skin_groups
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+    def render(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> CameraFrame:
         rig = self._rigs.get((robot, camera))
+        if flow_restart:
+            self._flow_previous.pop((robot, camera), None)
+            self._lens_rotation_before.pop((robot, camera), None)
+            for v in rig.views if rig is not None else ():
+                self._flow_previous.pop((robot, f"{camera}/{v.name}"), None)
         if rig is None:
             return self._render_view(robot, camera, streams, keep_before=False)[0]
         # A distorted camera: pinhole views remapped through its lens. Flow is not remapped

@@ -8,7 +8,7 @@ stream class, not a new branch in the loop.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -55,9 +55,26 @@ class StreamOutput(Protocol):
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         """Hand one encoded message to every observer."""
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
-        """Render one camera through the engine (timed as rendering, not sensors)."""
+    def wants(
+        self, topics: tuple[TopicSpec, ...], robot: str, sensor: str, step: int, stamp_ns: int
+    ) -> bool:
+        """Whether any observer takes this camera frame or lidar scan (its messages on `topics`
+        or the sample itself); a stream makes no sample nobody takes."""
         ...
+
+    def render(
+        self,
+        robot: str,
+        camera: str,
+        streams: frozenset[Stream],
+        flow_restart: bool,
+        then: Callable[[CameraFrame], None],
+    ) -> None:
+        """Render one camera at this step's state and hand the frame to `then`: at once, or
+        (pipelined) later on this thread, with whatever `then` puts out kept in step order.
+
+        `then` must not read the engine (it may have moved on): take poses before. With
+        `flow_restart`, the frame's FLOW has no previous frame (NaN)."""
 
     def camera_sample(self, sample: CameraSample) -> None:
         """Hand one rendered frame with its pose and boxes to every observer."""

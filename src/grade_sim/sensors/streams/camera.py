@@ -67,12 +67,20 @@ class CameraStreams:
     """A camera's pose (at the camera-pose rate) and its frames (at the camera's own rate).
 
     The pose is queried once when either is due; each frame is rendered once for all its image
-    kinds, then published as images, camera_info and a CameraSample for the observers.
+    kinds, then published as images, camera_info and a CameraSample for the observers. A frame
+    nobody takes (no bag, no subscriber, no ground truth yet: StreamOutput.wants) is not
+    rendered. Flow restarts (NaN) at the first frame of the experiment, whose previous frame is
+    a bootstrap frame outside the ground truth, and after a frame that was not rendered.
     """
 
-    def __init__(self, camera: Camera, rates: RatesConfig, world_frame: str = "world") -> None:
+    def __init__(
+        self, camera: Camera, rates: RatesConfig, world_frame: str = "world", start_step: int = 0
+    ) -> None:
         base = f"/{camera.robot}/{camera.name}"
         self.camera = camera
+        self._start_step = start_step
+        self._last_frame_step = -1  # the last step a frame was due at, rendered or not
+        self._last_frame_rendered = False
         self._world_frame = world_frame
         self._frame_schedule = RateSchedule(camera.config.rate_hz, rates.physics_hz)
         self._pose_schedule = RateSchedule(rates.camera_pose_hz, rates.physics_hz)
@@ -108,42 +116,48 @@ class CameraStreams:
             )
         if not frame_due:
             return
-        frame = out.render(cam.robot, cam.name, frozenset(self._images))
-        for kind, fmt in IMAGE_FORMATS.items():
-            array = fmt.array(frame)
-            if kind in self._images and array is not None:
-                out.publish(
-                    self._images[kind],
+        step = state.step
+        previous_step, previous_rendered = self._last_frame_step, self._last_frame_rendered
+        self._last_frame_step = step
+        topics = (*self._images.values(), self._info)
+        wanted = out.wants(topics, cam.robot, cam.name, step, stamp_ns)
+        self._last_frame_rendered = wanted
+        if not wanted:
+            return
+        restart = not previous_rendered or previous_step < self._start_step <= step
+        # Everything the frame's messages need from the engine is read now: when pipelined,
+        # the frame comes back after the engine has moved on.
+        boxes, objects = state.actor_boxes(), _object_poses(state)
+
+        def put_out(frame: CameraFrame) -> None:
+            for kind, fmt in IMAGE_FORMATS.items():
+                array = fmt.array(frame)
+                if kind in self._images and array is not None:
+                    out.publish(
+                        self._images[kind],
+                        stamp_ns,
+                        msgs.image(stamp_ns, cam.optical_frame, array, fmt.encoding),
+                    )
+            out.publish(
+                self._info,
+                stamp_ns,
+                msgs.camera_info(
                     stamp_ns,
-                    msgs.image(stamp_ns, cam.optical_frame, array, fmt.encoding),
-                )
-        out.publish(
-            self._info,
-            stamp_ns,
-            msgs.camera_info(
-                stamp_ns,
-                cam.optical_frame,
-                cam.config.width,
-                cam.config.height,
-                cam.k,
-                cam.distortion_model,
-                cam.d,
-            ),
-        )
-        out.camera_sample(
-            CameraSample(
-                cam.robot,
-                cam.name,
-                state.step,
-                stamp_ns,
-                frame,
-                pos,
-                quat,
-                cam.k,
-                state.actor_boxes(),
-                _object_poses(state),
+                    cam.optical_frame,
+                    cam.config.width,
+                    cam.config.height,
+                    cam.k,
+                    cam.distortion_model,
+                    cam.d,
+                ),
             )
-        )
+            out.camera_sample(
+                CameraSample(
+                    cam.robot, cam.name, step, stamp_ns, frame, pos, quat, cam.k, boxes, objects
+                )
+            )
+
+        out.render(cam.robot, cam.name, frozenset(self._images), restart, put_out)
 
 
 def _object_poses(state: StepState) -> tuple[tuple[str, FloatArray, FloatArray], ...]:

@@ -179,6 +179,10 @@ class LidarStream:
             self._sensor = self._build(backend)
             for (robot, link), track in self._robot_tracks.items():
                 track.add(state.step, *backend.link_pose(robot, link))
+        # Built even for a scan nobody takes, so that other robots' links are tracked from the
+        # same step whoever listens.
+        if not out.wants((self.topic,), self.robot, self.config.name, state.step, stamp_ns):
+            return  # nobody takes this scan (the bootstrap's, with no bag and no subscriber)
         result = self._sensor.scan(stamp_ns, self.sensor_pose_at, self.part_poses_at)
         self._last_stamp_ns = stamp_ns
         if self.table.kind is LidarKind.LASER_2D:
