@@ -7,6 +7,7 @@ each other or the ROS layer. Poses are (position xyz, quaternion wxyz) in the wo
 from __future__ import annotations
 
 import enum
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -114,6 +115,19 @@ class EngineBackend(Protocol):
 
         A camera's FLOW is relative to its previous render that asked for FLOW; with
         `flow_restart` there is none (FLOW is NaN, the next frame's is relative to this one)."""
+
+    def render_later(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> Future[CameraFrame]:
+        """`render` of the current state, done on the engine's own render thread while the
+        caller steps on (sim.pipeline: parallel); frames come back in the order asked for, each
+        exactly as `render` would have made it. From the first call on, `render` waits on it."""
+        ...
+
+    @property
+    def gl_renderer(self) -> str:
+        """GL_RENDERER of the context that drew the cameras ('' before the first frame)."""
+        ...
 
     def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
         """Make these instances invisible to every camera (replay with changed surroundings)."""

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import threading
 import time
-from collections import defaultdict
+from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
+from concurrent.futures import Future
 from dataclasses import dataclass, field
+from typing import Any
 
 from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
@@ -36,37 +39,133 @@ class RunStats:
         return self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else 0.0
 
 
+# sim.pipeline: parallel keeps at most this many camera frames rendering ahead of the observers.
+MAX_FRAMES_IN_FLIGHT = 4
+
+
+@dataclass
+class _PendingFrame:
+    future: Future[CameraFrame]
+    then: Callable[[CameraFrame], None]
+
+
 class StepOutput:
     """The StreamOutput of the simulator: counts messages and frames, times each stage.
 
-    Stages of a step: rendering (the camera passes), publishing (the observers: ROS publishers,
-    bag and ground-truth queues) and sensors (the rest: sampling the state, encoding messages).
+    Stages of a step: rendering (the camera passes; pipelined: the time spent waiting for the
+    render thread), publishing (the observers: ROS publishers, bag and ground-truth queues) and
+    sensors (the rest: sampling the state, encoding messages).
+
+    Pipelined (sim.pipeline: parallel), frames render on the engine's render thread; whatever
+    comes after a frame that is not back yet (its own messages, later streams, later steps)
+    waits in one queue and reaches the observers in exactly the sequential order. Once the stop
+    event is set, the run ends with the step the observers last got (what waits is dropped),
+    as the sequential loop ends with the step it was in; counts are of what was handed out.
     """
 
     def __init__(
-        self, observers: Sequence[SimObserver], backend: EngineBackend, stats: RunStats
+        self,
+        observers: Sequence[SimObserver],
+        backend: EngineBackend,
+        stats: RunStats,
+        pipelined: bool = False,
+        stop_event: threading.Event | None = None,
+        max_frames_in_flight: int = MAX_FRAMES_IN_FLIGHT,
     ) -> None:
         self._observers = tuple(observers)
         self._backend = backend
         self._stats = stats
+        self._pipelined = pipelined
+        self._max_in_flight = max_frames_in_flight
         self._render_s = 0.0
         self._observers_s = 0.0
         # An observer that does not say what it takes (a test probe) takes everything.
         self._takes_all = any(not isinstance(o, DemandObserver) for o in self._observers)
         self._demands = tuple(o for o in self._observers if isinstance(o, DemandObserver))
+        # Not yet handed to the observers, in order: calls, and frames still rendering.
+        self._queue: deque[_PendingFrame | tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._in_flight = 0
+        self._delivering = False  # a frame's `then` is running: what it puts out goes now
+        self._stop = threading.Event() if stop_event is None else stop_event
+        self._stopped = False
+        self.steps_out = 0  # steps whose on_step the observers got
+        self.last_step_stamp_ns = 0
 
     def begin_step(self) -> None:
         self._render_s = 0.0
         self._observers_s = 0.0
 
+    # -- in order, now or after the frames before it -------------------------------------------
+    def _put(self, deliver: Callable[..., None], *args: Any) -> None:
+        if self._stopped:
+            return
+        if self._queue and not self._delivering:
+            self._queue.append((deliver, args))
+        else:
+            deliver(*args)
+
+    def _deliver(self, max_in_flight: int) -> None:
+        """Hand out the queue's head while it is ready, or while more than `max_in_flight`
+        frames are rendering (waiting for them)."""
+        while self._queue:
+            head = self._queue[0]
+            if isinstance(head, _PendingFrame):
+                if not head.future.done() and self._in_flight <= max_in_flight:
+                    return
+                self._queue.popleft()
+                self._in_flight -= 1
+                t0 = time.perf_counter()
+                frame = head.future.result()  # a render error ends the run here
+                self._render_s += time.perf_counter() - t0
+                self._delivering = True
+                try:
+                    head.then(frame)
+                finally:
+                    self._delivering = False
+            else:
+                self._queue.popleft()
+                deliver, args = head
+                deliver(*args)
+                if deliver == self._step_to_observers and self._stop.is_set():
+                    # Stopped: the run ends with this step, as the sequential loop ends with
+                    # the step it is in. Later steps (simulated ahead) are dropped, and so is
+                    # anything still to come; frames being rendered are thrown away.
+                    self._queue.clear()
+                    self._in_flight = 0
+                    self._stopped = True
+
+    def drain(self) -> None:
+        """Wait for every frame asked for and hand everything out (end of run, lockstep)."""
+        if not self._queue:
+            return
+        self.begin_step()
+        try:
+            self._deliver(-1)
+        finally:
+            timings = self._stats.stage_s
+            timings["rendering"] += self._render_s
+            timings["publishing"] += self._observers_s
+
+    # -- StreamOutput ---------------------------------------------------------------------------
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        self._put(self._message_to_observers, topic, stamp_ns, cdr)
+
+    def _message_to_observers(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         stats = self._stats
         stats.message_counts[topic.name] += 1
         stats.first_stamp_ns.setdefault(topic.name, stamp_ns)
         stats.last_stamp_ns[topic.name] = stamp_ns
+        self._to_observers("on_message", topic, stamp_ns, cdr)
+
+    def _step_to_observers(self, step: int, stamp_ns: int, states: dict[str, RobotState]) -> None:
+        self._to_observers("on_step", step, stamp_ns, states)
+        self.steps_out = step + 1
+        self.last_step_stamp_ns = stamp_ns
+
+    def _to_observers(self, method: str, *args: Any) -> None:
         t0 = time.perf_counter()
         for obs in self._observers:
-            obs.on_message(topic, stamp_ns, cdr)
+            getattr(obs, method)(*args)
         self._observers_s += time.perf_counter() - t0
 
     def wants(
@@ -85,19 +184,26 @@ class StepOutput:
         flow_restart: bool,
         then: Callable[[CameraFrame], None],
     ) -> None:
+        if self._stopped:
+            return
+        self._stats.camera_frames += 1
+        if self._pipelined:
+            future = self._backend.render_later(robot, camera, streams, flow_restart)
+            self._queue.append(_PendingFrame(future, then))
+            self._in_flight += 1
+            return
         t0 = time.perf_counter()
         frame = self._backend.render(robot, camera, streams, flow_restart)
         self._render_s += time.perf_counter() - t0
-        self._stats.camera_frames += 1
-        then(frame)
+        self._put(then, frame)
 
     def camera_sample(self, sample: CameraSample) -> None:
-        t0 = time.perf_counter()
-        for obs in self._observers:
-            obs.on_camera(sample)
-        self._observers_s += time.perf_counter() - t0
+        self._put(self._to_observers, "on_camera", sample)
 
     def lidar_sample(self, sample: LidarSample) -> None:
+        self._put(self._to_lidar_observers, sample)
+
+    def _to_lidar_observers(self, sample: LidarSample) -> None:
         t0 = time.perf_counter()
         for obs in self._observers:
             if isinstance(obs, LidarObserver):
@@ -108,10 +214,8 @@ class StepOutput:
         self, step: int, stamp_ns: int, states: dict[str, RobotState], started: float
     ) -> None:
         """Call the observers' on_step and book the step's time; `started`: perf_counter()."""
-        t0 = time.perf_counter()
-        for obs in self._observers:
-            obs.on_step(step, stamp_ns, states)
-        self._observers_s += time.perf_counter() - t0
+        self._put(self._step_to_observers, step, stamp_ns, states)
+        self._deliver(self._max_in_flight)
         timings = self._stats.stage_s
         timings["rendering"] += self._render_s
         timings["publishing"] += self._observers_s
