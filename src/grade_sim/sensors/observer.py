@@ -75,6 +75,23 @@ class DemandObserver(Protocol):
         ...
 
 
+class Discard:
+    """An observer that takes every message and sample and keeps none: a benchmark's run does
+    all the work of a recorded one (frames nobody takes are otherwise not rendered)."""
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        return None
+
+    def on_camera(self, sample: CameraSample) -> None:
+        return None
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
+        return None
+
+    def close(self, status: str) -> None:
+        return None
+
+
 @runtime_checkable
 class LidarObserver(Protocol):
     """An observer that also takes lidar scans (the lidar ground-truth writer); observers

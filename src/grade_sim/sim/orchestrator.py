@@ -84,6 +84,13 @@ def live_robot_obstacles(
     return out
 
 
+def _uses_command_source(setup: RobotSetup) -> bool:
+    mode = setup.model.config.motion.mode
+    if mode is MotionMode.TELEPORT:
+        return False
+    return not (mode is MotionMode.PATH and setup.follower is not None)
+
+
 class Simulator:
     """Runs one scene: `run()` steps it to the end (or until stopped) and feeds the observers.
 
@@ -120,6 +127,11 @@ class Simulator:
             self.stop_event,
         )
         self._step = 0
+        # Robots whose velocities come from the command source (not a path follower, not a
+        # teleport): a lockstep controller answers the state it was sent.
+        self._commanded = command_source is not None and any(
+            _uses_command_source(r) for r in scene.robots
+        )
         self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
         # One label per actor body, in actor_body_poses order (people's parts, then objects).
         self._actor_labels = (
@@ -185,6 +197,7 @@ class Simulator:
                 status = "failed"  # a frame did not render: the error goes on up
                 raise
             finally:
+                self._output.close()
                 stats.wall_time_s += time.perf_counter() - wall0
                 # Pipelined, the loop may be ahead of what the observers got (a stop drops it).
                 stats.steps = self._output.steps_out
@@ -236,7 +249,7 @@ class Simulator:
             self._replay_step(k)
         else:
             if k > 0:
-                if self._command_source is not None:
+                if self._commanded:
                     # A controller answers the state it was sent: everything up to the last
                     # step must be out (lockstep keeps its meaning when pipelined).
                     self._output.drain()

@@ -6,9 +6,9 @@ import threading
 import time
 from collections import defaultdict, deque
 from collections.abc import Callable, Sequence
-from concurrent.futures import Future
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeVar
 
 from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
@@ -39,14 +39,20 @@ class RunStats:
         return self.sim_time_s / self.wall_time_s if self.wall_time_s > 0 else 0.0
 
 
-# sim.pipeline: parallel keeps at most this many camera frames rendering ahead of the observers.
+# sim.pipeline: parallel keeps at most this many camera frames rendering (and lidar scans
+# casting) ahead of the observers.
 MAX_FRAMES_IN_FLIGHT = 4
+WORKER_THREAD = "sim-worker"  # casts lidar scans when pipelined
+T = TypeVar("T")
 
 
 @dataclass
-class _PendingFrame:
-    future: Future[CameraFrame]
-    then: Callable[[CameraFrame], None]
+class _Pending:
+    """A camera frame (or a lidar scan: not a frame) on its way back from another thread."""
+
+    future: Future[Any]
+    then: Callable[[Any], None]
+    frame: bool = True
 
 
 class StepOutput:
@@ -83,11 +89,12 @@ class StepOutput:
         self._takes_all = any(not isinstance(o, DemandObserver) for o in self._observers)
         self._demands = tuple(o for o in self._observers if isinstance(o, DemandObserver))
         # Not yet handed to the observers, in order: calls, and frames still rendering.
-        self._queue: deque[_PendingFrame | tuple[Callable[..., None], tuple[Any, ...]]] = deque()
+        self._queue: deque[_Pending | tuple[Callable[..., None], tuple[Any, ...]]] = deque()
         self._in_flight = 0
         self._delivering = False  # a frame's `then` is running: what it puts out goes now
         self._stop = threading.Event() if stop_event is None else stop_event
         self._stopped = False
+        self._worker: ThreadPoolExecutor | None = None
         self.steps_out = 0  # steps whose on_step the observers got
         self.last_step_stamp_ns = 0
 
@@ -109,17 +116,18 @@ class StepOutput:
         frames are rendering (waiting for them)."""
         while self._queue:
             head = self._queue[0]
-            if isinstance(head, _PendingFrame):
+            if isinstance(head, _Pending):
                 if not head.future.done() and self._in_flight <= max_in_flight:
                     return
                 self._queue.popleft()
                 self._in_flight -= 1
                 t0 = time.perf_counter()
-                frame = head.future.result()  # a render error ends the run here
-                self._render_s += time.perf_counter() - t0
+                result = head.future.result()  # a render or cast error ends the run here
+                if head.frame:  # else the wait is booked as sensors (a scan's own stage)
+                    self._render_s += time.perf_counter() - t0
                 self._delivering = True
                 try:
-                    head.then(frame)
+                    head.then(result)
                 finally:
                     self._delivering = False
             else:
@@ -189,13 +197,30 @@ class StepOutput:
         self._stats.camera_frames += 1
         if self._pipelined:
             future = self._backend.render_later(robot, camera, streams, flow_restart)
-            self._queue.append(_PendingFrame(future, then))
+            self._queue.append(_Pending(future, then))
             self._in_flight += 1
             return
         t0 = time.perf_counter()
         frame = self._backend.render(robot, camera, streams, flow_restart)
         self._render_s += time.perf_counter() - t0
         self._put(then, frame)
+
+    def later(self, work: Callable[[], T], then: Callable[[T], None]) -> None:
+        if self._stopped:
+            return
+        if not self._pipelined:
+            self._put(then, work())
+            return
+        if self._worker is None:
+            self._worker = ThreadPoolExecutor(1, thread_name_prefix=WORKER_THREAD)
+        self._queue.append(_Pending(self._worker.submit(work), then, frame=False))
+        self._in_flight += 1
+
+    def close(self) -> None:
+        """End the worker thread (after its work); later() makes a new one if asked again."""
+        if self._worker is not None:
+            self._worker.shutdown(wait=True, cancel_futures=True)
+            self._worker = None
 
     def camera_sample(self, sample: CameraSample) -> None:
         self._put(self._to_observers, "on_camera", sample)

@@ -17,6 +17,7 @@ from grade_common.errors import ConfigError
 from grade_sim.config.scenario import Pipeline, Scenario, scenario_from_mapping
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
+from grade_sim.sim.step_output import WORKER_THREAD
 
 SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "compare_runs.py"
 RENDER_THREAD = "mujoco-render"
@@ -32,7 +33,12 @@ def _compare_runs() -> ModuleType:
 
 
 def _render_threads() -> list[threading.Thread]:
-    return [t for t in threading.enumerate() if t.name == RENDER_THREAD]
+    """The render thread and the lidar's cast worker, of any simulator still running."""
+    return [
+        t
+        for t in threading.enumerate()
+        if t.name == RENDER_THREAD or t.name.startswith(WORKER_THREAD)
+    ]
 
 
 def busy_data(small_data: Callable[..., dict[str, Any]], pipeline: str) -> dict[str, Any]:

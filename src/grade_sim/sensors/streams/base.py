@@ -10,7 +10,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import Stream
@@ -20,6 +20,8 @@ from grade_sim.sensors.boxes import Box3D, actor_boxes
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample, LidarSample
 from grade_sim.sensors.schedule import Schedule
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -75,6 +77,11 @@ class StreamOutput(Protocol):
 
         `then` must not read the engine (it may have moved on): take poses before. With
         `flow_restart`, the frame's FLOW has no previous frame (NaN)."""
+
+    def later(self, work: Callable[[], T], then: Callable[[T], None]) -> None:
+        """Run `work` (reading nothing that changes: a lidar cast from copied poses) and hand
+        its result to `then`: at once, or (pipelined) on a worker thread, `then` later on this
+        thread with what it puts out kept in step order."""
 
     def camera_sample(self, sample: CameraSample) -> None:
         """Hand one rendered frame with its pose and boxes to every observer."""
