@@ -176,13 +176,14 @@ class StepOutput:
             getattr(obs, method)(*args)
         self._observers_s += time.perf_counter() - t0
 
-    def wants(
+    def wanted(
         self, topics: tuple[TopicSpec, ...], robot: str, sensor: str, step: int, stamp_ns: int
-    ) -> bool:
-        return self._takes_all or any(
-            d.wants_messages(topics) or d.wants_sample(robot, sensor, step, stamp_ns)
-            for d in self._demands
-        )
+    ) -> tuple[TopicSpec, ...]:
+        if self._takes_all or any(
+            d.wants_sample(robot, sensor, step, stamp_ns) for d in self._demands
+        ):
+            return topics
+        return tuple(t for t in topics if any(d.wants_messages((t,)) for d in self._demands))
 
     def render(
         self,

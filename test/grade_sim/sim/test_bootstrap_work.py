@@ -13,7 +13,10 @@ import pytest
 from grade_common import kitti
 from grade_common.tum import read_poses
 from grade_sim.config.scenario import scenario_from_mapping
-from grade_sim.sim.run import run_scenario
+from grade_sim.scene import build_scene
+from grade_sim.sensors.messages import TopicSpec
+from grade_sim.sensors.observer import CameraSample
+from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 Bag = dict[str, list[tuple[int, str, bytes]]]
 
@@ -80,3 +83,47 @@ def test_lidar_ground_truth_starts_with_the_trajectory(
     # Every ray of every written scan lies inside the trajectory's span: deskewable.
     span_s = 1799 * 0.1 / 1800
     assert times_s[-1] + span_s <= trajectory.stamps_s[-1] + 1e-9
+
+
+class _RgbOnly:
+    """A subscriber of one image topic (as a ROS publisher with one subscription says)."""
+
+    def __init__(self) -> None:
+        self.topics: dict[str, int] = {}
+        self.kinds_seen: set[tuple[bool, bool]] = set()
+
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return any(t.name == "/uav1/camera/rgb/image_raw" for t in topics)
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return False
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        self.topics[topic.name] = self.topics.get(topic.name, 0) + 1
+
+    def on_camera(self, sample: CameraSample) -> None:
+        self.kinds_seen.add((sample.frame.rgb is not None, sample.frame.depth_m is not None))
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: object) -> None:
+        return None
+
+    def close(self, status: str) -> None:
+        return None
+
+
+@pytest.mark.parametrize("pipeline", ["sequential", "parallel"])
+def test_only_the_image_kinds_somebody_takes_are_rendered(
+    tmp_path: Path, small_data: Callable[..., dict[str, Any]], pipeline: str
+) -> None:
+    record = {"bag": False, "ground_truth": False, "experiment_record": False}
+    data = small_data(duration_s=0.1, bootstrap_s=0.0, record=record, sim={"pipeline": pipeline})
+    probe = _RgbOnly()
+    scene = build_scene(scenario_from_mapping(data))
+    result = run_scenario(SimulatorSpec(scene, observers=(probe,)), tmp_path / "run")
+    # 30 Hz over [0, 0.1] s: frames at steps 0, 8, 16, 24.
+    assert result.summary["camera_frames_rendered"] == 4
+    assert probe.topics["/uav1/camera/rgb/image_raw"] == 4
+    for kind in ("depth", "instance"):
+        assert f"/uav1/camera/{kind}/image_raw" not in probe.topics
+    assert "/uav1/camera/camera_info" not in probe.topics
+    assert probe.kinds_seen == {(True, False)}  # depth was not rendered at all

@@ -57,11 +57,11 @@ class StreamOutput(Protocol):
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         """Hand one encoded message to every observer."""
 
-    def wants(
+    def wanted(
         self, topics: tuple[TopicSpec, ...], robot: str, sensor: str, step: int, stamp_ns: int
-    ) -> bool:
-        """Whether any observer takes this camera frame or lidar scan (its messages on `topics`
-        or the sample itself); a stream makes no sample nobody takes."""
+    ) -> tuple[TopicSpec, ...]:
+        """Which of a camera frame's or lidar scan's topics some observer takes now: all of
+        them when one takes the sample itself; a stream renders or casts nothing for none."""
         ...
 
     def render(

@@ -187,7 +187,7 @@ class LidarStream:
                 track.add(state.step, *backend.link_pose(robot, link))
         # Built even for a scan nobody takes, so that other robots' links are tracked from the
         # same step whoever listens.
-        if not out.wants((self.topic,), self.robot, self.config.name, state.step, stamp_ns):
+        if not out.wanted((self.topic,), self.robot, self.config.name, state.step, stamp_ns):
             return  # nobody takes this scan (the bootstrap's, with no bag and no subscriber)
         self._last_stamp_ns = stamp_ns
         sensor, poses = self._sensor, self._frozen_poses(stamp_ns, state.step)
