@@ -94,6 +94,7 @@ class StepOutput:
         self._delivering = False  # a frame's `then` is running: what it puts out goes now
         self._stop = threading.Event() if stop_event is None else stop_event
         self._stopped = False
+        self._stop_while_out = False  # the stop was set while handing out a queued step
         self._worker: ThreadPoolExecutor | None = None
         self.steps_out = 0  # steps whose on_step the observers got
         self.last_step_stamp_ns = 0
@@ -116,6 +117,7 @@ class StepOutput:
         frames are rendering (waiting for them)."""
         while self._queue:
             head = self._queue[0]
+            stop_before = self._stop.is_set()
             if isinstance(head, _Pending):
                 if not head.future.done() and self._in_flight <= max_in_flight:
                     return
@@ -134,13 +136,18 @@ class StepOutput:
                 self._queue.popleft()
                 deliver, args = head
                 deliver(*args)
-                if deliver == self._step_to_observers and self._stop.is_set():
-                    # Stopped: the run ends with this step, as the sequential loop ends with
-                    # the step it is in. Later steps (simulated ahead) are dropped, and so is
-                    # anything still to come; frames being rendered are thrown away.
-                    self._queue.clear()
-                    self._in_flight = 0
-                    self._stopped = True
+            if self._stop.is_set() and not stop_before:
+                self._stop_while_out = True
+            step_done = not isinstance(head, _Pending) and head[0] == self._step_to_observers
+            if self._stop_while_out and step_done:
+                # Stopped while the observers had this step (an observer or a signal set the
+                # stop): the run ends with it, as the sequential loop ends with the step it is
+                # in. Later steps (simulated ahead) are dropped, and so is anything still to
+                # come; frames being rendered are thrown away. A stop set before (between
+                # steps) drops nothing: the loop stopped there.
+                self._queue.clear()
+                self._in_flight = 0
+                self._stopped = True
 
     def drain(self) -> None:
         """Wait for every frame asked for and hand everything out (end of run, lockstep)."""
