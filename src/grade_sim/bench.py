@@ -106,14 +106,34 @@ def main(argv: list[str]) -> int:
         scenario = with_camera_streams(scenario, args.camera_streams)
     if args.lidar:
         scenario = with_lidar(scenario, args.lidar)
-    if args.pipeline == "both":
-        return _side_by_side(args, scenario)
-    if args.pipeline:
-        scenario = replace(scenario, sim=SimConfig(Pipeline(args.pipeline)))
-    return _bench_one(args, scenario)
+    node = None
+    observers: tuple[SimObserver, ...] = ()
+    if not args.no_ros:
+        try:
+            from grade_sim.node.sim_node import publishing_observer
+
+            # One node for every run of this process (rclpy initialises once); the topics
+            # depend on the scenario only, not on the pipeline.
+            topics = SensorStreams(build_scene(scenario)).topics()
+            node, publisher = publishing_observer("grade_bench_sim", topics)
+            observers = (publisher,)
+        except ImportError:
+            print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
+    try:
+        if args.pipeline == "both":
+            return _side_by_side(args, scenario, observers)
+        if args.pipeline:
+            scenario = replace(scenario, sim=SimConfig(Pipeline(args.pipeline)))
+        return _bench_one(args, scenario, observers)
+    finally:
+        if node is not None:
+            node.destroy_node()
+            node.context.try_shutdown()
 
 
-def _side_by_side(args: argparse.Namespace, scenario: Scenario) -> int:
+def _side_by_side(
+    args: argparse.Namespace, scenario: Scenario, observers: tuple[SimObserver, ...]
+) -> int:
     """Sequential and parallel in turn, `rounds` times; factors and their ratio."""
     if args.keep is not None:
         raise ConfigError("--keep: one run directory, but --pipeline both makes several")
@@ -122,7 +142,7 @@ def _side_by_side(args: argparse.Namespace, scenario: Scenario) -> int:
         for pipeline in (Pipeline.SEQUENTIAL, Pipeline.PARALLEL):
             print(f"-- pipeline: {pipeline.value}")
             one = replace(scenario, sim=SimConfig(pipeline))
-            _bench_one(args, one, factors[pipeline])
+            _bench_one(args, one, observers, factors[pipeline])
     seq = sum(factors[Pipeline.SEQUENTIAL]) / len(factors[Pipeline.SEQUENTIAL])
     par = sum(factors[Pipeline.PARALLEL]) / len(factors[Pipeline.PARALLEL])
     print("== side by side (real-time factor, mean of rounds)")
@@ -133,19 +153,12 @@ def _side_by_side(args: argparse.Namespace, scenario: Scenario) -> int:
 
 
 def _bench_one(
-    args: argparse.Namespace, scenario: Scenario, factors: list[float] | None = None
+    args: argparse.Namespace,
+    scenario: Scenario,
+    observers: tuple[SimObserver, ...],
+    factors: list[float] | None = None,
 ) -> int:
     scene = build_scene(scenario)
-    node = None
-    observers: tuple[SimObserver, ...] = ()
-    if not args.no_ros:
-        try:
-            from grade_sim.node.sim_node import publishing_observer
-
-            node, publisher = publishing_observer("grade_bench_sim", SensorStreams(scene).topics())
-            observers = (publisher,)
-        except ImportError:
-            print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     out = args.keep or tmp / "run"
     bar = tqdm(total=1, unit="step", desc="bench sim", file=sys.stderr)
@@ -159,9 +172,6 @@ def _bench_one(
         result = run_scenario(SimulatorSpec(scene, observers=observers), out, progress=progress)
     finally:
         bar.close()
-        if node is not None:
-            node.destroy_node()
-            node.context.try_shutdown()
     wall = time.perf_counter() - t0
     s = result.summary
     bag_mb = (
@@ -173,7 +183,7 @@ def _bench_one(
     gl = yaml.safe_load((result.path / RUN_YAML).read_text())[SIMULATOR_KEY]
     print(
         f"scenario: {args.scenario or default_scenario_path()} ({s['sim_time_s']:.1f} s simulated, "
-        f"ROS publishing {'off' if node is None else 'on'})"
+        f"ROS publishing {'on' if observers else 'off'})"
     )
     print(f"pipeline: {gl['pipeline']}; GL renderer: {gl['gl_renderer']}")
     if args.camera_streams:
