@@ -7,7 +7,6 @@ import importlib.util
 import threading
 from collections.abc import Callable
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
@@ -18,18 +17,9 @@ from grade_sim.config.scenario import Pipeline, Scenario, scenario_from_mapping
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 from grade_sim.sim.step_output import WORKER_THREAD
+from scripts_kit import load_script
 
-SCRIPT = Path(__file__).resolve().parents[3] / "scripts" / "compare_runs.py"
 RENDER_THREAD = "mujoco-render"
-
-
-def _compare_runs() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def _render_threads() -> list[threading.Thread]:
@@ -74,7 +64,7 @@ def test_parallel_and_sequential_runs_are_byte_identical(
         assert run_yaml["simulator"]["gl_renderer"]  # e.g. llvmpipe, or a GPU through EGL
         assert result.summary["camera_frames_rendered"] > 20
         paths[mode] = result.path
-    assert _compare_runs().compare_runs(paths["sequential"], paths["parallel"]) == []
+    assert load_script("compare_runs").compare_runs(paths["sequential"], paths["parallel"]) == []
     assert _render_threads() == []
 
 
