@@ -182,8 +182,9 @@ def get_parameters(node: Any, target: str, names: list[str]) -> dict[str, Any]:
 
 
 def publishers_of(node: Any, name: str, namespace: str, want: set[str]) -> set[str]:
-    """The topics a node publishes, once `want` are among them (or after 30 s)."""
-    deadline = time.monotonic() + 30.0
+    """The topics a node publishes, once `want` are among them (or after 120 s: a bound on a
+    condition, for node start-up on a busy machine)."""
+    deadline = time.monotonic() + 120.0
     topics: set[str] = set()
     while time.monotonic() < deadline:
         topics = {t for t, _ in node.get_publisher_names_and_types_by_node(name, namespace)}

@@ -5,15 +5,16 @@ then build the dataset once every job is complete.
     DIR/jobs/<id>/        a complete job: run/, noisy_bag/, replay_<name>/, export/
     DIR/logs/<id>.log     every attempt's commands and output
     DIR/dataset/          splits, COCO, YOLO, eval tables, README.md (grade_batch.dataset)
+    DIR/locks/            batch.lock (this batch process), <id>.lock (the worker running <id>)
 
 A rerun with the same sweep skips complete jobs and runs pending and failed ones. A job folder
 that a killed batch's worker finished but never reported is adopted (its checksum recomputed);
-staging folders of dead processes are removed.
+staging folders of dead processes are removed. A batch folder or job that a live process holds
+(its lock file names it) is refused; a lock of a dead process is taken over (grade_batch.lock).
 """
 
 from __future__ import annotations
 
-import os
 import shutil
 import sys
 import time
@@ -23,14 +24,18 @@ from pathlib import Path
 from tqdm import tqdm
 
 from grade_batch.checksum import tree_checksum
+from grade_batch.errors import LockHeldError
 from grade_batch.jobs import Job, expand
+from grade_batch.lock import PidLock, live_holder, pid_alive
 from grade_batch.manifest import JobStatus, Manifest, open_manifest
 from grade_batch.pipeline import (
     JOBS_DIR,
     JobPlan,
     JobResult,
+    batch_lock_path,
     find_grade,
     job_dir,
+    job_lock_path,
     log_path,
 )
 from grade_batch.runners import Runner
@@ -54,27 +59,12 @@ class BatchOutcome:
         return all(e.status is JobStatus.COMPLETE for e in self.manifest.jobs.values())
 
 
-def _pid_alive(pid: int) -> bool:
-    """True while the process runs; a killed worker not yet reaped (a zombie) counts as gone."""
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:
-        return True
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (OSError, IndexError):
-        return True  # no /proc: trust kill(0)
-    return state not in ("Z", "X")
-
-
 def _remove_dead_staging(jobs_root: Path, job_id: str) -> None:
     """Remove `.<id>.partial-<pid>[-n]` folders whose process is gone (ours, by name)."""
     prefix = f".{job_id}{PARTIAL_MARK}-"
     for path in jobs_root.glob(f"{prefix}*"):
         pid_text = path.name[len(prefix) :].split("-")[0]
-        if pid_text.isdigit() and not _pid_alive(int(pid_text)):
+        if pid_text.isdigit() and not pid_alive(int(pid_text)):
             shutil.rmtree(path, ignore_errors=True)
 
 
@@ -95,6 +85,30 @@ def _reconcile(manifest: Manifest, jobs: list[Job], batch_dir: Path) -> None:
             )
 
 
+def refuse_held_jobs(batch_dir: Path, jobs: list[Job]) -> None:
+    """Refuse to go on while a live process runs one of the jobs (a worker that outlived a
+    killed batch, or another batch's worker); dead holders' locks are left to be taken over.
+
+    Raises:
+        LockHeldError: names each held job, its holder and the lock file.
+    """
+    held = []
+    for job in jobs:
+        path = job_lock_path(batch_dir, job.job_id)
+        holder = live_holder(path)
+        if holder is not None:
+            held.append(f"job {job.job_id} is held by {holder.describe()} (lock {path})")
+    if held:
+        raise LockHeldError(
+            f"{batch_dir}: " + "; ".join(held) + "; wait for it to finish or stop it, then rerun"
+        )
+
+
+def batch_lock(batch_dir: Path) -> PidLock:
+    """The lock of the batch folder, held while jobs run or the dataset is built."""
+    return PidLock(batch_lock_path(batch_dir), f"batch folder {batch_dir}")
+
+
 def _report_failure(job: Job, result: JobResult, log: Path) -> None:
     settings = ", ".join(f"{k}={v}" for k, v in job.describe().items())
     print(
@@ -111,6 +125,7 @@ def run_batch(
     Raises:
         BatchOutputError: `batch_dir` holds something else.
         BatchConfigError: the sweep does not expand into valid jobs.
+        LockHeldError: another live process holds the batch folder or one of its jobs.
     """
     start = time.monotonic()
     jobs = expand(spec)
@@ -120,6 +135,22 @@ def run_batch(
     # A batch folder is grade's own output: its manifest and dataset are replaced in place.
     write_marker(batch_dir)
     (batch_dir / JOBS_DIR).mkdir(exist_ok=True)
+    with batch_lock(batch_dir):
+        refuse_held_jobs(batch_dir, jobs)
+        return _run_jobs(spec, batch_dir, runner, manifest, jobs, quiet=quiet, start=start)
+
+
+def _run_jobs(
+    spec: SweepFile,
+    batch_dir: Path,
+    runner: Runner,
+    manifest: Manifest,
+    jobs: list[Job],
+    *,
+    quiet: bool,
+    start: float,
+) -> BatchOutcome:
+    """`run_batch` once this process holds the batch folder."""
     _reconcile(manifest, jobs, batch_dir)
     by_id = {j.job_id: j for j in jobs}
     skipped = tuple(j.job_id for j in jobs if manifest.jobs[j.job_id].status is JobStatus.COMPLETE)

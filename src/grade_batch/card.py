@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING, Any
 
 from grade_batch.jobs import Job
 from grade_batch.manifest import Manifest
+from grade_batch.splits import SplitStats
 
 if TYPE_CHECKING:
-    from grade_batch.dataset import SplitStats
     from grade_batch.spec import SweepFile
 
 

@@ -15,13 +15,13 @@ import csv
 import json
 import subprocess
 from collections import defaultdict
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import yaml
 
+from grade_batch.batch import batch_lock
 from grade_batch.card import dataset_card
 from grade_batch.errors import JobFailedError
 from grade_batch.export.coco import categories_table, merge
@@ -37,34 +37,10 @@ from grade_batch.pipeline import (
     sequence_name,
 )
 from grade_batch.spec import SweepFile
+from grade_batch.splits import SPLITS, SplitStats, assign_splits
 from grade_common.atomic import StagedOutput
 
 DATASET_DIR = "dataset"
-SPLITS = ("train", "val", "test")
-
-
-@dataclass(frozen=True)
-class SplitStats:
-    """Counts of one split."""
-
-    sequences: int
-    images: int
-    instances_per_category: dict[str, int]
-
-
-def assign_splits(job_ids: list[str], spec: SweepFile) -> dict[str, str]:
-    """Whole sequences into splits: a seeded shuffle, then the first round(train * n) to train,
-    the next round(val * n) to val, the rest to test."""
-    splits = spec.sweep.splits
-    order = sorted(job_ids)
-    rng = np.random.default_rng(splits.seed)
-    shuffled = [order[i] for i in rng.permutation(len(order))]
-    n_train = round(splits.train * len(order))
-    n_val = min(round(splits.val * len(order)), len(order) - n_train)
-    out = {}
-    for i, job_id in enumerate(shuffled):
-        out[job_id] = "train" if i < n_train else "val" if i < n_train + n_val else "test"
-    return {k: out[k] for k in order}
 
 
 def _variants(spec: SweepFile) -> list[str]:
@@ -76,7 +52,8 @@ def _write_coco(
 ) -> dict[str, SplitStats]:
     export = spec.sweep.pipeline.export
     assert export is not None
-    names = [c["name"] for c in categories_table(export.categories)]
+    categories = categories_table(export.categories)
+    names = [c["name"] for c in categories]
     stats: dict[str, SplitStats] = {}
     (root / "coco").mkdir()
     for split in SPLITS:
@@ -85,7 +62,8 @@ def _write_coco(
             for variant in _variants(spec):
                 path = batch_dir / JOBS_DIR / job_id / EXPORT_DIR / variant / COCO_JSON
                 docs.append((f"{JOBS_DIR}/{job_id}/", json.loads(path.read_text())))
-        merged = merge(docs, {"description": f"{spec.sweep.name} {split}", "split": split})
+        info = {"description": f"{spec.sweep.name} {split}", "split": split}
+        merged = merge(docs, info, categories)
         per_cat: dict[str, int] = defaultdict(int)
         for ann in merged["annotations"]:
             per_cat[names[ann["category_id"] - 1]] += 1
@@ -176,10 +154,13 @@ def _write_eval(
 def build_dataset(
     spec: SweepFile, batch_dir: Path, jobs: list[Job], manifest: Manifest, grade_exe: str
 ) -> Path:
-    """Write `DIR/dataset/` (replacing an older one only once the new one is complete)."""
+    """Write `DIR/dataset/` (replacing an older one only once the new one is complete).
+
+    Raises:
+        LockHeldError: another live process holds the batch folder.
+    """
     split_of = assign_splits([j.job_id for j in jobs], spec)
-    staged = StagedOutput(batch_dir / DATASET_DIR, overwrite=True)
-    with staged as root:
+    with batch_lock(batch_dir), StagedOutput(batch_dir / DATASET_DIR, overwrite=True) as root:
         root.mkdir()
         (root / "splits.yaml").write_text(yaml.safe_dump(split_of, sort_keys=True))
         stats: dict[str, SplitStats] = {}

@@ -23,3 +23,7 @@ class ExportError(BatchError):
 
 class BatchOutputError(BatchError, OutputExistsError):
     """The batch folder belongs to another sweep, or an output exists already."""
+
+
+class LockHeldError(BatchError):
+    """A live process holds the batch folder or a job (the message names its PID and lock file)."""

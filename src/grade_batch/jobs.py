@@ -8,7 +8,6 @@ is passed whole, so relative paths in the scenario still resolve against its own
 
 from __future__ import annotations
 
-import copy
 import itertools
 import json
 from dataclasses import dataclass
@@ -19,6 +18,8 @@ import yaml
 
 from grade_batch.errors import BatchConfigError
 from grade_batch.spec import Axis, Group, SweepFile, parse_value
+from grade_common.errors import ConfigError
+from grade_common.overrides import apply_overrides
 
 
 @dataclass(frozen=True)
@@ -111,37 +112,9 @@ def top_level_changes(job: Job) -> dict[str, Any]:
         raise BatchConfigError(f"{job.scenario}: cannot read scenario: {err}") from err
     if not isinstance(data, dict):
         raise BatchConfigError(f"{job.scenario}: expected a mapping at the top level")
-    changed: dict[str, Any] = {}
-    for key, value in job.settings:
-        parts = key.split(".")
-        top = parts[0]
-        if top not in changed:
-            changed[top] = copy.deepcopy(data.get(top))
-        if len(parts) == 1:
-            changed[top] = value
-        else:
-            if changed[top] is None:
-                changed[top] = {}
-            _set_path(changed[top], parts[1:], value, f"{job.group}: set {key}")
-    return changed
-
-
-def _set_path(node: Any, parts: list[str], value: Any, where: str) -> None:
-    for i, part in enumerate(parts):
-        last = i == len(parts) - 1
-        if isinstance(node, list):
-            if not part.isdigit() or int(part) >= len(node):
-                raise BatchConfigError(
-                    f"{where}: {part!r} is not an index of a list of {len(node)} items"
-                )
-            if last:
-                node[int(part)] = value
-            else:
-                node = node[int(part)]
-        elif isinstance(node, dict):
-            if last:
-                node[part] = value
-            else:
-                node = node.setdefault(part, {})
-        else:
-            raise BatchConfigError(f"{where}: {part!r} goes into {node!r}, which is not a mapping")
+    try:
+        changed = apply_overrides(data, job.settings, f"{job.group}: set")
+    except ConfigError as err:
+        raise BatchConfigError(str(err)) from None
+    tops = dict.fromkeys(key.split(".")[0] for key, _ in job.settings)  # first-set order
+    return {top: changed[top] for top in tops}

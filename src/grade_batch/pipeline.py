@@ -10,8 +10,10 @@ job's ROS_DOMAIN_ID and CPU share:
     COCO / YOLO labels of run and every replay into export/<run|replay_name>/  (pipeline.export)
 
 The job folder is staged (grade_common.atomic): it appears under jobs/<id> only when every step
-succeeded; a failed or killed job leaves only its log. Rendering and LiDAR steps are not part of
-the pipeline (those features have not landed).
+succeeded; a failed or killed job leaves only its log. While it runs, the worker holds the job's
+lock file (locks/<id>.lock, grade_batch.lock), and every step process dies with the worker
+(grade_batch.parent_death). Rendering and LiDAR steps are not part of the pipeline (those
+features have not landed).
 """
 
 from __future__ import annotations
@@ -19,7 +21,6 @@ from __future__ import annotations
 import math
 import os
 import shutil
-import subprocess
 import time
 import traceback
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ from grade_batch.checksum import tree_checksum
 from grade_batch.errors import BatchError, BatchOutputError, JobFailedError
 from grade_batch.export.sequence import export_sequence
 from grade_batch.jobs import Job
+from grade_batch.lock import PidLock
+from grade_batch.parent_death import run_step
 from grade_batch.spec import Pipeline
 from grade_common.atomic import StagedOutput
 from grade_common.rundir import (
@@ -40,12 +43,15 @@ from grade_common.rundir import (
     read_run_yaml,
     write_run_yaml,
 )
+from grade_common.transport import transport_environment
 
 RUN_DIR = "run"
 NOISY_BAG = "noisy_bag"
 EXPORT_DIR = "export"
 LOGS_DIR = "logs"
 JOBS_DIR = "jobs"
+LOCKS_DIR = "locks"
+BATCH_LOCK = "batch.lock"
 
 
 def replay_dir(name: str) -> str:
@@ -92,6 +98,16 @@ def job_dir(batch_dir: Path, job_id: str) -> Path:
     return batch_dir / JOBS_DIR / job_id
 
 
+def job_lock_path(batch_dir: Path, job_id: str) -> Path:
+    """The lock file a worker holds while it runs the job."""
+    return batch_dir / LOCKS_DIR / f"{job_id}.lock"
+
+
+def batch_lock_path(batch_dir: Path) -> Path:
+    """The lock file the batch process holds while it runs jobs or builds the dataset."""
+    return batch_dir / LOCKS_DIR / BATCH_LOCK
+
+
 def find_grade() -> str:
     """The `grade` command on PATH.
 
@@ -104,10 +120,12 @@ def find_grade() -> str:
     return exe
 
 
-def _env(plan: JobPlan) -> dict[str, str]:
+def job_environment(plan: JobPlan) -> dict[str, str]:
+    """The environment of the job's step processes."""
     env = dict(os.environ)
     env["ROS_DOMAIN_ID"] = str(plan.job.domain_id)
-    env["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
+    # The project's local transport, whatever the calling shell had (docs/transport.md).
+    env.update(transport_environment(env))
     # The job's declared CPU share caps the math libraries' thread pools, so parallel jobs do
     # not oversubscribe the cores they were scheduled on.
     threads = str(max(1, math.ceil(plan.num_cpus)))
@@ -147,14 +165,12 @@ def _relative_replay_source(replay: Path) -> None:
 
 
 def _run_steps(plan: JobPlan, stage: Path, log: Path) -> None:
-    env = _env(plan)
+    env = job_environment(plan)
     for name, cmd in _commands(plan):
         with log.open("a") as out:
             out.write(f"$ {' '.join(cmd)}\n")
             out.flush()
-            code = subprocess.run(
-                cmd, cwd=stage, env=env, stdout=out, stderr=subprocess.STDOUT, check=False
-            ).returncode
+            code = run_step(cmd, cwd=stage, env=env, log=out)
         if code != 0:
             raise JobFailedError(f"step '{name}' exited with {code}; see {log}")
     for replay in plan.pipeline.replays:
@@ -186,15 +202,16 @@ def execute_job(plan: JobPlan) -> JobResult:
     with log.open("a") as out:
         out.write(f"== job {plan.job.job_id} (pid {os.getpid()}): {plan.job.describe()}\n")
     try:
-        staged = StagedOutput(job_dir(batch, plan.job.job_id), exists_error=BatchOutputError)
-        try:
-            staged.path.mkdir()
-            _run_steps(plan, staged.path, log)
-            checksum = tree_checksum(staged.path)
-            staged.commit()
-        except BaseException:
-            staged.discard()
-            raise
+        with PidLock(job_lock_path(batch, plan.job.job_id), f"job {plan.job.job_id}"):
+            staged = StagedOutput(job_dir(batch, plan.job.job_id), exists_error=BatchOutputError)
+            try:
+                staged.path.mkdir()
+                _run_steps(plan, staged.path, log)
+                checksum = tree_checksum(staged.path)
+                staged.commit()
+            except BaseException:
+                staged.discard()
+                raise
     except Exception as err:  # reported with the job's settings by the batch, never lost
         with log.open("a") as out:
             out.write(traceback.format_exc())

@@ -14,6 +14,7 @@ from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wai
 from typing import Any, Protocol
 
 from grade_batch.errors import BatchError
+from grade_batch.parent_death import die_with_parent
 from grade_batch.pipeline import JobPlan, JobResult, execute_job
 from grade_batch.spec import Resources
 
@@ -51,7 +52,14 @@ class LocalPool:
     def run(self, plans: Sequence[JobPlan], on_result: OnResult) -> None:
         if not plans:
             return
-        with ProcessPoolExecutor(max_workers=min(self.workers, len(plans))) as pool:
+        # Workers (and their step processes) end with this process, even when it is killed
+        # outright. The parent-death signal follows the thread that forked the worker: the pool
+        # forks them in `submit`, from this thread, which waits here until every job is done.
+        with ProcessPoolExecutor(
+            max_workers=min(self.workers, len(plans)),
+            initializer=die_with_parent,
+            initargs=(os.getpid(),),
+        ) as pool:
             pending: set[Future[JobResult]] = {pool.submit(execute_job, p) for p in plans}
             while pending:
                 done, pending = wait(pending, return_when=FIRST_COMPLETED)

@@ -7,28 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from grade_cli.commands import load
-
-# Each name NAME is the command "bench NAME" of grade_cli.commands.
-BENCHMARKS = (
-    "sim",
-    "control",
-    "bag",
-    "eval",
-    "noise",
-    "replay",
-    "delivery",
-    "recording",
-    "slam",
-    "scenes",
-    "batch",
-    "render",
-    "lidar",
-    "looks",
-    "cameras",
-    "people",
-    "crowd",
-)
+from grade_cli.benchmarks import BENCHMARKS, load_benchmark
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -44,7 +23,7 @@ def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
     """Run the named benchmarks (default: all) in a fixed order, each with bench_argv (the
     options `grade bench` does not know); stop at the first failure."""
     for name in args.names or sorted(BENCHMARKS):
-        bench = load(f"bench {name}")
+        bench = load_benchmark(name)
         print(f"== benchmark {name}")
         code = bench.main(bench_argv)
         if code:

@@ -25,6 +25,7 @@ from typing import IO
 
 import yaml
 
+from grade_cli.hogs import cpu_hogs
 from grade_common.transport import (
     PROFILE_RELPATH,
     BoundSocket,
@@ -116,8 +117,11 @@ def run_delivery(
     start_delay_s: float = 5.0,
     include: str = "",
     timeout_s: float = 600.0,
+    counter_depth: int | None = None,
 ) -> DeliveryResult:
     """Run the simulator (real-time pace) with counters and, given `noise_params`, noise_node.
+
+    `counter_depth` is the counters' history depth (None: topic_counter's own default).
 
     Raises:
         RuntimeError: a process failed or did not print its counts.
@@ -130,7 +134,11 @@ def run_delivery(
         counters = {
             qos: _Process(
                 f"counter_{qos}",
-                [*_module("grade_replay.node.topic_counter"), "--qos", qos, "--include", include],
+                [
+                    *_module("grade_replay.node.topic_counter"),
+                    *("--qos", qos, "--include", include),
+                    *(() if counter_depth is None else ("--depth", str(counter_depth))),
+                ],
                 env,
                 workdir,
             )
@@ -246,17 +254,31 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated seconds (10)")
     parser.add_argument("--no-noise", action="store_true", help="without noise_node")
+    parser.add_argument(
+        "--hogs", type=int, default=0, help="busy-loop CPU hog processes to run meanwhile (0)"
+    )
+    parser.add_argument(
+        "--depth", type=int, default=None, help="the counters' history depth (topic_counter's)"
+    )
     args, _ = parser.parse_known_args(argv)
+    if args.hogs < 0:
+        parser.error(f"--hogs {args.hogs}: give 0 or more busy-loop processes")
     noise_params = None if args.no_noise else _config_root() / "config" / "noise.yaml"
-    with tempfile.TemporaryDirectory(prefix="grade-bench-delivery-") as tmp:
+    with (
+        tempfile.TemporaryDirectory(prefix="grade-bench-delivery-") as tmp,
+        cpu_hogs(args.hogs),
+    ):
         result = run_delivery(
             scenario=args.scenario or default_scenario_path(),
             duration_s=args.duration_s,
             noise_params=noise_params,
             workdir=Path(tmp),
+            counter_depth=args.depth,
         )
+        load = os.getloadavg()  # while the hogs still run
     print(format_report(result))
-    print("load average (1, 5, 15 min): " + ", ".join(f"{v:.1f}" for v in os.getloadavg()))
+    print(f"CPU hogs: {args.hogs} busy-loop processes on {os.cpu_count()} cores")
+    print("load average (1, 5, 15 min): " + ", ".join(f"{v:.1f}" for v in load))
     for line in result.sim_log.splitlines():
         if "real-time factor" in line:
             print(line.strip())

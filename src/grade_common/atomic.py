@@ -47,6 +47,8 @@ class StagedOutput:
         exists_error: the error type raised for an existing output (a package's own subclass of
             GradeError, so its callers catch what they expect).
         inputs: the paths the output is made from; the output may not be, be inside or hold one.
+        announce: say on stderr what `overwrite` will replace (off for a tool rewriting its own
+            files in place, such as a resumable output's lists).
 
     Raises:
         exists_error: `final` exists and `overwrite` is False, or (nested) a leftover
@@ -62,6 +64,7 @@ class StagedOutput:
         nested: bool = False,
         exists_error: type[GradeError] = OutputExistsError,
         inputs: Iterable[str | Path] = (),
+        announce: bool = True,
     ) -> None:
         self.final = Path(final)
         self.overwrite = overwrite
@@ -69,7 +72,7 @@ class StagedOutput:
         replacing = check_output(
             self.final, inputs=inputs, overwrite=overwrite, exists_error=exists_error
         )
-        if replacing is not None:
+        if replacing is not None and announce:
             print(f"grade: {replacing}", file=sys.stderr)
         parent = self.final.parent
         try:

@@ -13,8 +13,13 @@ from __future__ import annotations
 
 import ipaddress
 import os
+import shlex
+import sys
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+
+from grade_common.share import shipped_file
 
 PROFILE_ENV = "FASTDDS_DEFAULT_PROFILES_FILE"
 DISCOVERY_RANGE_ENV = "ROS_AUTOMATIC_DISCOVERY_RANGE"
@@ -22,6 +27,11 @@ DISCOVERY_RANGE_ENV = "ROS_AUTOMATIC_DISCOVERY_RANGE"
 DISCOVERY_RANGE_WITH_PROFILE = "SYSTEM_DEFAULT"
 # Relative to the repository root and to the installed share/grade folder alike.
 PROFILE_RELPATH = Path("config") / "fastdds" / "localhost.xml"
+RMW_ENV = "RMW_IMPLEMENTATION"
+# The RMWs that read the Fast DDS profile; the first is ROS 2's default.
+FASTDDS_RMWS = ("rmw_fastrtps_cpp", "rmw_fastrtps_dynamic_cpp")
+# Another RMW (e.g. rmw_cyclonedds_cpp) ignores the profile; LOCALHOST at least limits discovery.
+DISCOVERY_RANGE_WITHOUT_PROFILE = "LOCALHOST"
 
 _SOCKET_TABLES = ("udp", "udp6", "tcp", "tcp6")
 _TCP_LISTEN = "0A"
@@ -37,6 +47,21 @@ def local_transport_environment(profile: Path) -> dict[str, str]:
     if not profile.is_file():
         raise FileNotFoundError(f"Fast DDS profile {profile} does not exist")
     return {PROFILE_ENV: str(profile), DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITH_PROFILE}
+
+
+def transport_environment(environ: Mapping[str, str] | None = None) -> dict[str, str]:
+    """The variables every grade process and every process grade starts gets, so that ROS 2
+    traffic stays on this machine: the shipped profile with SYSTEM_DEFAULT for Fast DDS (the
+    RMW named by RMW_IMPLEMENTATION in `environ`, default os.environ; unset means Fast DDS),
+    LOCALHOST for any other RMW. `source scripts/env.sh` exports exactly these (`main`).
+
+    Raises:
+        FileNotFoundError: the shipped profile is missing (a broken installation).
+    """
+    env = os.environ if environ is None else environ
+    if env.get(RMW_ENV, FASTDDS_RMWS[0]) in FASTDDS_RMWS:
+        return local_transport_environment(shipped_file(PROFILE_RELPATH.as_posix()))
+    return {DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITHOUT_PROFILE}
 
 
 @dataclass(frozen=True)
@@ -93,3 +118,19 @@ def bound_sockets(pid: int, proc: Path = Path("/proc")) -> list[BoundSocket]:
             address, port = cols[1].split(":")
             found.append(BoundSocket(table, _decode_address(address), int(port, 16)))
     return found
+
+
+def main() -> int:
+    """Print `transport_environment()` as shell `export` lines (scripts/env.sh evaluates them)."""
+    try:
+        env = transport_environment()
+    except FileNotFoundError as err:
+        print(f"grade_common.transport: {err}", file=sys.stderr)
+        return 1
+    for name, value in env.items():
+        print(f"export {name}={shlex.quote(value)}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

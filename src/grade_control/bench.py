@@ -6,12 +6,12 @@ The plant is first order (joint velocity = command, integrated at 240 Hz, comman
 
 from __future__ import annotations
 
-import argparse
 import math
 import time
 
 import numpy as np
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_control.config import ControllerConfig
 from grade_control.controller import JointController, simulate_first_order
 from grade_control.geometry import rpy_to_quaternion, wrap_angle
@@ -91,9 +91,9 @@ def update_cost_us(updates: int) -> tuple[float, float]:
 
 def main(argv: list[str]) -> int:
     """Print the controller's cost per update and its circle-tracking errors."""
-    parser = argparse.ArgumentParser(prog="grade bench control", description=__doc__)
+    parser = bench_parser("control", __doc__)
     parser.add_argument("--updates", type=int, default=3000, help="updates to time")
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     mean_us, median_us = update_cost_us(args.updates)
     print(
         f"controller update (6 joints, trajectory mode): mean {mean_us:.1f} us, "

@@ -12,7 +12,7 @@ Messages are converted by the ROS node; this module sees only arrays and names.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from enum import Enum
 
@@ -299,6 +299,24 @@ class SetpointTracker:
             mask[self._index[name]] = True
         return array, mask
 
+    def _named_joints(
+        self,
+        values: Mapping[str, float],
+        stamp_s: float,
+        now_s: float,
+        what: str,
+        check: Callable[[FloatArray, BoolArray, str], None],
+    ) -> tuple[float, FloatArray, BoolArray]:
+        """The checked stamp, the values as a joint array and the mask of the named joints of a
+        per-joint setpoint (`check`: its limit check); on an error the robot holds."""
+        try:
+            stamp_s = self._check_stamp(stamp_s, now_s)
+            array, mask = self._names_to_mask(values, what)
+            check(array, mask, what)
+        except SetpointError as err:
+            raise self._guard(what, err) from None
+        return stamp_s, array, mask
+
     def _start_reference(self, now_s: float) -> FloatArray:
         """Where the current reference is at `now_s` (a new velocity setpoint continues from it;
         NaN where nothing is known yet: filled from the first measurement)."""
@@ -343,24 +361,18 @@ class SetpointTracker:
         self, positions: Mapping[str, float], stamp_s: float, now_s: float
     ) -> None:
         """Position goal for named joints (e.g. `camera_yaw`); other joints keep their setpoint."""
-        try:
-            stamp_s = self._check_stamp(stamp_s, now_s)
-            target, mask = self._names_to_mask(positions, "joint position setpoint")
-            self._check_limits(target, mask, "joint position setpoint")
-        except SetpointError as err:
-            raise self._guard("joint position setpoint", err) from None
+        stamp_s, target, mask = self._named_joints(
+            positions, stamp_s, now_s, "joint position setpoint", self._check_limits
+        )
         self._install(_Position(mask, stamp_s, target))
 
     def set_joint_velocities(
         self, velocities: Mapping[str, float], stamp_s: float, now_s: float
     ) -> None:
         """Velocity command for named joints; the reference position integrates it."""
-        try:
-            stamp_s = self._check_stamp(stamp_s, now_s)
-            velocity, mask = self._names_to_mask(velocities, "joint velocity setpoint")
-            self._check_velocity(velocity, mask, "joint velocity setpoint")
-        except SetpointError as err:
-            raise self._guard("joint velocity setpoint", err) from None
+        stamp_s, velocity, mask = self._named_joints(
+            velocities, stamp_s, now_s, "joint velocity setpoint", self._check_velocity
+        )
         self._install(
             _Velocity(
                 mask,

@@ -6,12 +6,12 @@ The trajectory numbers and time are compared with evo on the same input when evo
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 from scipy.spatial.transform import Rotation
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_eval.core.align import align
 from grade_eval.core.ame import RaycastConfig, ame_nearest, ame_raycast
 from grade_eval.core.evaluate import TrajectoryEvalConfig, evaluate_trajectory
@@ -72,12 +72,12 @@ def _evo(gt: PoseTrajectory, est: PoseTrajectory) -> tuple[dict[str, float], flo
 
 def main(argv: list[str]) -> int:
     """Run the benchmark and print the measurements."""
-    parser = argparse.ArgumentParser(prog="grade bench eval", description=__doc__)
+    parser = bench_parser("eval", __doc__)
     parser.add_argument("--poses", type=int, default=100_000)
     parser.add_argument("--points", type=int, default=1_000_000)
     parser.add_argument("--rays", type=int, default=100_000)
     parser.add_argument("--no-evo", action="store_true", help="skip the evo comparison")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     rng = np.random.default_rng(7)
     gt, est = synthetic_pair(args.poses, rng)
 

@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from grade_common.cli_args import add_choice, command_parser
 from grade_common.output_guard import check_output
 from grade_common.rundir import RunLayout
 from grade_common.textfile import read_yaml
@@ -66,14 +67,11 @@ def _window_cap(text: str) -> float | None:
 def _add_traj_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-diff", type=float, default=0.01, help="association max |dt| [s]")
     p.add_argument("--offset", type=float, default=0.0, help="added to estimate stamps [s]")
-    p.add_argument("--align", choices=[m.value for m in AlignMode], default="se3")
+    add_choice(p, "--align", AlignMode, AlignMode.SE3)
     p.add_argument("--n-align", type=int, default=None, help="align on the first n poses only")
     p.add_argument("--delta", type=float, default=1.0, help="RPE delta")
-    p.add_argument(
-        "--delta-unit",
-        choices=[u.value for u in DeltaUnit],
-        default="f",
-        help="f (frames) or m (metres travelled)",
+    add_choice(
+        p, "--delta-unit", DeltaUnit, DeltaUnit.FRAMES, help="f (frames) or m (metres travelled)"
     )
     p.add_argument("--all-pairs", action="store_true", help="RPE over all pairs (evo -a)")
     p.add_argument(
@@ -353,7 +351,7 @@ def _cmd_kiss_icp(args: argparse.Namespace) -> int:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade eval` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade eval", description=__doc__)
+    parser = command_parser("grade eval", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
 
     p = sub.add_parser("traj", help="ATE, RPE, missing time and tracking rate of one estimate")
@@ -390,7 +388,7 @@ def build_parser() -> argparse.ArgumentParser:
         help=".npz with points_xyz (estimate frame) and stamps_s "
         "per estimated point, one to one with --est (raycast)",
     )
-    p.add_argument("--align", choices=[m.value for m in AlignMode], default="se3")
+    add_choice(p, "--align", AlignMode, AlignMode.SE3)
     p.add_argument("--max-diff", type=float, default=0.01)
     p.add_argument("--max-dist", type=float, default=np.inf, help="NN match limit [m]")
     p.add_argument("--symmetric", action="store_true", help="also GT -> estimate")

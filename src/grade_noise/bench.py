@@ -9,7 +9,6 @@ the noise node does, so it also pays for their evicting each other's data from t
 
 from __future__ import annotations
 
-import argparse
 import os
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_noise.depth import depth_noise, depth_preset
 from grade_noise.imu import imu_noise, imu_preset, initial_imu_state
 from grade_noise.rgb import (
@@ -58,7 +58,7 @@ def _verdict(frame_s: float) -> str:
 
 def main(argv: list[str]) -> int:
     """Print frames/s and samples/s of the noise models on one core, and the real-time factor."""
-    parser = argparse.ArgumentParser(prog="grade bench noise", description=__doc__)
+    parser = bench_parser("noise", __doc__)
     parser.add_argument("--seconds", type=float, default=2.0, help="time per measurement")
     parser.add_argument("--repeats", type=int, default=3, help="rounds per measurement (best)")
     parser.add_argument(
@@ -67,7 +67,7 @@ def main(argv: list[str]) -> int:
         default=0.5,
         help="camera angular speed for blur/rolling shutter, rad/s",
     )
-    args = parser.parse_args(argv)
+    args = parse_bench_args(parser, argv)
     if args.repeats < 1 or not args.seconds > 0.0:
         parser.error("--repeats must be >= 1 and --seconds > 0")
     cv2.setNumThreads(1)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from grade_common.cli_args import command_parser
 from grade_common.rundir import NOISE_SEED_KEY, RUN_YAML, read_run_yaml, run_root_of
 from grade_noise.apply import (
     TUM_DEPTH_TOPIC,
@@ -60,11 +61,7 @@ def run_noise_seed(path: Path) -> tuple[int, Path] | None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade noise` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade noise",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("grade noise", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     app = sub.add_parser("apply", help="noise a bag (new bag) or a TUM folder (sibling folder)")
     app.add_argument("input", type=Path, help="rosbag2 folder or TUM RGB-D camera folder")

@@ -7,46 +7,35 @@ this would take for GRADE's sequence length (60 s of one camera at 30 Hz = 1800 
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 from pathlib import Path
 
+from grade_common.cli_args import add_choice, bench_parser, parse_bench_args
 from grade_render.render import render_run
 from grade_render.settings import Device, RenderSettings
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.bench import small_scenario
 from grade_sim.sim.run import run_scenario
 
 GRADE_FRAMES = 60 * 30
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench render", description=__doc__)
+    parser = bench_parser("render", __doc__)
     parser.add_argument("--width", type=int, default=640, help="camera width (640)")
     parser.add_argument("--height", type=int, default=480, help="camera height (480)")
     parser.add_argument(
         "--samples", type=int, nargs="+", default=[16, 64], help="sample counts (16 64)"
     )
     parser.add_argument("--frames", type=int, default=2, help="frames per sample count (2)")
-    parser.add_argument(
-        "--device", choices=[d.value for d in Device], default="auto", help="(auto)"
-    )
-    args, _ = parser.parse_known_args(argv)
-    scenario = scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": 0.1 + args.frames / 30,
-            "bootstrap_s": 0.1,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": 2},
-            "flying_objects": {"count": 1},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [{"name": "camera", "width": args.width, "height": args.height}],
-                }
-            ],
-        },
-        "bench scenario",
+    add_choice(parser, "--device", Device, Device.AUTO, help="(auto)")
+    args = parse_bench_args(parser, argv)
+    scenario = small_scenario(
+        duration_s=0.1 + args.frames / 30,
+        bootstrap_s=0.1,
+        people=2,
+        flying_objects=1,
+        width=args.width,
+        height=args.height,
     )
     print(
         f"{args.frames} frame(s) of one {args.width}x{args.height} camera per sample count; "

@@ -67,6 +67,7 @@ class Worker:
         self.device = self._settings()
         self._build_world()
         self._build_geoms()
+        self._build_skins()
         self._build_lights()
         self._build_camera()
         self._gt_tree = self._gt_compositor()
@@ -82,7 +83,7 @@ class Worker:
         s.cycles.max_bounces = 6
         s.render.use_persistent_data = True
         s.render.resolution_percentage = 100
-        s.view_settings.view_transform = "Standard"
+        s.view_settings.view_transform = "AgX"
         s.view_settings.look = "None"
         s.view_settings.exposure = float(job["exposure"])
         vl = s.view_layers[0]
@@ -98,20 +99,22 @@ class Worker:
         bg.inputs["Strength"].default_value = float(self.job["sky_strength"])
         self.scene.world = world
 
-    def _material(self, k: int, geom: dict[str, Any]) -> Any:
+    def _material(self, name: str, geom: dict[str, Any], texture_key: str, uv: bool) -> Any:
+        """Principled BSDF of the geom's colour x its texture: mapped by the texture coordinates
+        of the mesh (`uv`, skins) or as MuJoCo maps a 2D texture on a geom (object x, y)."""
         bpy = self.bpy
-        mat = bpy.data.materials.new(f"m{k}")
+        mat = bpy.data.materials.new(name)
         mat.use_nodes = True
         nodes, links = mat.node_tree.nodes, mat.node_tree.links
         bsdf = nodes["Principled BSDF"]
         rgb = _srgb_to_linear(np.asarray(geom["rgba"][:3]))
         bsdf.inputs["Base Color"].default_value = (*rgb, 1.0)
         bsdf.inputs["Roughness"].default_value = float(geom["roughness"])
-        key = f"tex{k}"
+        key = texture_key
         if key in self.arrays:
             pixels = self.arrays[key]
             h, w = pixels.shape[:2]
-            img = bpy.data.images.new(f"t{k}", w, h)
+            img = bpy.data.images.new(f"t_{name}", w, h)
             rgba = np.ones((h, w, 4), np.float32)
             # A byte image in the sRGB colour space takes sRGB values; Blender's rows go up.
             rgba[:, :, :3] = pixels[::-1] / 255.0
@@ -119,16 +122,18 @@ class Worker:
             img.pack()
             tex = nodes.new("ShaderNodeTexImage")
             tex.image = img
-            # MuJoCo maps a 2D texture on a non-plane geom linearly in the geom's x and y
-            # (OpenGL object-linear texgen), so walls show it stretched along z: the same here.
-            tex.projection = "FLAT"
             tex.interpolation = "Linear"
+            # With texture coordinates MuJoCo repeats the image texrepeat times per unit of
+            # them; without, it maps a 2D texture on a non-plane geom linearly in the geom's x
+            # and y (OpenGL object-linear texgen), so walls show it stretched along z.
             coords = nodes.new("ShaderNodeTexCoord")
             scale = nodes.new("ShaderNodeVectorMath")
             scale.operation = "SCALE"
             scale.inputs["Scale"].default_value = float(geom["texrepeat_per_m"])
-            links.new(coords.outputs["Object"], scale.inputs[0])
+            links.new(coords.outputs["UV" if uv else "Object"], scale.inputs[0])
             links.new(scale.outputs["Vector"], tex.inputs["Vector"])
+            if not uv:
+                tex.projection = "FLAT"
             tint = nodes.new("ShaderNodeVectorMath")  # texture x material colour
             tint.operation = "MULTIPLY"
             links.new(tex.outputs["Color"], tint.inputs[0])
@@ -146,12 +151,38 @@ class Worker:
             mesh.update()
             if geom["smooth"]:
                 mesh.shade_smooth()
-            mesh.materials.append(self._material(k, geom))
+            uv = bool(geom.get("uv"))
+            if uv:  # one (u, v) per face corner, in face order: Blender's loop order
+                layer = mesh.uv_layers.new(name="uv")
+                layer.data.foreach_set("uv", self.arrays[f"uv{k}"].ravel())
+            mesh.materials.append(self._material(f"m{k}", geom, f"tex{k}", uv=uv))
             obj = bpy.data.objects.new(geom["name"], mesh)
             obj.pass_index = int(geom["instance_id"])
             obj.rotation_mode = "QUATERNION"
             self.scene.collection.objects.link(obj)
             self.objects.append(obj)
+
+    def _build_skins(self) -> None:
+        """Skinned people: one mesh each in world coordinates, its vertices set per frame."""
+        bpy = self.bpy
+        self.skins: list[Any] = []
+        for k, skin in enumerate(self.job.get("skins", [])):
+            faces = self.arrays[f"sf{k}"]
+            verts = self.arrays[f"sv{k}"][0]
+            mesh = bpy.data.meshes.new(f"s{k}")
+            mesh.from_pydata(verts.tolist(), [], faces.tolist())
+            uv = self.arrays[f"suv{k}"]
+            layer = mesh.uv_layers.new(name="uv")
+            loops = np.empty(len(mesh.loops), np.int32)
+            mesh.loops.foreach_get("vertex_index", loops)
+            layer.data.foreach_set("uv", uv[loops].astype(np.float32).ravel())
+            mesh.update()
+            mesh.shade_smooth()
+            mesh.materials.append(self._material(f"sm{k}", skin, f"stex{k}", uv=True))
+            obj = bpy.data.objects.new(skin["name"], mesh)
+            obj.pass_index = int(skin["instance_id"])
+            self.scene.collection.objects.link(obj)
+            self.skins.append(obj)
 
     def _build_lights(self) -> None:
         bpy = self.bpy
@@ -161,11 +192,23 @@ class Worker:
                 data.energy = float(light["power"])
                 data.angle = np.radians(2.0)
             else:
-                data = bpy.data.lights.new(f"l{k}", "POINT")
-                data.energy = float(light["power"])
+                cutoff = float(light["cutoff_deg"])
+                spot = cutoff < 90.0  # MuJoCo's wider cones light every direction in front
+                data = bpy.data.lights.new(f"l{k}", "SPOT" if spot else "POINT")
+                if spot:
+                    data.spot_size = np.radians(2.0 * cutoff)
+                    data.spot_blend = 0.0  # MuJoCo's cone has a hard edge
                 data.shadow_soft_size = float(light["radius_m"])
+                light_nodes(
+                    data,
+                    float(light["power"]),
+                    light["attenuation"],
+                    float(light["exponent"]) if spot else 0.0,
+                )
             data.color = tuple(light["rgb"])
-            data.use_shadow = bool(light["cast_shadow"])
+            data.use_shadow = (
+                True  # a path-traced light always casts (the raster may not, for speed)
+            )
             obj = bpy.data.objects.new(f"l{k}", data)
             obj.location = tuple(light["position_xyz"])
             direction = np.asarray(light["direction_xyz"], float)
@@ -187,8 +230,8 @@ class Worker:
         if head:
             # The simulator's headlight: a light riding on the camera (MuJoCo's default).
             data = bpy.data.lights.new("headlight", "POINT")
-            data.energy = float(head["power"])
             data.shadow_soft_size = float(head["radius_m"])
+            light_nodes(data, float(head["power"]), head["attenuation"])
             data.color = tuple(head["rgb"])
             light = bpy.data.objects.new("headlight", data)
             light.parent = self.camera
@@ -223,6 +266,9 @@ class Worker:
             self._place(obj, m)
         cam = self.arrays[f"{which}_world_optical"][f] @ np.diag([1.0, -1.0, -1.0, 1.0])
         self._place(self.camera, cam)
+        for k, obj in enumerate(self.skins):
+            obj.data.vertices.foreach_set("co", self.arrays[f"sv{k}"][f].ravel())
+            obj.data.update()
 
     def _key(self, frame: int) -> None:
         for obj in (*self.objects, self.camera):
@@ -309,6 +355,45 @@ class Worker:
         np.save(tmp_gt, gt)
         os.replace(tmp_gt, out / "gt.npy")
         os.replace(tmp, out / "rgb.png")
+
+
+def light_nodes(data: Any, power: float, attenuation: list[float], exponent: float = 0.0) -> None:
+    """Emission strength power * r^2 / (a0 + a1 r + a2 r^2) * cos(angle) ** exponent: the
+    light's own fall-off with Cycles' physical 1 / r^2 cancelled (Light Falloff at strength
+    1: Linear = r, Constant = r^2) and MuJoCo's spot profile (a light's texture coordinate
+    Normal is the emitted direction in its frame, shining along -z: cos = -Normal.z)."""
+    data.use_nodes = True
+    nodes, links = data.node_tree.nodes, data.node_tree.links
+    emission = nodes["Emission"]
+    fall = nodes.new("ShaderNodeLightFalloff")
+    fall.inputs["Strength"].default_value = 1.0
+    fall.inputs["Smooth"].default_value = 0.0
+
+    def math_node(op: str, a: Any, b: Any) -> Any:
+        node = nodes.new("ShaderNodeMath")
+        node.operation = op
+        for socket, value in zip(node.inputs[:2], (a, b), strict=True):
+            if isinstance(value, float):
+                socket.default_value = value
+            else:
+                links.new(value, socket)
+        return node.outputs[0]
+
+    a0, a1, a2 = (float(v) for v in attenuation)
+    denom = math_node(
+        "ADD",
+        math_node("ADD", a0, math_node("MULTIPLY", a1, fall.outputs["Linear"])),
+        math_node("MULTIPLY", a2, fall.outputs["Constant"]),
+    )
+    strength = math_node("DIVIDE", math_node("MULTIPLY", power, fall.outputs["Constant"]), denom)
+    if exponent > 0:
+        coords = nodes.new("ShaderNodeTexCoord")
+        axis = nodes.new("ShaderNodeSeparateXYZ")
+        links.new(coords.outputs["Normal"], axis.inputs[0])
+        cos = math_node("MAXIMUM", math_node("MULTIPLY", -1.0, axis.outputs["Z"]), 0.0)
+        strength = math_node("MULTIPLY", strength, math_node("POWER", cos, float(exponent)))
+    links.new(strength, emission.inputs["Strength"])
+    data.energy = 1.0  # the node tree carries the power
 
 
 def _quat_of(r: np.ndarray) -> tuple[float, float, float, float]:

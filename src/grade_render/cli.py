@@ -17,25 +17,29 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.cli_args import add_choice, add_recorded_run, command_parser
 from grade_render.render import RenderResult, render_run
-from grade_render.settings import Device, Engine, RenderSettings, check_frames
+from grade_render.settings import (
+    DEFAULT_EXPOSURE_EV,
+    Device,
+    Engine,
+    RenderSettings,
+    check_frames,
+)
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade render` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade render",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("run_dir", type=Path, help="recorded run directory (run.yaml, record.npz)")
+    parser = command_parser("grade render", __doc__)
+    add_recorded_run(parser)
     parser.add_argument("--out", type=Path, required=True, help="new (or resumed) run directory")
-    parser.add_argument("--engine", choices=[e.value for e in Engine], default="cycles")
+    add_choice(parser, "--engine", Engine, Engine.CYCLES)
     parser.add_argument("--samples", type=int, default=64, help="samples per pixel (default 64)")
-    parser.add_argument(
+    add_choice(
+        parser,
         "--device",
-        choices=[d.value for d in Device],
-        default="auto",
+        Device,
+        Device.AUTO,
         help="auto: a GPU when Cycles finds one (OptiX/CUDA/HIP/oneAPI), else the CPU",
     )
     parser.add_argument("--seed", type=int, default=0, help="Cycles sampling seed (default 0)")
@@ -57,7 +61,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="shutter time in seconds, from the recorded motion (default 0: off)",
     )
     parser.add_argument("--no-denoise", action="store_true", help="turn OpenImageDenoise off")
-    parser.add_argument("--exposure", type=float, default=0.0, help="film exposure in stops")
+    parser.add_argument(
+        "--exposure",
+        type=float,
+        default=DEFAULT_EXPOSURE_EV,
+        help=f"film exposure in stops (default {DEFAULT_EXPOSURE_EV:g}: as bright as the raster)",
+    )
     return parser
 
 

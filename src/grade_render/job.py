@@ -17,16 +17,19 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_render.settings import RenderSettings
-from grade_render.world_state import GeomShape, LightSpec
+from grade_render.world_state import GeomShape, LightSpec, SkinShape
 
-# Lights. MuJoCo's lights have no distance fall-off and its headlight adds flat fill; a physical
-# point light falls off with 1/r^2. A point light of power P gives a white diffuse surface at
-# distance r the radiance P / (4 pi^2 r^2), so P = 4 pi^2 r^2 d matches MuJoCo's diffuse d at the
-# light's height above the floor; a sun of strength pi d matches a directional light.
+# Lights: the simulator's own light model, path traced. MuJoCo lights a diffuse surface of albedo
+# a with a * d * cos(incidence) * spot * att, where spot = cos(angle to the axis) ** exponent
+# inside the cone (0 outside) and att = 1 / (a0 + a1 r + a2 r^2): the scenario's fall-off, not
+# the physical 1 / r^2. A Cycles point light of power P gives a diffuse surface at distance r the
+# radiance a P / (4 pi^2 r^2); its Light Falloff node's "Constant" output cancels the r^2, so
+# P = 4 pi^2 d with the worker's attenuation nodes reproduces MuJoCo's direct light exactly at any
+# distance, and the path tracer adds what the rasteriser lacks: soft shadows and bounce light.
+# A sun of strength pi d matches a directional light.
 POINT_LIGHT_RADIUS_M = 0.2  # soft shadows: the light is a sphere, not a point
 SKY_RGB = (0.75, 0.82, 1.0)
 SKY_STRENGTH = 0.35
-HEADLIGHT_REFERENCE_M = 2.0
 ROUGHNESS = 0.6  # the simulator's materials are matte (specular 0.1)
 
 
@@ -50,42 +53,47 @@ class FramePlan:
     geom_mat: FloatArray  # (ngeom drawn, 3, 3)
     open_geom_pos: FloatArray
     open_geom_mat: FloatArray
+    # World vertices of every drawn skin at the frame's stamp (skins are not motion blurred).
+    skin_vertices: tuple[FloatArray, ...] = ()
 
 
-def light_entries(lights: list[LightSpec], floor_z: float) -> list[dict[str, Any]]:
+def light_entries(lights: list[LightSpec]) -> list[dict[str, Any]]:
+    """The job's lights: type, colour, power, cone and fall-off (see the note above)."""
     out = []
     for light in lights:
         peak = float(np.max(light.diffuse_rgb))
         if peak <= 0:
             continue
+        entry: dict[str, Any] = {
+            "position_xyz": [float(v) for v in light.position_xyz],
+            "direction_xyz": [float(v) for v in light.direction_xyz],
+            "rgb": [float(v) / peak for v in light.diffuse_rgb],
+            "directional": light.directional,
+            "cast_shadow": light.cast_shadow,
+        }
         if light.directional:
-            power = math.pi * peak
+            entry["power"] = math.pi * peak
         else:
-            r = max(float(light.position_xyz[2]) - floor_z, 1.0)
-            power = 4 * math.pi**2 * r**2 * peak
-        out.append(
-            {
-                "position_xyz": [float(v) for v in light.position_xyz],
-                "direction_xyz": [float(v) for v in light.direction_xyz],
-                "rgb": [float(v) / peak for v in light.diffuse_rgb],
-                "power": power,
+            entry |= {
+                "power": 4 * math.pi**2 * peak,
                 "radius_m": POINT_LIGHT_RADIUS_M,
-                "directional": light.directional,
-                "cast_shadow": light.cast_shadow,
+                "cutoff_deg": light.cutoff_deg,
+                "exponent": light.exponent,
+                "attenuation": list(light.attenuation),
             }
-        )
+        out.append(entry)
     return out
 
 
-def headlight_entry(
-    diffuse_rgb: FloatArray, reference_m: float = HEADLIGHT_REFERENCE_M
-) -> dict[str, Any]:
-    """The camera-borne headlight, matched to MuJoCo's diffuse at `reference_m` from the camera."""
+def headlight_entry(diffuse_rgb: FloatArray) -> dict[str, Any]:
+    """The camera-borne headlight: MuJoCo's has no fall-off (a directional light along the
+    view), so it is a point light at the camera with constant fall-off."""
     peak = float(np.max(diffuse_rgb))
     return {
-        "power": 4 * math.pi**2 * reference_m**2 * peak,
+        "power": 4 * math.pi**2 * peak,
         "rgb": [float(v) / peak for v in diffuse_rgb] if peak > 0 else [1.0, 1.0, 1.0],
         "radius_m": 0.05,
+        "attenuation": [1.0, 0.0, 0.0],
     }
 
 
@@ -96,6 +104,7 @@ def write_job(
     lights: list[dict[str, Any]],
     frames: list[FramePlan],
     headlight: dict[str, Any] | None = None,
+    skins: tuple[SkinShape, ...] = (),
 ) -> None:
     """Write job.json and job.npz into `job_dir` (created)."""
     job_dir.mkdir(parents=True, exist_ok=True)
@@ -106,6 +115,8 @@ def write_job(
         arrays[f"f{k}"] = s.faces.astype(np.int32)
         if s.texture_rgb is not None:
             arrays[f"tex{k}"] = s.texture_rgb
+        if s.texcoord_uv is not None:
+            arrays[f"uv{k}"] = s.texcoord_uv.reshape(-1, 2).astype(np.float32)
         geoms.append(
             {
                 "name": s.name,
@@ -114,6 +125,23 @@ def write_job(
                 "roughness": ROUGHNESS,
                 "texrepeat_per_m": s.texrepeat_per_m,
                 "instance_id": s.instance_id,
+                "uv": s.texcoord_uv is not None,
+            }
+        )
+    skin_entries = []
+    for k, skin in enumerate(skins):
+        arrays[f"sf{k}"] = skin.faces.astype(np.int32)
+        arrays[f"suv{k}"] = skin.texcoord_uv.astype(np.float32)
+        arrays[f"sv{k}"] = np.stack([f.skin_vertices[k] for f in frames]).astype(np.float32)
+        if skin.texture_rgb is not None:
+            arrays[f"stex{k}"] = skin.texture_rgb
+        skin_entries.append(
+            {
+                "name": skin.name,
+                "rgba": [float(v) for v in skin.rgba],
+                "roughness": ROUGHNESS,
+                "texrepeat_per_m": 1.0,
+                "instance_id": skin.instance_id,
             }
         )
     for key in ("geom_pos", "geom_mat", "world_optical"):
@@ -129,6 +157,7 @@ def write_job(
         "sky_rgb": list(SKY_RGB),
         "sky_strength": SKY_STRENGTH,
         "geoms": geoms,
+        "skins": skin_entries,
         "lights": lights,
         "headlight": headlight,
         "frames": [

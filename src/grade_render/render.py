@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -50,7 +50,7 @@ from grade_render.errors import RenderError, RenderOutputExistsError
 from grade_render.job import FramePlan, headlight_entry, light_entries, write_job
 from grade_render.settings import RenderSettings
 from grade_render.worker_process import blender_python, run_worker
-from grade_render.world_state import WorldState
+from grade_render.world_state import GeomShape, SkinShape, WorldState, load_world
 from grade_sim.io.record import load_record
 
 RENDER_KEY = "render"
@@ -135,7 +135,8 @@ def _prepare_output(out: Path, source: Path, settings: RenderSettings) -> dict[s
 
 
 def _write_text(path: Path, text: str) -> None:
-    with StagedOutput(path, overwrite=True) as tmp:
+    # The render's own files, rewritten in place as frames are added: nothing to announce.
+    with StagedOutput(path, overwrite=True, announce=False) as tmp:
         tmp.write_text(text)
 
 
@@ -192,6 +193,7 @@ def plan_frames(
     settings: RenderSettings,
     todo: list[tuple[CameraFrames, str]],
     drawn: list[int],
+    drawn_skins: Sequence[int] = (),
 ) -> list[FramePlan]:
     """Pose the recorded world at each frame to render and collect what the worker needs."""
     hz = world.record.scenario.rates.physics_hz
@@ -205,6 +207,7 @@ def plan_frames(
         step = world.step_of(round(float(stamp) * 1e9))
         world.pose(step)
         pos, mat = world.geom_poses()
+        skin_vertices = world.skin_vertices(step) if drawn_skins else []
         at = cf.world_optical[stamp]
         if blur_steps:
             world.pose(step - blur_steps)
@@ -218,6 +221,7 @@ def plan_frames(
                 index, cf.robot, cf.camera, stamp, step, info.width, info.height,
                 info.camera_matrix, near, far, at, open_at,
                 pos[drawn], mat[drawn], open_pos[drawn], open_mat[drawn],
+                tuple(skin_vertices[k] for k in drawn_skins),
             )
         )  # fmt: skip
     return plans
@@ -233,11 +237,11 @@ def _store_frame(out: RunLayout, plan: FramePlan, frame_dir: Path) -> None:
     instance = np.rint(gt[1]).astype(np.uint16)
     name = f"{plan.stamp}.png"
     for kind, array in ((ImageKind.DEPTH, depth_to_png_u16(depth)), (ImageKind.INSTANCE, instance)):
-        with StagedOutput(cam_dir / kind / name, overwrite=True) as tmp:
+        with StagedOutput(cam_dir / kind / name, overwrite=True, announce=False) as tmp:
             if not cv2.imwrite(str(tmp), array):
                 raise RenderError(f"cannot write {cam_dir / kind / name}")
     # rgb last: a frame counts as done once all three exist.
-    with StagedOutput(cam_dir / ImageKind.RGB / name, overwrite=True) as tmp:
+    with StagedOutput(cam_dir / ImageKind.RGB / name, overwrite=True, announce=False) as tmp:
         shutil.move(frame_dir / "rgb.png", tmp)
 
 
@@ -268,11 +272,6 @@ def render_run(
     info = _prepare_output(Path(out), source.root, settings)
     cams = select_frames(source, settings)
     layout = RunLayout(Path(out).resolve())
-    layout.root.mkdir(parents=True, exist_ok=True)
-    # Rendered frame by frame (resumable), so the run folder is marked as grade's own output
-    # at once: its files are then replaced in place, and `--overwrite` elsewhere may replace it.
-    write_marker(layout.root)
-    _copy_static(source, layout, cams)
     todo = [
         (cf, s)
         for cf in cams
@@ -280,13 +279,21 @@ def render_run(
         if not _frame_done(layout.camera_dir(cf.robot, cf.camera), s)
     ]
     skipped = sum(len(cf.stamps) for cf in cams) - len(todo)
+    # Everything that can refuse the run (the record, the world, a geom it cannot draw) is
+    # done before OUT is touched: a refusal creates nothing.
+    job = _plan_job(source, settings, todo) if todo else None
+    layout.root.mkdir(parents=True, exist_ok=True)
+    # Rendered frame by frame (resumable), so the run folder is marked as grade's own output
+    # at once: its files are then replaced in place, and `--overwrite` elsewhere may replace it.
+    write_marker(layout.root)
+    _copy_static(source, layout, cams)
     _write_run_yaml(layout, source, RunStatus.RUNNING, info)
     seconds: list[float] = []
     device = ""
     status = RunStatus.INTERRUPTED
     try:
-        if todo:
-            device = _render_frames(source, layout, settings, todo, seconds, progress, python)
+        if job is not None:
+            device = _render_frames(job, layout, settings, seconds, progress, python)
         status = RunStatus.COMPLETE
     finally:
         for cf in cams:
@@ -295,27 +302,48 @@ def render_run(
     return RenderResult(layout.root, len(todo), skipped, device, tuple(seconds))
 
 
+@dataclass(frozen=True)
+class _PlannedJob:
+    """What the worker draws: the scene once, then each frame's poses."""
+
+    shapes: list[GeomShape]
+    skins: tuple[SkinShape, ...]
+    lights: list[dict[str, Any]]
+    plans: list[FramePlan]
+    headlight: dict[str, Any]
+
+
+def _plan_job(
+    source: RunLayout, settings: RenderSettings, todo: list[tuple[CameraFrames, str]]
+) -> _PlannedJob:
+    """Rebuild the recorded world and pose it at every frame to render (writes nothing)."""
+    record = load_record(source.record)
+    world = load_world(source.root, record)
+    try:
+        shapes = world.shapes()
+        skins = tuple(world.skins())
+        lights = light_entries(world.lights())
+        plans = plan_frames(
+            world, source, settings, todo, [s.geom_id for s in shapes], [s.skin_id for s in skins]
+        )
+        headlight = headlight_entry(world.model.vis.headlight.diffuse.astype(np.float64))
+    finally:
+        world.close()
+    return _PlannedJob(shapes, skins, lights, plans, headlight)
+
+
 def _render_frames(
-    source: RunLayout,
+    job: _PlannedJob,
     layout: RunLayout,
     settings: RenderSettings,
-    todo: list[tuple[CameraFrames, str]],
     seconds: list[float],
     progress: Callable[[int, int, float], None] | None,
     python: str | None,
 ) -> str:
-    record = load_record(source.record)
-    world = WorldState(record)
-    try:
-        shapes = world.shapes()
-        lights = light_entries(world.lights(), float(world.scene.world.bounds_min_xyz[2]))
-        plans = plan_frames(world, source, settings, todo, [s.geom_id for s in shapes])
-        headlight = headlight_entry(world.model.vis.headlight.diffuse.astype(np.float64))
-    finally:
-        world.close()
+    plans = job.plans
     job_dir = layout.root / f"{JOB_DIR}-{os.getpid()}"
     shutil.rmtree(job_dir, ignore_errors=True)
-    write_job(job_dir, settings, shapes, lights, plans, headlight)
+    write_job(job_dir, settings, job.shapes, job.lights, plans, job.headlight, job.skins)
     by_index = {p.index: p for p in plans}
     if progress is not None:
         progress(0, len(plans), 0.0)  # the total is known before Blender starts

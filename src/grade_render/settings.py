@@ -30,6 +30,13 @@ class Device(enum.StrEnum):
     AUTO = "auto"  # a GPU when Cycles finds one (OptiX, CUDA, HIP, oneAPI), else the CPU
 
 
+# The path tracer renders the scenario's lights scene-linear and tone maps with AgX; the
+# rasteriser applies the same lights to sRGB colours directly (display-referred, no tone
+# mapping). At 0 EV the default scenario's path-traced frames are 1.20-1.36x as bright as the
+# raster's on average (docs/render.md); -0.5 EV makes the two engines show a scene equally bright.
+DEFAULT_EXPOSURE_EV = -0.5
+
+
 @dataclass(frozen=True)
 class RenderSettings(Checked):
     """What `grade render` draws and how; everything but `device` changes the pixels."""
@@ -45,7 +52,7 @@ class RenderSettings(Checked):
     # "a:b:step" over each camera's recorded frames (Python slice rules, "" = all).
     frames: str = field(default="", metadata=text(FRAMES_PATTERN, allow_empty=True))
     cameras: tuple[str, ...] = field(default=(), metadata=text(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+"))
-    exposure: float = field(default=0.0, metadata=bounds(-10.0, 10.0))
+    exposure: float = field(default=DEFAULT_EXPOSURE_EV, metadata=bounds(-10.0, 10.0))
 
     def frame_slice(self) -> slice:
         if not self.frames:

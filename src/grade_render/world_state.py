@@ -4,6 +4,8 @@ The scene is regenerated from the recorded scenario's seed (bit-exact, as `grade
 the robots take their recorded joint positions at the step and the actors their (seeded) poses,
 and one forward-kinematics pass gives every geom's world pose. Nothing here knows what a geom
 belongs to: people, flying objects, robots and furniture are all just geoms with an instance id.
+Skinned people are MuJoCo skins: their triangles, texture coordinates and material are the
+model's, and their world vertices at a step are the ones the simulator draws.
 """
 
 from __future__ import annotations
@@ -37,17 +39,38 @@ class GeomShape:
     smooth: bool  # curved primitive: shade with interpolated normals
     rgba: FloatArray  # (4,)
     texture_rgb: NDArray[np.uint8] | None  # (h, w, 3) the simulator's 2D texture, or None
-    texrepeat_per_m: float  # texture tiles per metre (texuniform)
+    texrepeat_per_m: float  # texture tiles per metre (texuniform); per texcoord unit with uv
+    instance_id: int
+    # A textured mesh with texture coordinates: (F, 3, 2) per face corner, mapped like MuJoCo
+    # (times texrepeat); None: the texture is mapped by the geom's x and y.
+    texcoord_uv: FloatArray | None = None
+
+
+@dataclass(frozen=True)
+class SkinShape:
+    """One drawable skin (a skinned person): triangles and texture coordinates of the model."""
+
+    skin_id: int
+    name: str
+    faces: NDArray[np.int32]  # (F, 3) into the skin's vertices
+    texcoord_uv: FloatArray  # (V, 2) MuJoCo's texture coordinates, per vertex
+    rgba: FloatArray  # (4,)
+    texture_rgb: NDArray[np.uint8] | None  # (h, w, 3) top row first
     instance_id: int
 
 
 @dataclass(frozen=True)
 class LightSpec:
+    """A light as the simulator's renderer lights with it (MuJoCo / OpenGL fixed function)."""
+
     position_xyz: FloatArray
     direction_xyz: FloatArray
     diffuse_rgb: FloatArray
     directional: bool
     cast_shadow: bool
+    cutoff_deg: float = 180.0  # spot cone half-angle
+    exponent: float = 0.0  # spot fall-off: cos(angle to the axis) ** exponent
+    attenuation: tuple[float, float, float] = (1.0, 0.0, 0.0)  # 1 / (a0 + a1 d + a2 d^2)
 
 
 class WorldState:
@@ -59,13 +82,6 @@ class WorldState:
         self._mj = mujoco
         self.record = record
         self.scene = scene_from_record(build_scene(record.scenario), record)
-        if any(p.body is not None for p in self.scene.people):
-            # Skins deform every frame; the path tracer only poses rigid geoms so far. Better no
-            # render than one whose images and masks silently lack the people.
-            raise RenderError(
-                "this run has skinned people (people.body: skinned), which the path tracer "
-                "does not draw yet; run the scenario with people.body: parts to re-render it"
-            )
         if record.n_steps > self.scene.n_steps:
             raise RenderError(
                 f"the record has {record.n_steps} steps but its scenario only "
@@ -137,10 +153,73 @@ class WorldState:
                 self._mj.mjtGeom.mjGEOM_CYLINDER,
             )
             name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"
+            uv = self._mesh_texcoords(g) if texture is not None else None
+            if uv is not None and texture is not None:
+                # Texture coordinates address MuJoCo's rows from v = 0 (the first stored row).
+                texture = np.ascontiguousarray(texture[::-1])
             out.append(
-                GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]))
+                GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]), uv)
             )
         return out
+
+    def _mesh_texcoords(self, g: int) -> FloatArray | None:
+        """(F, 3, 2) texture coordinates of a mesh geom's face corners, or None."""
+        m = self.model
+        if int(m.geom_type[g]) != int(self._mj.mjtGeom.mjGEOM_MESH):
+            return None
+        mid = int(m.geom_dataid[g])
+        t0 = int(m.mesh_texcoordadr[mid])
+        if t0 < 0:
+            return None
+        f0, nf = int(m.mesh_faceadr[mid]), int(m.mesh_facenum[mid])
+        corners = m.mesh_facetexcoord[f0 : f0 + nf].astype(np.int64)
+        uv: FloatArray = m.mesh_texcoord[t0 + corners].astype(np.float64)
+        return uv
+
+    def skins(self) -> list[SkinShape]:
+        """Every visible skin with its triangles, texture coordinates and material."""
+        m = self.model
+        ids = self.engine.skin_instance_ids
+        out: list[SkinShape] = []
+        for s in range(m.nskin):
+            if m.skin_group[s] >= VISIBLE_GROUPS:
+                continue
+            f0, nf = int(m.skin_faceadr[s]), int(m.skin_facenum[s])
+            nv, t0 = int(m.skin_vertnum[s]), int(m.skin_texcoordadr[s])
+            if t0 < 0:
+                raise RenderError(f"skin {s} has no texture coordinates; grade render needs them")
+            matid = int(m.skin_matid[s])
+            rgba = (m.mat_rgba[matid] if matid >= 0 else m.skin_rgba[s]).astype(np.float64)
+            texture, _ = self._texture(matid)
+            name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_SKIN, s) or f"skin_{s}"
+            out.append(
+                SkinShape(
+                    s,
+                    name,
+                    m.skin_face[f0 : f0 + nf].astype(np.int32),
+                    m.skin_texcoord[t0 : t0 + nv].astype(np.float64),
+                    rgba,
+                    # MuJoCo's 2D texture rows start at v = 0 (the image's bottom row).
+                    None if texture is None else np.ascontiguousarray(texture[::-1]),
+                    int(ids[s]),
+                )
+            )
+        return out
+
+    def skin_vertices(self, step: int) -> list[FloatArray]:
+        """World vertices (V, 3) of every skin at `step`, by skin id: what the simulator draws.
+
+        Raises:
+            RenderError: the recorded people's skins do not match the model's (another run).
+        """
+        k = min(max(step, 0), self.record.n_steps - 1)
+        skins = self.scene.person_skins_world(k)
+        m = self.model
+        if len(skins) != m.nskin or any(
+            len(v) != int(m.skin_vertnum[s]) for s, v in enumerate(skins)
+        ):
+            raise RenderError("the people's skins do not match the model's; rebuild the run")
+        return skins
 
     def _triangles(self, g: int) -> tessellate.Mesh | None:
         mj, m = self._mj, self.model
@@ -189,6 +268,13 @@ class WorldState:
                 m.light_diffuse[k].astype(np.float64),
                 int(m.light_type[k]) == int(self._mj.mjtLightType.mjLIGHT_DIRECTIONAL),
                 bool(m.light_castshadow[k]),
+                float(m.light_cutoff[k]),
+                float(m.light_exponent[k]),
+                (
+                    float(m.light_attenuation[k][0]),
+                    float(m.light_attenuation[k][1]),
+                    float(m.light_attenuation[k][2]),
+                ),
             )
             for k in range(m.nlight)
         ]

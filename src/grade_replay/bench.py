@@ -7,7 +7,6 @@ same bag with rosbags' Reader and Writer alone (ratio = tool MB/s / copy MB/s).
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from collections.abc import Callable
@@ -17,6 +16,7 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 from rosbags.typesys import Stores, get_typestore
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
 from grade_replay.bag.export import ExportConfig, export_bag
@@ -94,11 +94,11 @@ def _timed(func: Callable[[], object]) -> float:
 
 def main(argv: list[str]) -> int:
     """Generate the bag, time each tool and the plain copy, print MB/s and ratios."""
-    parser = argparse.ArgumentParser(prog="grade bench bag", description=__doc__)
+    parser = bench_parser("bag", __doc__)
     parser.add_argument("--frames", type=int, default=100)
     parser.add_argument("--width", type=int, default=640)
     parser.add_argument("--height", type=int, default=480)
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory(prefix="grade_bench_bag_") as tmp_dir:
         tmp = Path(tmp_dir)
         src = generate_bag(tmp / "input", args.frames, args.width, args.height)

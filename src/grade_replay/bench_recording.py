@@ -9,7 +9,6 @@ written again through the bag writer alone, MB of message data per second of wal
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import tempfile
 import time
@@ -19,8 +18,9 @@ from pathlib import Path
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
 from grade_common.bagfile.scan import ChannelInfo, SchemaInfo, scan_mcap
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.rundir import RunLayout
-from grade_sim.bench import default_scenario_path
+from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import load_scenario
 from grade_sim.sim.run import run_scenario
 
@@ -76,8 +76,8 @@ def writer_throughput_mb_s(
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench recording", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("recording", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated seconds (10)")
     parser.add_argument(
         "--compressions",
@@ -90,7 +90,7 @@ def main(argv: list[str]) -> int:
         default=1,
         help="rounds over the compressions, interleaved, so a busy machine hits all alike",
     )
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     kinds = [Compression(c.strip()) for c in args.compressions.split(",") if c.strip()]
     path = args.scenario or default_scenario_path()
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-recording-"))

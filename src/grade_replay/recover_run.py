@@ -24,6 +24,7 @@ import yaml
 
 from grade_common.atomic import PARTIAL_MARK, StagedOutput
 from grade_common.bagfile.recover import RecoveryReport, recover_bag
+from grade_common.cli_args import command_parser
 from grade_common.errors import OutputExistsError
 from grade_common.gt_png import EXTRA_IMAGE_KINDS
 from grade_common.rundir import STATUS_KEY, RunLayout, RunStatus, read_run_yaml
@@ -188,11 +189,7 @@ def recover_run(partial: Path | str, out: Path | str | None = None) -> RunRecove
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade recover` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade recover",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
+    parser = command_parser("grade recover", __doc__)
     parser.add_argument("run", type=Path, help="the partial run directory (.NAME.partial-PID)")
     parser.add_argument("--out", type=Path, help="new run directory (default: NAME beside it)")
     return parser

@@ -8,41 +8,32 @@ of loading the record and writing the fidelity report.
 
 from __future__ import annotations
 
-import argparse
 import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_replay.changes import ReplayChanges
 from grade_replay.replay import ReplayConfig, ReplayMode, replay_run
-from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.bench import small_scenario
 from grade_sim.sim.run import run_scenario
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench replay", description=__doc__)
+    parser = bench_parser("replay", __doc__)
     parser.add_argument("--duration", type=float, default=3.0, help="recorded seconds (3)")
     parser.add_argument("--width", type=int, default=320, help="camera width (320)")
     parser.add_argument("--height", type=int, default=240, help="camera height (240)")
     parser.add_argument("--people", type=int, default=4, help="walking people (4)")
-    args, _ = parser.parse_known_args(argv)
-    scenario = scenario_from_mapping(
-        {
-            "seed": 7,
-            "duration_s": args.duration,
-            "bootstrap_s": 0.5,
-            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
-            "people": {"count": args.people},
-            "flying_objects": {"count": 2},
-            "robots": [
-                {
-                    "name": "uav1",
-                    "cameras": [{"name": "camera", "width": args.width, "height": args.height}],
-                }
-            ],
-        },
-        "bench scenario",
+    args = parse_bench_args(parser, argv)
+    scenario = small_scenario(
+        duration_s=args.duration,
+        bootstrap_s=0.5,
+        people=args.people,
+        flying_objects=2,
+        width=args.width,
+        height=args.height,
     )
     print(
         f"scenario: {args.duration + 0.5:.1f} s at 240 Hz, one {args.width}x{args.height} camera "

@@ -17,6 +17,7 @@ from pathlib import Path
 
 from tqdm import tqdm
 
+from grade_common.cli_args import add_choice, add_quiet, add_recorded_run, command_parser
 from grade_common.signals import stopped_exit_code
 from grade_replay.changes import (
     CAMERA_KEYS,
@@ -34,19 +35,16 @@ from grade_replay.replay import ReplayConfig, ReplayMode, ReplayResult, replay_r
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade replay` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade replay",
-        description=__doc__,
-        formatter_class=argparse.RawDescriptionHelpFormatter,
-    )
-    parser.add_argument("run_dir", type=Path, help="recorded run directory (run.yaml, record.npz)")
+    parser = command_parser("grade replay", __doc__)
+    add_recorded_run(parser)
     parser.add_argument(
         "--out", type=Path, required=True, help="new run directory (must not exist)"
     )
-    parser.add_argument(
+    add_choice(
+        parser,
         "--mode",
-        choices=[m.value for m in ReplayMode],
-        default=ReplayMode.TELEPORT.value,
+        ReplayMode,
+        ReplayMode.TELEPORT,
         help="teleport: set the recorded joint state each step (exact); velocity: drive the "
         "recorded velocity commands through the physics (default: teleport)",
     )
@@ -126,7 +124,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="seed for sensor noise only, stored in run.yaml (the world seed stays)",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(parser)
     return parser
 
 

@@ -6,14 +6,14 @@ table, not per scene set.
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_scenes.catalog import build_catalog
-from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
+from grade_scenes.objects import default_object_set
 from grade_scenes.reach.reachability import compute_reachability
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
 from grade_scenes.table import TableConfig
@@ -21,11 +21,11 @@ from grade_scenes.table import TableConfig
 
 def main(argv: list[str]) -> int:
     """Run the benchmark; prints the measured times."""
-    parser = argparse.ArgumentParser(prog="grade bench scenes", description=__doc__)
+    parser = bench_parser("scenes", __doc__)
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--candidates", type=int, default=164)
     parser.add_argument("--select", type=int, default=20)
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     t0 = time.perf_counter()
     reach = compute_reachability(TableConfig(), np.random.default_rng(args.seed))
     t1 = time.perf_counter()

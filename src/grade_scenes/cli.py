@@ -12,10 +12,10 @@ import trimesh
 import yaml
 
 from grade_common.atomic import StagedOutput
+from grade_common.cli_args import command_parser
 from grade_scenes.catalog import build_catalog
-from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, generate_scenes
-from grade_scenes.objects import load_object_set
+from grade_scenes.objects import default_object_set, load_object_set
 from grade_scenes.overlay import OverlayConfig, blend, load_rgb
 from grade_scenes.plot_scenes import plot_scene_grid
 from grade_scenes.reach.plot import plot_reachability
@@ -43,7 +43,7 @@ SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grade scenes", description=__doc__)
+    parser = command_parser("grade scenes", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     reach = sub.add_parser("reach", help="reachability map of the table grid (Panda, IK)")
     reach.add_argument("--out", required=True, help="new .npz file; a .png is drawn beside it")

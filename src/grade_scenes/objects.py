@@ -16,10 +16,11 @@ from typing import Any
 
 import numpy as np
 import trimesh
-import yaml
 
 from grade_common.names import ros_name
 from grade_common.schema import Wording, bounds, from_mapping, named_items
+from grade_common.share import shipped_file
+from grade_common.textfile import read_yaml
 from grade_common.types import FloatArray
 from grade_scenes.assets import resolve_mesh
 from grade_scenes.errors import ObjectSetError
@@ -98,11 +99,14 @@ def load_object_set(path: str | Path) -> tuple[ObjectSetConfig, Path]:
     file = Path(path)
     if not file.is_file():
         raise ObjectSetError(f"object set {str(file)!r} does not exist")
-    try:
-        data: Any = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as err:
-        raise ObjectSetError(f"{file}: not valid YAML: {err}") from err
+    data = read_yaml(file, "object set", error=ObjectSetError)
     return object_set_from_mapping(data, str(file)), file.parent
+
+
+def default_object_set() -> ObjectSetConfig:
+    """The shipped 16-object set, config/scene_objects.yaml (validated like a user's file)."""
+    config, _ = load_object_set(shipped_file("config/scene_objects.yaml"))
+    return config
 
 
 def object_set_from_mapping(data: Any, source: str = "object set") -> ObjectSetConfig:

@@ -23,11 +23,19 @@ from pathlib import Path
 import yaml
 from tqdm import tqdm
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.errors import ConfigError
 from grade_common.rundir import RUN_YAML, SIMULATOR_KEY, RunLayout
 from grade_common.share import shipped_file
 from grade_sim.config.lidar import LidarConfig
-from grade_sim.config.scenario import Pipeline, Scenario, SimConfig, Stream, load_scenario
+from grade_sim.config.scenario import (
+    Pipeline,
+    Scenario,
+    SimConfig,
+    Stream,
+    load_scenario,
+    scenario_from_mapping,
+)
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
@@ -39,6 +47,40 @@ STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording"
 def default_scenario_path() -> Path:
     """config/indoor_uav.yaml from the installed package share, else from the source tree."""
     return shipped_file("config/indoor_uav.yaml")
+
+
+def add_scenario_argument(parser: argparse.ArgumentParser) -> None:
+    """`--scenario`: the scenario a benchmark simulates; None means `default_scenario_path()`."""
+    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+
+
+def small_scenario(
+    *,
+    duration_s: float,
+    bootstrap_s: float,
+    people: int,
+    flying_objects: int,
+    width: int,
+    height: int,
+) -> Scenario:
+    """The other tools' benchmark scene: two procedural rooms, one UAV with one camera (seed 7)."""
+    return scenario_from_mapping(
+        {
+            "seed": 7,
+            "duration_s": duration_s,
+            "bootstrap_s": bootstrap_s,
+            "environment": {"procedural": {"rooms_x": 2, "rooms_y": 1}},
+            "people": {"count": people},
+            "flying_objects": {"count": flying_objects},
+            "robots": [
+                {
+                    "name": "uav1",
+                    "cameras": [{"name": "camera", "width": width, "height": height}],
+                }
+            ],
+        },
+        "bench scenario",
+    )
 
 
 def with_camera_streams(scenario: Scenario, streams: str) -> Scenario:
@@ -68,8 +110,8 @@ def with_lidar(scenario: Scenario, preset: str) -> Scenario:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench sim", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("sim", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=60.0, help="simulated seconds (60)")
     parser.add_argument("--no-ros", action="store_true", help="do not publish on ROS 2")
     parser.add_argument("--keep", type=Path, default=None, help="keep the run directory here")
@@ -94,7 +136,7 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--rounds", type=int, default=1, help="runs of each with --pipeline both")
     parser.add_argument("--lidar", default=None, help="add a lidar of this preset (e.g. hdl64e)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     if args.ground_truth:
         from grade_sim.cli.bench_ground_truth import run
 

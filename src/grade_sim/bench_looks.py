@@ -8,14 +8,13 @@ load from other processes affects them alike; the ratios to supersampling 1 are 
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import time
-from pathlib import Path
 
 import numpy as np
 
-from grade_sim.bench import default_scenario_path
+from grade_common.cli_args import bench_parser, parse_bench_args
+from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
@@ -51,11 +50,11 @@ def _pose(engine: MujocoEngine, scene: Scene, k: int, frames: int) -> None:
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench looks", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("looks", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--frames", type=int, default=40, help="frames per setting (40)")
     parser.add_argument("--rounds", type=int, default=4, help="turns per setting (4)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     scenario = load_scenario(args.scenario or default_scenario_path(), {})
     scene = build_scene(scenario)
     setup = scene.robots[0]

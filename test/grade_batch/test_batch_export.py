@@ -10,6 +10,7 @@ import cv2
 import numpy as np
 import pytest
 
+from grade_batch.errors import ExportError
 from grade_batch.export.coco import merge
 from grade_batch.export.labels import camera_frames, occlusion_of
 from grade_batch.export.sequence import export_sequence
@@ -96,14 +97,15 @@ def test_merge_renumbers_and_prefixes(tiny_run: Path, tmp_path: Path) -> None:
     out = tmp_path / "export"
     export_sequence(tiny_run, out, "seq", ExportSettings(), tiny_run.parent)
     doc = json.loads((out / "coco.json").read_text())
-    merged = merge([("a/", doc), ("b/", doc)], {"description": "x"})
+    merged = merge([("a/", doc), ("b/", doc)], {"description": "x"}, doc["categories"])
     assert [im["id"] for im in merged["images"]] == [1, 2, 3, 4]
     assert [a["id"] for a in merged["annotations"]] == list(range(1, 7))
     assert merged["annotations"][3]["image_id"] == 3
     assert merged["images"][2]["file_name"].startswith("b/run/gt/uav1/camera/rgb/")
     other = {**doc, "categories": doc["categories"][:1]}
-    with pytest.raises(Exception, match="categories differ"):
-        merge([("a/", doc), ("b/", other)], {})
+    with pytest.raises(ExportError, match=r"b/: its categories \['person'\] differ"):
+        merge([("a/", doc), ("b/", other)], {}, doc["categories"])
+    assert merge([], {}, doc["categories"])["categories"] == doc["categories"]
 
 
 def test_export_settings_are_checked() -> None:

@@ -108,7 +108,9 @@ def test_an_index_past_the_list_is_reported(tmp_path: Path, repo_root: Path) -> 
     data["groups"][0]["set"] = {"robots.3.cameras.0.width": 160}
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(
-        BatchConfigError, match=r"indoor: set robots\.3\.cameras\.0\.width: '3' is not an index"
+        BatchConfigError,
+        match=r"indoor: set 'robots\.3\.cameras\.0\.width': 'robots\.3' is not an item of "
+        r"'robots', a list of 1 item",
     ):
         expand(load_sweep(path))
 

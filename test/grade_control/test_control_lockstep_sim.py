@@ -57,6 +57,7 @@ def _send_path_once() -> None:
     """Publish the waypoint path once the controller listens (before the simulation starts)."""
     from geometry_msgs.msg import PoseStamped
     from nav_msgs.msg import Path as PathMsg
+    from rclpy.duration import Duration
 
     rclpy.init()
     node = rclpy.create_node("lockstep_test_setpoints")
@@ -75,9 +76,8 @@ def _send_path_once() -> None:
             pose.pose.orientation.w = 1.0
             msg.poses.append(pose)
         pub.publish(msg)
-        end = time.monotonic() + 1.0
-        while time.monotonic() < end:
-            rclpy.spin_once(node, timeout_sec=0.1)
+        # The path must be in the controller's reader before this node goes away.
+        assert pub.wait_for_all_acked(Duration(seconds=60)), "joint_controller never got its path"
     finally:
         node.destroy_node()
         rclpy.shutdown()

@@ -44,7 +44,7 @@ def stop(process: subprocess.Popen[str]) -> str:
     if process.poll() is None:
         process.send_signal(signal.SIGINT)
     try:
-        out, _ = process.communicate(timeout=10)
+        out, _ = process.communicate(timeout=60)  # shutdown is slow on a busy machine
     except subprocess.TimeoutExpired:
         process.kill()
         out, _ = process.communicate()

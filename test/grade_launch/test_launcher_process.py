@@ -35,12 +35,16 @@ def run(plans: list[ProcessPlan], config: RunnerConfig | None = None) -> tuple[R
     return report, out.getvalue(), err.getvalue()
 
 
-def test_crash_stops_others_in_order_sigint_sigterm_sigkill() -> None:
+def test_crash_stops_others_in_order_sigint_sigterm_sigkill(tmp_path: Path) -> None:
+    # The crasher waits until the others have set their traps (a marker file each), not for a
+    # fixed second that a busy machine may not give them.
+    up = [tmp_path / f"up{i}" for i in (2, 3, 4)]
+    wait = " || ".join(f"[ ! -e {m} ]" for m in up)
     plans = [
-        sh("crasher-1", "sleep 1; echo crashing; exit 4"),
-        sh("ignores_int-2", "trap '' INT; echo up; while true; do sleep 0.1; done"),
-        sh("ignores_all-3", "trap '' INT TERM; while true; do sleep 0.1; done"),
-        sh("polite-4", "echo to-stderr >&2; exec sleep 30"),
+        sh("crasher-1", f"while {wait}; do sleep 0.05; done; echo crashing; exit 4"),
+        sh("ignores_int-2", f"trap '' INT; echo up; touch {up[0]}; while true; do sleep 0.1; done"),
+        sh("ignores_all-3", f"trap '' INT TERM; touch {up[1]}; while true; do sleep 0.1; done"),
+        sh("polite-4", f"echo to-stderr >&2; touch {up[2]}; exec sleep 30"),
     ]
     report, out, err = run(plans, RunnerConfig(sigterm_timeout_s=0.5, sigkill_timeout_s=0.5))
     by_label = {r.label: r for r in report.results}

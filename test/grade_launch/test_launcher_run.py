@@ -114,7 +114,7 @@ def get_parameters(node: rclpy.node.Node, target: str, names: list[str]) -> list
 def wait_graph(
     node: rclpy.node.Node, want_nodes: set[tuple[str, str]], want_topics: set[str]
 ) -> None:
-    deadline = time.monotonic() + 30.0
+    deadline = time.monotonic() + 120.0  # a bound on a condition: node start-up under load
     while time.monotonic() < deadline:
         nodes = set(node.get_node_names_and_namespaces())
         topics = {name for name, _ in node.get_topic_names_and_types()}

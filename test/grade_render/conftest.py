@@ -13,8 +13,8 @@ from scenario_kit import small_scenario
 @pytest.fixture(scope="session")
 def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
     out = tmp_path_factory.mktemp("render_src") / "run"
-    # Rigid-part people: the path tracer does not draw skinned people (grade render refuses them).
-    people = {"count": 2, "body": "parts"}
+    # Skinned people (the default body): the path tracer draws their skins.
+    people = {"count": 2, "body": "skinned"}
     result = run_scenario(small_scenario(80, 60, duration_s=0.25, people=people), out)
     assert result.stats.status == "complete"
     return result.path

@@ -5,6 +5,7 @@ truth agrees with the simulator's, resuming renders only what is missing, the CP
 from __future__ import annotations
 
 import json
+import shutil
 import sys
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import yaml
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import DEPTH_SCALE, read_camera_info, read_list, read_poses
-from grade_render.errors import RenderOutputExistsError, RenderSetupError
+from grade_render.errors import RenderError, RenderOutputExistsError, RenderSetupError
 from grade_render.render import RenderResult, render_run
 from grade_render.settings import Device, RenderSettings
 from grade_render.worker_process import blender_python
@@ -96,6 +97,44 @@ def test_path_traced_depth_and_masks_match_the_simulator(
             iou = (a & b).sum() / (a | b).sum()
             print(f"{stamp}: instance {iid}: IoU {iou:.3f} ({a.sum()} px)")
             assert iou >= 0.9, (stamp, iid, iou)
+
+
+@pytest.fixture(scope="module")
+def default_scenario_run(
+    repo_root: Path, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, RenderResult]:
+    """The default scenario (config/indoor_uav.yaml, skinned people) at 96x72, re-rendered."""
+    if not _bpy_available():
+        pytest.skip("bpy is not installed: run `make setup-render`")
+    from grade_sim.config.scenario import load_scenario
+    from grade_sim.sim.run import run_scenario
+
+    overrides = {"duration_s": 0.4, "bootstrap_s": 0.2, "robots.0.cameras.0.width": 96}
+    overrides |= {"robots.0.cameras.0.height": 72}
+    scenario = load_scenario(repo_root / "config" / "indoor_uav.yaml", overrides)
+    root = tmp_path_factory.mktemp("default_render")
+    source = run_scenario(scenario, root / "run").path
+    settings = RenderSettings(samples=8, device=Device.CPU, frames="0:12:11", seed=1)
+    return source, render_run(source, root / "pt", settings)
+
+
+@needs_bpy
+def test_exposure_on_the_default_scenario_matches_the_raster_without_clipping(
+    default_scenario_run: tuple[Path, RenderResult],
+) -> None:
+    """The scenario's lights with their own cone and fall-off, AgX at the default exposure: no
+    blown-out image (the point lights of before clipped 77-86 % of pixels) and the raster's
+    brightness within 25 %."""
+    source, rendered = default_scenario_run
+    assert rendered.rendered == 2
+    for stamp, _ in read_list(_cam(rendered.path) / "rgb.txt"):
+        raster = _image(source, "rgb", stamp).astype(np.float64)
+        traced = _image(rendered.path, "rgb", stamp).astype(np.float64)
+        clipped = float((traced >= 255).any(axis=2).mean())
+        ratio = traced.mean() / raster.mean()
+        print(f"{stamp}: clipped {clipped:.4f}, mean {traced.mean():.1f} vs {raster.mean():.1f}")
+        assert clipped <= 0.02
+        assert 0.75 <= ratio <= 1.25
 
 
 @needs_bpy
@@ -202,6 +241,26 @@ def test_cli_resumes_a_complete_render_without_rendering(
     assert "rendered 0 frame(s)" in capsys.readouterr().out
 
 
+def test_a_refused_run_creates_nothing(
+    recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A record that does not belong to its scenario is refused before OUT is touched."""
+    src = tmp_path / "src"
+    shutil.copytree(recorded, src)
+    with np.load(src / "record.npz") as data:
+        files = {k: data[k] for k in data.files}
+    scenario = yaml.safe_load(str(files["scenario_yaml"]))
+    scenario["duration_s"] = 0.05  # fewer steps than the record holds
+    files["scenario_yaml"] = np.array(yaml.safe_dump(scenario))
+    np.savez(src / "record.npz", **files)
+    out = tmp_path / "out"
+    # Any interpreter: the refusal comes before the worker would start.
+    with pytest.raises(RenderError, match="does not belong to this scenario"):
+        render_run(src, out, SETTINGS, python=sys.executable)
+    assert not out.exists()
+    assert "replacing" not in capsys.readouterr().err
+
+
 def test_cli_rejects_bad_settings_naming_them(
     recorded: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
@@ -211,3 +270,101 @@ def test_cli_rejects_bad_settings_naming_them(
     assert grade_main(["render", str(recorded), "--out", str(out), "--samples", "0"]) == 1
     assert "samples" in capsys.readouterr().err
     assert not out.exists()
+
+
+@pytest.fixture(scope="module")
+def mesh_world_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RenderResult]:
+    """The sample mesh world (OBJ + MTL + PNG textures through texture coordinates), seen from a
+    still UAV looking down at the floor's four coloured quadrants, and its path-traced render."""
+    if not _bpy_available():
+        pytest.skip("bpy is not installed: run `make setup-render`")
+    from grade_sim.config.scenario import scenario_from_mapping
+    from grade_sim.sim.run import run_scenario
+    from grade_sim.world.sample_world import write_sample_world
+
+    root = tmp_path_factory.mktemp("mesh_render")
+    obj = write_sample_world(root / "world")
+    mount = {"xyz": [0.25, 0.0, -0.1], "rpy": [0.0, 1.2, 0.0]}  # in front of the body
+    camera = {"name": "camera", "width": 96, "height": 72, "mount": mount}
+    scenario = scenario_from_mapping(
+        {
+            "seed": 3,
+            "duration_s": 0.2,
+            "bootstrap_s": 0.1,
+            "environment": {"type": "mesh", "mesh": {"path": str(obj)}},
+            "people": {"count": 0},
+            "flying_objects": {"count": 0},
+            "robots": [
+                {
+                    "name": "uav1",
+                    "start_xyz": [-0.5, 0.0, 2.2],
+                    "motion": {"mode": "teleport"},
+                    "cameras": [camera],
+                }
+            ],
+        }
+    )
+    source = run_scenario(scenario, root / "run").path
+    settings = RenderSettings(samples=8, device=Device.CPU, frames="0", seed=1)
+    return source, render_run(source, root / "pt", settings)
+
+
+@needs_bpy
+def test_a_mesh_world_renders_its_textures_through_their_coordinates(
+    mesh_world_run: tuple[Path, RenderResult],
+) -> None:
+    from grade_sim.world.sample_world import QUADRANT_RGB
+
+    source, rendered = mesh_world_run
+    (stamp,) = [s for s, _ in read_list(_cam(rendered.path) / "rgb.txt")]
+    sim = _image(source, "depth", stamp).astype(np.float64) / DEPTH_SCALE
+    pt = _image(rendered.path, "depth", stamp).astype(np.float64) / DEPTH_SCALE
+    both = (sim > 0) & (pt > 0)
+    assert both.mean() > 0.95
+    assert float(np.median(np.abs(sim - pt)[both])) < 0.005
+    sim_ids, pt_ids = _image(source, "instance", stamp), _image(rendered.path, "instance", stamp)
+    for iid in np.unique(sim_ids):
+        a, b = sim_ids == iid, pt_ids == iid
+        assert (a & b).sum() / (a | b).sum() >= 0.9, iid
+    # The floor's quadrant colours land where the rasteriser draws them (hue per pixel).
+    raster = _image(source, "rgb", stamp)[:, :, ::-1].astype(np.float64)
+    traced = _image(rendered.path, "rgb", stamp)[:, :, ::-1].astype(np.float64)
+    palette = np.array(list(QUADRANT_RGB.values()), dtype=np.float64)
+    palette /= np.linalg.norm(palette, axis=1, keepdims=True)
+
+    def nearest(img: np.ndarray) -> np.ndarray:
+        unit = img / np.maximum(np.linalg.norm(img, axis=2, keepdims=True), 1e-6)
+        return np.argmax(unit @ palette.T, axis=2)
+
+    floor = sim_ids == int(np.bincount(sim_ids.ravel()).argmax())  # the most seen instance
+    agree = (nearest(raster) == nearest(traced))[floor].mean()
+    seen = set(np.unique(nearest(raster)[floor]).tolist())
+    print(f"floor pixels {floor.sum()}, quadrant colours seen {seen}, agreement {agree:.3f}")
+    assert len(seen) >= 2
+    assert agree >= 0.9
+
+
+def test_lights_carry_the_simulators_cone_fall_off_and_power() -> None:
+    from grade_render.job import headlight_entry, light_entries
+    from grade_render.world_state import LightSpec
+
+    spot = LightSpec(
+        np.array([1.0, 2.0, 2.9]), np.array([0.0, 0.0, -1.0]), np.array([0.6, 0.5, 0.3]),
+        directional=False, cast_shadow=False, cutoff_deg=75.0, exponent=2.0,
+        attenuation=(1.0, 0.0, 0.02),
+    )  # fmt: skip
+    sun = LightSpec(np.zeros(3), np.array([0.0, 0.6, -0.8]), np.array([0.8, 0.8, 0.7]), True, True)
+    dark = LightSpec(np.zeros(3), np.array([0.0, 0.0, -1.0]), np.zeros(3), False, False)
+    entries = light_entries([spot, sun, dark])
+    assert len(entries) == 2  # a light with no diffuse colour adds nothing
+    lamp, sky = entries
+    # Constant fall-off in the worker: 4 pi^2 d makes a white surface facing the lamp d * att.
+    assert lamp["power"] == pytest.approx(4 * np.pi**2 * 0.6)
+    assert lamp["rgb"] == pytest.approx([1.0, 0.5 / 0.6, 0.3 / 0.6])
+    assert (lamp["cutoff_deg"], lamp["exponent"]) == (75.0, 2.0)
+    assert lamp["attenuation"] == [1.0, 0.0, 0.02]
+    assert sky["directional"]
+    assert sky["power"] == pytest.approx(np.pi * 0.8)
+    head = headlight_entry(np.array([0.35, 0.35, 0.35]))
+    assert head["power"] == pytest.approx(4 * np.pi**2 * 0.35)
+    assert head["attenuation"] == [1.0, 0.0, 0.0]  # MuJoCo's headlight has no fall-off

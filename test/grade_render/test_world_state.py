@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import cv2
 import numpy as np
-import pytest
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import RunLayout
 from grade_common.tum import read_poses
-from grade_render.errors import RenderError
 from grade_render.world_state import WorldState
-from grade_sim.config.scenario import PersonBody, Stream
+from grade_sim.config.scenario import Stream
 from grade_sim.io.record import load_record
 
 
@@ -36,10 +33,11 @@ def test_posing_a_step_reproduces_the_recorded_camera_and_masks(recorded: Path) 
             assert frame.instance is not None
             assert np.array_equal(frame.instance, recorded_mask)
         shapes = world.shapes()
+        skins = world.skins()
     finally:
         world.close()
-    ids = {s.instance_id for s in shapes}
-    # Every instance of the run is drawn, people and flying objects included, by geom only.
+    ids = {s.instance_id for s in shapes} | {s.instance_id for s in skins}
+    # Every instance of the run is drawn: people as skins, flying objects and the rest as geoms.
     recorded_ids = {int(i) for i in np.unique(recorded_mask)} - {0}
     assert recorded_ids <= ids
     assert all(len(s.faces) > 0 and s.vertices_xyz.shape[1] == 3 for s in shapes)
@@ -64,8 +62,9 @@ def test_motion_blur_plans_the_shutter_opening_from_earlier_recorded_steps(recor
         world.close()
     assert np.allclose(plan.open_geom_pos, open_pos[drawn])
     moving = np.linalg.norm(plan.geom_pos - plan.open_geom_pos, axis=1) > 1e-4
-    people = np.array(["person" in s.name for s in shapes])
-    assert moving[people].all()  # walking people moved during the shutter
+    objects = np.array(["object" in s.name for s in shapes])
+    assert objects.any()
+    assert moving[objects].all()  # the flying object moved during the shutter
     static = np.array(
         [
             s.instance_id in world.scene.instances
@@ -77,11 +76,30 @@ def test_motion_blur_plans_the_shutter_opening_from_earlier_recorded_steps(recor
     assert not moving[static].any()  # walls, floor and furniture stay
 
 
-def test_skinned_people_are_refused_rather_than_left_out(recorded: Path) -> None:
-    record = load_record(RunLayout(recorded).record)
-    people = dataclasses.replace(record.scenario.people, body=PersonBody.SKINNED)
-    skinned = dataclasses.replace(
-        record, scenario=dataclasses.replace(record.scenario, people=people)
-    )
-    with pytest.raises(RenderError, match="skinned people"):
-        WorldState(skinned)
+def test_skins_are_what_the_simulator_draws(recorded: Path) -> None:
+    import mujoco
+
+    world = WorldState(load_record(RunLayout(recorded).record))
+    try:
+        skins = world.skins()
+        assert [s.instance_id for s in skins] == [
+            i for i, info in world.scene.instances.items() if info.label == "person"
+        ]
+        for step in (0, world.record.n_steps - 1):
+            world.pose(step)
+            scn = mujoco.MjvScene(world.model, maxgeom=2000)
+            mujoco.mjv_updateScene(
+                world.model, world.data, mujoco.MjvOption(), None, mujoco.MjvCamera(),
+                mujoco.mjtCatBit.mjCAT_ALL, scn,
+            )  # fmt: skip
+            drawn = np.asarray(scn.skinvert, dtype=np.float64)
+            for skin, verts in zip(skins, world.skin_vertices(step), strict=True):
+                a, n = int(scn.skinvertadr[skin.skin_id]), int(scn.skinvertnum[skin.skin_id])
+                assert np.allclose(verts, drawn[3 * a : 3 * (a + n)].reshape(-1, 3), atol=1e-5)
+    finally:
+        world.close()
+    for skin in skins:
+        assert skin.texcoord_uv.shape == (len(verts), 2)
+        assert skin.faces.max() < len(skin.texcoord_uv)
+        assert skin.texture_rgb is not None
+        assert skin.texture_rgb.std() > 1

@@ -11,8 +11,8 @@ import pytest
 import trimesh
 
 from grade_scenes.catalog import CatalogEntry, build_catalog
-from grade_scenes.default_set import default_object_set
 from grade_scenes.generate import GenerateConfig, Scene, generate_scenes
+from grade_scenes.objects import default_object_set
 from grade_scenes.reach.reachability import ReachabilityMap
 from grade_scenes.scenefile import read_candidates, write_candidates
 from grade_scenes.select import SelectConfig, random_selection, select_scenes

@@ -5,9 +5,14 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from grade_scenes.default_set import default_object_set
 from grade_scenes.errors import ObjectSetError
-from grade_scenes.objects import ObjectSpec, Shape, load_object_set, physical_object
+from grade_scenes.objects import (
+    ObjectSpec,
+    Shape,
+    default_object_set,
+    load_object_set,
+    physical_object,
+)
 
 
 def test_box_mass_and_inertia_match_the_formulas() -> None:

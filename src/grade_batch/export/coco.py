@@ -108,21 +108,28 @@ def _keypoint_fields(flat: tuple[float, ...] | None) -> dict[str, Any]:
     return {"keypoints": coco, "num_keypoints": sum(1 for v in coco[2::3] if v > 0)}
 
 
-def merge(documents: Iterable[tuple[str, dict[str, Any]]], info: dict[str, Any]) -> dict[str, Any]:
+def merge(
+    documents: Iterable[tuple[str, dict[str, Any]]],
+    info: dict[str, Any],
+    categories: list[dict[str, Any]],
+) -> dict[str, Any]:
     """One COCO document from sequence documents, ids renumbered; each (prefix, document) puts
     `prefix` before its image file names (the sequence's folder under the common root).
 
+    `categories` is the table (`categories_table`) every document must carry; the merged
+    document carries it even with no documents (an empty split), as COCO tools expect.
+
     Raises:
-        ExportError: the documents disagree on the categories.
+        ExportError: a document's categories differ from `categories`.
     """
     images: list[dict[str, Any]] = []
     annotations: list[dict[str, Any]] = []
-    categories: list[dict[str, Any]] | None = None
     for prefix, doc in documents:
-        if categories is None:
-            categories = doc["categories"]
-        elif doc["categories"] != categories:
-            raise ExportError(f"{prefix}: its categories differ from the other sequences'")
+        if doc["categories"] != categories:
+            raise ExportError(
+                f"{prefix}: its categories {[c['name'] for c in doc['categories']]} differ "
+                f"from the sweep's {[c['name'] for c in categories]}; export it again"
+            )
         offset = len(images)
         for image in doc["images"]:
             images.append(
@@ -132,9 +139,4 @@ def merge(documents: Iterable[tuple[str, dict[str, Any]]], info: dict[str, Any])
             annotations.append(
                 {**ann, "id": len(annotations) + 1, "image_id": ann["image_id"] + offset}
             )
-    return {
-        "info": info,
-        "images": images,
-        "annotations": annotations,
-        "categories": categories or [],
-    }
+    return {"info": info, "images": images, "annotations": annotations, "categories": categories}

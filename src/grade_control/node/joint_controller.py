@@ -29,6 +29,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import QoSProfile, qos_profile_sensor_data
 from sensor_msgs.msg import JointState
+from std_msgs.msg import Header
 from trajectory_msgs.msg import MultiDOFJointTrajectory
 
 from grade_common.node import spin as grade_spin
@@ -223,30 +224,36 @@ class JointControllerNode(Node):
         except SetpointError as err:
             self.get_logger().warning(f"{what} rejected, holding position: {err}")
 
+    def _apply_stamped(
+        self,
+        what: str,
+        setter: Callable[[tuple[float, ...], tuple[float, ...], str, float, float], None],
+        first: tuple[float, ...],
+        second: tuple[float, ...],
+        header: Header,
+    ) -> None:
+        """A stamped pose or twist: `setter(first, second, frame, stamp_s, now_s)`."""
+        self._apply(
+            what,
+            lambda now_s: setter(first, second, header.frame_id, _stamp_s(header.stamp), now_s),
+        )
+
     def _on_pose(self, msg: PoseStamped) -> None:
         p, q = msg.pose.position, msg.pose.orientation
-        self._apply(
-            "pose setpoint",
-            lambda now_s: self.controller.tracker.set_pose(
-                (p.x, p.y, p.z),
-                (q.x, q.y, q.z, q.w),
-                msg.header.frame_id,
-                _stamp_s(msg.header.stamp),
-                now_s,
-            ),
+        tracker = self.controller.tracker
+        self._apply_stamped(
+            "pose setpoint", tracker.set_pose, (p.x, p.y, p.z), (q.x, q.y, q.z, q.w), msg.header
         )
 
     def _on_twist_stamped(self, msg: TwistStamped) -> None:
         lin, ang = msg.twist.linear, msg.twist.angular
-        self._apply(
+        tracker = self.controller.tracker
+        self._apply_stamped(
             "twist setpoint",
-            lambda now_s: self.controller.tracker.set_twist(
-                (lin.x, lin.y, lin.z),
-                (ang.x, ang.y, ang.z),
-                msg.header.frame_id,
-                _stamp_s(msg.header.stamp),
-                now_s,
-            ),
+            tracker.set_twist,
+            (lin.x, lin.y, lin.z),
+            (ang.x, ang.y, ang.z),
+            msg.header,
         )
 
     def _on_twist(self, msg: Twist) -> None:

@@ -10,7 +10,7 @@ import numpy as np
 
 from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
-from grade_eval.core.trajectory import PoseTrajectory, se3_from, se3_inverse
+from grade_eval.core.trajectory import PoseTrajectory, check_associated, se3_from, se3_inverse
 from grade_eval.errors import EVAL_WORDING, AlignmentError
 
 
@@ -99,13 +99,13 @@ def align(
         the aligned estimate and the alignment applied.
     """
     cfg = config or AlignConfig()
-    if reference.num_poses != estimate.num_poses:
-        raise AlignmentError(
-            f"associated trajectories differ in length: {reference.num_poses} "
-            f"vs {estimate.num_poses} poses"
-        )
-    if estimate.num_poses == 0:
-        raise AlignmentError("cannot align an empty trajectory")
+    check_associated(
+        reference,
+        estimate,
+        AlignmentError,
+        "associated trajectories differ in length",
+        "cannot align an empty trajectory",
+    )
     if cfg.mode is AlignMode.NONE:
         result = Alignment(np.eye(3), np.zeros(3), 1.0)
     elif cfg.mode is AlignMode.ORIGIN:

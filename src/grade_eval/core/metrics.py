@@ -9,7 +9,12 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_eval.core.trajectory import PoseTrajectory, rotation_angles_rad, se3_inverse
+from grade_eval.core.trajectory import (
+    PoseTrajectory,
+    check_associated,
+    rotation_angles_rad,
+    se3_inverse,
+)
 from grade_eval.errors import EvalConfigError, TrajectoryError
 
 
@@ -119,13 +124,13 @@ def _error_of(relation: PoseRelation, error_poses: FloatArray) -> FloatArray:
 
 
 def _check_pair(reference: PoseTrajectory, estimate: PoseTrajectory) -> None:
-    if reference.num_poses != estimate.num_poses:
-        raise TrajectoryError(
-            f"trajectories must be associated first: {reference.num_poses} vs "
-            f"{estimate.num_poses} poses"
-        )
-    if reference.num_poses == 0:
-        raise TrajectoryError("trajectories are empty")
+    check_associated(
+        reference,
+        estimate,
+        TrajectoryError,
+        "trajectories must be associated first",
+        "trajectories are empty",
+    )
 
 
 def ape(

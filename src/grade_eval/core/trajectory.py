@@ -9,7 +9,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
-from grade_eval.errors import TrajectoryError
+from grade_eval.errors import EvalError, TrajectoryError
 
 
 def quat_wxyz_to_matrix(quat_wxyz: FloatArray) -> FloatArray:
@@ -158,3 +158,21 @@ class PoseTrajectory:
         new_rot = np.einsum("ij,njk->nik", rot, self.rotations)
         quat = matrix_to_quat_wxyz(new_rot) if self.num_poses else np.zeros((0, 4))
         return PoseTrajectory(self.stamps_s, pos, quat, self.name)
+
+
+def check_associated(
+    reference: PoseTrajectory,
+    estimate: PoseTrajectory,
+    error: type[EvalError],
+    mismatch: str,
+    empty: str,
+) -> None:
+    """Raise `error` unless both trajectories hold the same, non-zero number of poses.
+
+    Alignment and the metrics each raise their own error class with their own wording
+    (`mismatch` is followed by the two pose counts).
+    """
+    if reference.num_poses != estimate.num_poses:
+        raise error(f"{mismatch}: {reference.num_poses} vs {estimate.num_poses} poses")
+    if reference.num_poses == 0:
+        raise error(empty)

@@ -38,14 +38,20 @@ def _write_cloud(path: str | Path, header_lines: list[str], data: np.ndarray) ->
     )
 
 
+def _xyz_records(point_map: PointMap, fields: list[tuple[str, str]]) -> np.ndarray:
+    """One record of `fields` a point, with x, y and z filled in (the rest zero)."""
+    data = np.zeros(point_map.size, dtype=fields)
+    for i, axis in enumerate("xyz"):
+        data[axis] = point_map.points_xyz[:, i]
+    return data
+
+
 def write_ply(path: str | Path, point_map: PointMap) -> Path:
     """Binary little-endian PLY with float64 x y z and, if present, uchar red green blue."""
     fields = [("x", "<f8"), ("y", "<f8"), ("z", "<f8")]
     if point_map.colors_rgb is not None:
         fields += [("red", "u1"), ("green", "u1"), ("blue", "u1")]
-    data = np.zeros(point_map.size, dtype=fields)
-    for i, axis in enumerate("xyz"):
-        data[axis] = point_map.points_xyz[:, i]
+    data = _xyz_records(point_map, fields)
     props = ["property double x", "property double y", "property double z"]
     if point_map.colors_rgb is not None:
         for i, c in enumerate(("red", "green", "blue")):
@@ -66,9 +72,7 @@ def write_pcd(path: str | Path, point_map: PointMap) -> Path:
     """Binary PCD v0.7 with float32 x y z and, if present, packed rgb (float32 field)."""
     colored = point_map.colors_rgb is not None
     fields = [("x", "<f4"), ("y", "<f4"), ("z", "<f4")] + ([("rgb", "<u4")] if colored else [])
-    data = np.zeros(point_map.size, dtype=fields)
-    for i, axis in enumerate("xyz"):
-        data[axis] = point_map.points_xyz[:, i]
+    data = _xyz_records(point_map, fields)
     if point_map.colors_rgb is not None:
         c = point_map.colors_rgb.astype(np.uint32)
         data["rgb"] = (c[:, 0] << 16) | (c[:, 1] << 8) | c[:, 2]

@@ -10,6 +10,7 @@ import argparse
 import sys
 
 from grade_common.bagfile.compression import Compression
+from grade_common.cli_args import add_choice, command_parser
 from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
 from grade_replay.bag.export import ExportConfig, export_bag
@@ -31,9 +32,7 @@ def _parse_rate(text: str) -> tuple[str, float]:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade bag` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade bag", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
-    )
+    parser = command_parser("grade bag", __doc__)
     parser.add_argument("--no-progress", action="store_true", help="hide the progress bar")
     sub = parser.add_subparsers(dest="tool", required=True)
 
@@ -67,10 +66,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=1.0,
         help="stamps this close to their periodic value stay as they are",
     )
-    reindex.add_argument(
+    add_choice(
+        reindex,
         "--align",
-        choices=[a.value for a in Alignment],
-        default=Alignment.TOPIC_LAST.value,
+        Alignment,
+        Alignment.TOPIC_LAST,
         help="topic-last: each topic ends on its own last stamp; common-last: "
         "all end on the latest last stamp (GRADE)",
     )
@@ -104,11 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     rec.add_argument("bag", help="bag directory, .partial run's bag/ or .mcap file (only read)")
     rec.add_argument("--out", required=True, help="new bag (must not exist)")
-    rec.add_argument(
-        "--compression",
-        choices=[c.value for c in Compression],
-        default=Compression.ZSTD.value,
-        help="chunk compression of the new bag",
+    add_choice(
+        rec, "--compression", Compression, Compression.ZSTD, help="chunk compression of the new bag"
     )
     return parser
 

@@ -3,6 +3,8 @@
 A delivery probe (`grade bench delivery`, the transport tests): it subscribes to each topic as
 it appears (matching `--include`, a regular expression), counts raw messages (no
 deserialisation), and at SIGINT/SIGTERM prints one line `received counts: {"topic": n, ...}`.
+With `--progress-period-s S` it also prints `counts so far: {...}` every S seconds, so that a
+caller can wait for a count (a condition) instead of for a time.
 
 The profile sets reliability and durability (sensor-data: best effort; default: reliable); the
 history depth is `--depth` (default 1000) for both, so that a moment without CPU in the counter
@@ -27,6 +29,7 @@ from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_
 from grade_common.node import spin as grade_spin
 
 RECEIVED_COUNTS_PREFIX = "received counts: "
+PROGRESS_COUNTS_PREFIX = "counts so far: "
 READY_LINE = "topic_counter ready"
 # The two profiles subscribers use in practice: the sensor-data preset (best effort, keep last
 # 5; SLAM front ends, image pipelines) and the ROS 2 default (reliable, keep last 10; RViz).
@@ -46,7 +49,9 @@ def _msg_class(msgtype: str) -> Any:
 class TopicCounter(Node):
     """Subscribes to every matching topic with one QoS and counts what arrives."""
 
-    def __init__(self, qos_name: str, include: str, name: str, depth: int) -> None:
+    def __init__(
+        self, qos_name: str, include: str, name: str, depth: int, progress_period_s: float = 0.0
+    ) -> None:
         super().__init__(name)
         preset = QOS_PROFILES[qos_name]
         self._qos = QoSProfile(
@@ -59,7 +64,12 @@ class TopicCounter(Node):
         self.counts: dict[str, int] = {}
         self._subs: list[Any] = []
         self.create_timer(_DISCOVERY_PERIOD_S, self._discover)
+        if progress_period_s > 0:
+            self.create_timer(progress_period_s, self._progress)
         print(READY_LINE, flush=True)
+
+    def _progress(self) -> None:
+        print(PROGRESS_COUNTS_PREFIX + json.dumps(self.counts, sort_keys=True), flush=True)
 
     def _discover(self) -> None:
         for topic, types in self.get_topic_names_and_types():
@@ -93,6 +103,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--include", default="", help="regular expression on topic names")
     parser.add_argument("--name", default="", help="node name (default: counter_<qos>)")
     parser.add_argument("--depth", type=int, default=1000, help="history depth (1000)")
+    parser.add_argument(
+        "--progress-period-s", type=float, default=0.0, help="print the counts so far (0: off)"
+    )
     return parser
 
 
@@ -101,7 +114,11 @@ def main(argv: list[str] | None = None) -> int:
     return grade_spin.run_node(
         "topic_counter",
         lambda: TopicCounter(
-            args.qos, args.include, args.name or f"counter_{args.qos}", args.depth
+            args.qos,
+            args.include,
+            args.name or f"counter_{args.qos}",
+            args.depth,
+            args.progress_period_s,
         ),
         ros_args,
     )

@@ -13,14 +13,13 @@ times); the rest of a frame is the views' rendering. Wall-clock milliseconds of 
 
 from __future__ import annotations
 
-import argparse
 import time
 from dataclasses import replace
-from pathlib import Path
 from typing import Any
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.schema import from_mapping
-from grade_sim.bench import default_scenario_path
+from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import IMAGE_STREAMS, CameraConfig, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.optics.rig import build_rig
@@ -43,13 +42,13 @@ def _cameras(width: int, height: int, supersample: float) -> tuple[CameraConfig,
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench cameras", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("cameras", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--frames", type=int, default=30, help="frames per model (30)")
     parser.add_argument("--width", type=int, default=640)
     parser.add_argument("--height", type=int, default=480)
     parser.add_argument("--supersample", type=float, default=1.0, help="views' focal scale (1)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     scenario = load_scenario(args.scenario or default_scenario_path())
     cameras = _cameras(args.width, args.height, args.supersample)
     robot = replace(scenario.robots[0], cameras=cameras)

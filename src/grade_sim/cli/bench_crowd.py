@@ -13,11 +13,11 @@ Times are wall-clock seconds of this process; other load on the machine adds to 
 
 from __future__ import annotations
 
-import argparse
 import time
 
 import numpy as np
 
+from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_sim.actors.crowd import Crowd
 from grade_sim.actors.people import PersonSpec
 from grade_sim.actors.placement import check_traces
@@ -72,13 +72,13 @@ def _bench(n: int, rooms: int, duration_s: float, fcl: bool) -> dict[str, float]
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench crowd", description=__doc__)
+    parser = bench_parser("crowd", __doc__)
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated seconds (10)")
     parser.add_argument(
         "--people", type=int, nargs="+", default=sorted(ROOMS), help="crowd sizes (8 32 128)"
     )
     parser.add_argument("--no-fcl", action="store_true", help="skip the FCL placement check")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     print(
         f"{'people':>6} {'rooms':>5} {'update ms':>9} {'step us':>8} {'ms/sim s':>9} "
         f"{'% real':>6} {'fcl s':>7} {'min gap m':>9}"

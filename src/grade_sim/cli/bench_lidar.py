@@ -21,15 +21,14 @@ them alike; the ratios are of the medians over the rounds, with the ratio of the
 
 from __future__ import annotations
 
-import argparse
 import time
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import numpy as np
 
-from grade_sim.bench import default_scenario_path
+from grade_common.cli_args import bench_parser, parse_bench_args
+from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.scene import build_scene
@@ -62,12 +61,12 @@ def _cpu_ms(variants: dict[str, Callable[[], object]], repeats: int) -> dict[str
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench lidar", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("lidar", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=2.0, help="simulated seconds (2)")
     parser.add_argument("--preset", default="hdl64e", help="lidar preset (hdl64e)")
     parser.add_argument("--repeats", type=int, default=5, help="scans timed per variant (5)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     base = load_scenario(
         args.scenario or default_scenario_path(),
         {"duration_s": args.duration_s, "realtime": False, "bootstrap_s": 0.0},

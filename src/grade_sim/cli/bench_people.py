@@ -8,13 +8,13 @@ rendering stage times, and the ratio of the medians (target: skinned >= 0.9 x pa
 
 from __future__ import annotations
 
-import argparse
 import shutil
 import statistics
 import tempfile
 from pathlib import Path
 
-from grade_sim.bench import default_scenario_path
+from grade_common.cli_args import bench_parser, parse_bench_args
+from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import PersonBody, load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
@@ -36,11 +36,11 @@ def _one(scenario_path: Path, body: PersonBody, duration_s: float, out: Path) ->
 
 
 def main(argv: list[str]) -> int:
-    parser = argparse.ArgumentParser(prog="grade bench people", description=__doc__)
-    parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
+    parser = bench_parser("people", __doc__)
+    add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated s per run (10)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each kind (2)")
-    args, _ = parser.parse_known_args(argv)
+    args = parse_bench_args(parser, argv)
     path = args.scenario or default_scenario_path()
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-people-"))
     results: dict[PersonBody, list[dict[str, float]]] = {

@@ -14,6 +14,7 @@ from pathlib import Path
 import numpy as np
 
 from grade_common.atomic import StagedOutput
+from grade_common.cli_args import add_choice, command_parser
 from grade_common.errors import ConfigError
 from grade_sim.actors.bvh import BvhAxes, BvhError, parse_bvh, retarget, write_bvh
 from grade_sim.actors.motion import foot_slip
@@ -30,13 +31,14 @@ FEET = ("ankle_l", "ankle_r", "toe_l", "toe_r")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="grade bvh", description=__doc__)
+    parser = command_parser("grade bvh", __doc__)
     parser.add_argument("file", type=Path, help="a BVH motion capture file")
     parser.add_argument("--height", type=float, default=REFERENCE_HEIGHT_M, help="metres (1.75)")
-    parser.add_argument(
+    add_choice(
+        parser,
         "--axes",
-        choices=[a.value for a in BvhAxes],
-        default=BvhAxes.Y_UP.value,
+        BvhAxes,
+        BvhAxes.Y_UP,
         help="file convention: y_up (+Z forward, the usual) or z_up (+X forward)",
     )
     parser.add_argument("--out", type=Path, default=None, help="write the retargeted BVH (new)")

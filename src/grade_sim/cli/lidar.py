@@ -10,13 +10,14 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from grade_common.cli_args import command_parser
 from grade_common.errors import GradeError
 from grade_sim.sensors.lidar.learned_drop import fit, load_pair
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade lidar` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade lidar", description=__doc__)
+    parser = command_parser("grade lidar", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
     f = sub.add_parser("fit-raydrop", help="fit the learned ray-drop model")
     f.add_argument("--sim", type=Path, nargs="+", required=True, help="simulated .npz images")

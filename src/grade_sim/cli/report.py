@@ -6,6 +6,7 @@ import argparse
 import json
 from pathlib import Path
 
+from grade_common.cli_args import command_parser
 from grade_common.errors import GradeError
 from grade_common.rundir import RunLayout
 from grade_common.tum import ImageKind, list_file
@@ -16,7 +17,7 @@ from grade_sim.report.trajectory_plot import trajectory_plot
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade report` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade report", description=__doc__)
+    parser = command_parser("grade report", __doc__)
     parser.add_argument("run_dir", type=Path)
     parser.add_argument("--no-images", action="store_true", help="only print the summary")
     return parser

@@ -10,6 +10,7 @@ from typing import Any
 import yaml
 from tqdm import tqdm
 
+from grade_common.cli_args import add_quiet, command_parser
 from grade_common.errors import ConfigError
 from grade_common.signals import stopped_exit_code
 from grade_sim.config.scenario import load_scenario
@@ -18,7 +19,8 @@ from grade_sim.sim.run import run_scenario
 
 
 def parse_overrides(items: list[str]) -> dict[str, Any]:
-    """`key=value` pairs (value parsed as YAML) into top-level scenario overrides."""
+    """`key=value` pairs (value parsed as YAML) into scenario overrides; a key is a dotted path
+    (`people.count`, `robots.0.start_xyz`) or a whole top-level key."""
     out: dict[str, Any] = {}
     for item in items:
         if "=" not in item:
@@ -54,7 +56,7 @@ def print_summary(summary: dict[str, Any], path: Path) -> None:
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade run` argument parser."""
-    parser = argparse.ArgumentParser(prog="grade run", description=__doc__)
+    parser = command_parser("grade run", __doc__)
     parser.add_argument("scenario", type=Path, help="scenario YAML file")
     parser.add_argument("--out", type=Path, required=True, help="new run directory")
     parser.add_argument(
@@ -68,9 +70,10 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="override a top-level scenario key (YAML value), e.g. --set duration_s=5",
+        help="override a scenario key by its dotted path (YAML value), e.g. --set "
+        "people.count=20 or --set duration_s=5; repeatable",
     )
-    parser.add_argument("--quiet", action="store_true", help="no progress bar")
+    add_quiet(parser)
     return parser
 
 

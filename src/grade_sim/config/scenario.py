@@ -18,11 +18,17 @@ import yaml
 from grade_common.bagfile.compression import Compression
 from grade_common.errors import ConfigError
 from grade_common.names import check_ros_name, ros_name
+from grade_common.overrides import apply_overrides
 from grade_common.schema import bounds, from_mapping, to_mapping
+
+# Re-exported: they moved to config.camera_model so that the optics need not import this module.
+from grade_sim.config.camera_model import DISTORTION_COEFFICIENTS as DISTORTION_COEFFICIENTS
+from grade_sim.config.camera_model import CameraModel as CameraModel
 from grade_sim.config.lidar import LidarConfig
 
 # Re-exported: it moved to config.mount so that lidar configs can use it too.
 from grade_sim.config.mount import MountConfig as MountConfig
+from grade_sim.optics.rig import build_rig
 
 Vec3 = tuple[float, float, float]
 Range = tuple[float, float]
@@ -82,19 +88,6 @@ class Stream(enum.Enum):
 IMAGE_STREAMS = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
 
 
-class CameraModel(enum.Enum):
-    """The lens: how the published image maps rays to pixels (docs/cameras.md)."""
-
-    PINHOLE = "pinhole"  # ideal perspective, rendered directly
-    PLUMB_BOB = "plumb_bob"  # OpenCV radial-tangential: k1, k2, p1, p2, k3
-    EQUIDISTANT = "equidistant"  # OpenCV fisheye: theta_d = theta (1 + k1 theta^2 + ... k4 theta^8)
-
-
-DISTORTION_COEFFICIENTS = {
-    CameraModel.PINHOLE: 0,
-    CameraModel.PLUMB_BOB: 5,
-    CameraModel.EQUIDISTANT: 4,
-}
 PINHOLE_MAX_HFOV_DEG = 170.0
 
 
@@ -478,9 +471,6 @@ class CameraConfig:
                 )
             _check_fisheye_monotonic(self.distortion, math.radians(limit_deg) / 2, path)
         if self.model is not CameraModel.PINHOLE:
-            # Imported here: the rig module builds on this config module.
-            from grade_sim.optics.rig import build_rig
-
             build_rig(self, path)  # a distortion that folds, or a source view too large
 
 
@@ -636,7 +626,8 @@ def scenario_from_mapping(data: Any, source: str = "scenario") -> Scenario:
 
 
 def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> Scenario:
-    """Load and validate a scenario YAML file; `overrides` replaces top-level keys first.
+    """Load and validate a scenario YAML file; `overrides` (dotted key paths such as
+    `people.count`, or whole top-level keys) are set in the document first.
 
     Raises:
         ConfigError: the file is missing, not YAML, or a value is invalid (message names the key).
@@ -663,7 +654,7 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     if overrides:
         if not isinstance(data, dict):
             raise ConfigError(f"{file}: expected a mapping at the top level")
-        data = {**data, **overrides}
+        data = apply_overrides(data, overrides.items(), f"{file}: override")
     scenario = scenario_from_mapping(data, str(file))
     mesh = scenario.environment.mesh
     if scenario.environment.type is EnvironmentKind.MESH:

@@ -10,13 +10,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
-
-import yaml
 
 from grade_common.errors import ConfigError
 from grade_common.names import ros_name
 from grade_common.schema import Wording, bounds, from_mapping, named_items
+from grade_common.textfile import read_yaml
 
 WORDING = Wording(root="tabletop scene")
 
@@ -80,10 +78,7 @@ def load_tabletop_scene(path: str | Path) -> TabletopSceneFile:
     file = Path(path)
     if not file.is_file():
         raise ConfigError(f"tabletop scene {str(file)!r} does not exist")
-    try:
-        data: Any = yaml.safe_load(file.read_text())
-    except yaml.YAMLError as err:
-        raise ConfigError(f"{file}: not valid YAML: {err}") from err
+    data = read_yaml(file, "tabletop scene", error=ConfigError)
     if not isinstance(data, dict):
         raise ConfigError(f"{file}: expected a mapping at the top level")
     try:

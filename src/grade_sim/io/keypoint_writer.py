@@ -1,7 +1,7 @@
 """People's COCO-17 keypoints per camera frame: `gt/<robot>/<camera>/keypoints.jsonl`.
 
-One JSON line per frame (from the experiment start on) of a camera that sees at least one
-keypoint of someone:
+One JSON line per recorded frame of every camera (from the experiment start on) in a run with
+people, `"people": []` where nobody is in view, so the lines and the frames match one to one:
 
     {"t": 12.5, "visibility_from": "depth",
      "people": [{"id": 7, "name": "person_0", "num_keypoints": 11,
@@ -124,8 +124,6 @@ class KeypointWriter:
                     "keypoints_world": [[round(float(c), 6) for c in xyz] for xyz in world[p]],
                 }
             )
-        if not people:
-            return
         key = (sample.robot, sample.camera)
         f = self._files.get(key)
         if f is None:

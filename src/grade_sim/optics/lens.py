@@ -21,7 +21,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.config.scenario import DISTORTION_COEFFICIENTS, CameraConfig, CameraModel
+from grade_sim.config.camera_model import DISTORTION_COEFFICIENTS, CameraGeometry, CameraModel
 
 # A ray whose reprojection misses its pixel by more than this is not the pixel's ray.
 ROUNDTRIP_TOLERANCE_PX = 1e-3
@@ -138,7 +138,7 @@ class Lens:
         return rays, valid
 
 
-def lens_of(config: CameraConfig) -> Lens:
+def lens_of(config: CameraGeometry) -> Lens:
     """The lens of a configured camera: focal length from hfov_deg, principal point centred."""
     coeffs = DISTORTION_COEFFICIENTS[config.model]
     d = np.array(config.distortion, dtype=np.float64) if config.distortion else np.zeros(coeffs)

@@ -25,10 +25,11 @@ from numpy.typing import NDArray
 
 from grade_common.errors import ConfigError
 from grade_common.types import FloatArray
-from grade_sim.config.scenario import CameraConfig, CameraModel
+from grade_sim.config.camera_model import CameraGeometry, CameraModel
 from grade_sim.optics.lens import DepthKind, Lens, lens_of
 
 F = TypeVar("F")  # a frame: a dataclass of images (the engines' CameraFrame)
+C = TypeVar("C", bound=CameraGeometry)  # a camera config (config.scenario.CameraConfig)
 
 # Pixels each view has beyond the rays it serves, so that bilinear taps stay inside it.
 MARGIN_PX = 2
@@ -72,7 +73,7 @@ class SourceView:
     def hfov_deg(self) -> float:
         return math.degrees(2 * math.atan(0.5 * self.width / self.focal_px))
 
-    def config(self, camera: CameraConfig) -> CameraConfig:
+    def config(self, camera: C) -> C:
         """The pinhole camera config of this view (the engine renders it like any camera)."""
         return dataclasses.replace(
             camera,
@@ -193,7 +194,7 @@ class _RigError(Exception):
     """A rig cannot be built; the message follows the camera's key path."""
 
 
-def build_rig(config: CameraConfig, path: str = "camera") -> CameraRig | None:
+def build_rig(config: CameraGeometry, path: str = "camera") -> CameraRig | None:
     """The rig of a distorted camera; None for a pinhole camera (rendered directly).
 
     Raises:
@@ -207,7 +208,7 @@ def build_rig(config: CameraConfig, path: str = "camera") -> CameraRig | None:
 
 # Cached: the scenario check, the model builder and the engine all ask for the same rig.
 @lru_cache(maxsize=16)
-def _build_rig(config: CameraConfig) -> CameraRig | None:
+def _build_rig(config: CameraGeometry) -> CameraRig | None:
     if config.model is CameraModel.PINHOLE:
         return None
     lens = lens_of(config)
@@ -266,7 +267,7 @@ def _build_rig(config: CameraConfig) -> CameraRig | None:
     return CameraRig(lens, tuple(views), kind, view_index, map_x, map_y, depth_scale)
 
 
-def source_views(config: CameraConfig) -> tuple[SourceView, ...]:
+def source_views(config: CameraGeometry) -> tuple[SourceView, ...]:
     """The pinhole views a camera is rendered from; () for a pinhole camera (itself)."""
     rig = build_rig(config)
     return () if rig is None else rig.views

@@ -70,6 +70,14 @@ def _material(
     )
 
 
+def _slots_y(dy: float, margin: float, two_from: float) -> list[tuple[float, float]]:
+    """(y0, width) of equal slots across a footprint's width dy inside a margin on each side:
+    one slot (a door, a pillow), or two side by side once dy reaches two_from."""
+    n = 1 if dy < two_from else 2
+    width = (dy - 2 * margin) / n
+    return [(-dy / 2 + margin + k * width, width) for k in range(n)]
+
+
 def _legs(
     name: str,
     dx: float,
@@ -214,10 +222,7 @@ def _cabinet(rng: np.random.Generator) -> Design:
         Part("carcass", (-dx / 2, -dy / 2 + 0.01, 0.08), (door_x, dy / 2 - 0.01, h - 0.03), body),
         Part("top", (-dx / 2, -dy / 2, h - 0.03), (front_x + 0.01, dy / 2, h), body),
     ]
-    n_doors = 1 if dy < 0.75 else 2
-    width = (dy - 0.02) / n_doors
-    for k in range(n_doors):
-        y0 = -dy / 2 + 0.01 + k * width
+    for k, (y0, width) in enumerate(_slots_y(dy, 0.01, 0.75)):
         parts.append(
             Part(
                 f"door_{k}",
@@ -308,10 +313,7 @@ def _bed(rng: np.random.Generator) -> Design:
             cover,
         ),
     ]
-    n_pillows = 1 if dy < 1.3 else 2
-    width = (dy - 0.2) / n_pillows
-    for k in range(n_pillows):
-        y0 = -dy / 2 + 0.1 + k * width
+    for k, (y0, width) in enumerate(_slots_y(dy, 0.1, 1.3)):
         parts.append(
             Part(
                 f"pillow_{k}",

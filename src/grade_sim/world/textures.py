@@ -36,6 +36,8 @@ CACHE_ENV = "GRADE_TEXTURE_CACHE"
 
 Image = NDArray[np.uint8]
 Field = NDArray[np.float32]
+# float RGB in [0, 1]: a colour (3,) or an image (size, size, 3)
+Rgb = NDArray[np.float32]
 
 
 @dataclass(frozen=True)
@@ -145,14 +147,14 @@ def _fbm(
     return out
 
 
-def _mix(c1: NDArray[np.float32], c2: NDArray[np.float32], t: Field) -> NDArray[np.float32]:
+def _mix(c1: Rgb, c2: Rgb, t: Field) -> Rgb:
     """Per-pixel blend of two colours: c1 where t = 0, c2 where t = 1."""
     tt = np.clip(t, 0.0, 1.0)[..., None]
-    out: NDArray[np.float32] = c1 * (1.0 - tt) + c2 * tt
+    out: Rgb = c1 * (1.0 - tt) + c2 * tt
     return out
 
 
-def _to_image(rgb: NDArray[np.float32]) -> Image:
+def _to_image(rgb: Rgb) -> Image:
     out: Image = (np.clip(rgb, 0.0, 1.0) * 255.0 + 0.5).astype(np.uint8)
     return out
 
@@ -160,9 +162,9 @@ def _to_image(rgb: NDArray[np.float32]) -> Image:
 def _stamp(
     size: int,
     margin: int,
-    base: NDArray[np.float32],
-    draw: Callable[[NDArray[np.float32], NDArray[np.float32]], None],
-) -> NDArray[np.float32]:
+    base: Rgb,
+    draw: Callable[[Rgb, Field], None],
+) -> Rgb:
     """Small shapes (blades, leaves, pebbles) drawn on `base`, wrapped around the tile's edges.
 
     `draw(layer, alpha)` paints on a canvas `margin` px larger on every side; what falls in the
@@ -186,9 +188,7 @@ def _stamp(
 
 
 # -- generators: (rng, size, c1, c2) -> float RGB in [0, 1] ------------------------------------
-Generator = Callable[
-    [np.random.Generator, int, NDArray[np.float32], NDArray[np.float32]], NDArray[np.float32]
-]
+Generator = Callable[[np.random.Generator, int, Rgb, Rgb], Rgb]
 
 
 def _grain(rng: np.random.Generator, size: int, along_x: bool) -> Field:
@@ -204,9 +204,7 @@ def _grain(rng: np.random.Generator, size: int, along_x: bool) -> Field:
     return out
 
 
-def _wood(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _wood(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Floor boards along x: 6 rows per tile, staggered board ends, dark joints."""
     rows = 6
     row_h = size // rows
@@ -223,13 +221,11 @@ def _wood(
             joint[y0:y1, a % size : a % size + 2] = 1.0
         joint[y0 : y0 + 2, :] = 1.0
     rgb = _mix(c1, c2, grain) * shade[..., None]
-    out: NDArray[np.float32] = rgb * (1.0 - 0.55 * joint[..., None])
+    out: Rgb = rgb * (1.0 - 0.55 * joint[..., None])
     return out
 
 
-def _parquet(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _parquet(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Basket-weave parquet: 4 x 4 blocks of 4 strips, alternating direction."""
     blocks, strips = 4, 4
     b = size // blocks
@@ -254,13 +250,11 @@ def _parquet(
             joint[i * b : i * b + 2, xs] = 1.0
             joint[ys, j * b : j * b + 2] = 1.0
     rgb = _mix(c1, c2, t) * shade[..., None]
-    out: NDArray[np.float32] = rgb * (1.0 - 0.5 * joint[..., None])
+    out: Rgb = rgb * (1.0 - 0.5 * joint[..., None])
     return out
 
 
-def _tiles(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _tiles(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Square tiles (4 x 4 per texture) in grout of colour c2, each tile slightly different."""
     n = 4
     cell = size // n
@@ -274,35 +268,29 @@ def _tiles(
     bevel = np.clip(edge / (3.0 * grout), 0.0, 1.0) * 0.12 + 0.88
     rgb = c1 * ((0.94 + 0.12 * speckle) * tile_shade * bevel)[..., None]
     is_grout = (edge < grout / 2)[..., None]
-    out: NDArray[np.float32] = np.where(is_grout, c2 * (0.9 + 0.2 * speckle[..., None]), rgb)
+    out: Rgb = np.where(is_grout, c2 * (0.9 + 0.2 * speckle[..., None]), rgb)
     return out
 
 
-def _carpet(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _carpet(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Dense pile: per-pixel fibre noise over soft blotches, mostly c1 with flecks of c2."""
     fibres = cv2.GaussianBlur(rng.random((size, size), dtype=np.float32), (3, 3), 0.7)
     blotch = _fbm(rng, size, 4, 4, 0.6)
     t = 0.25 * blotch + 0.45 * fibres
-    out: NDArray[np.float32] = _mix(c1, c2, t) * (0.85 + 0.3 * fibres)[..., None]
+    out: Rgb = _mix(c1, c2, t) * (0.85 + 0.3 * fibres)[..., None]
     return out
 
 
-def _plaster(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _plaster(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Trowelled plaster: low-contrast swirls and a fine grain."""
     swirls = _fbm(rng, size, 4, 5, 0.6)
     grain = rng.random((size, size), dtype=np.float32)
     t = 0.3 * swirls
-    out: NDArray[np.float32] = _mix(c1, c2, t) * (0.95 + 0.06 * grain)[..., None]
+    out: Rgb = _mix(c1, c2, t) * (0.95 + 0.06 * grain)[..., None]
     return out
 
 
-def _painted(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _painted(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Painted wall with grime: roller marks, dirty blotches and vertical run-down streaks."""
     roller = _fbm(rng, size, 8, 3, 0.5, stretch_y=6)
     blotch = _fbm(rng, size, 4, 5, 0.55)
@@ -314,9 +302,7 @@ def _painted(
     return rgb
 
 
-def _brick(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _brick(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Running-bond brick (8 courses, 4 bricks a course) in mortar of colour c2."""
     courses, per_course = 8, 4
     h, w = size // courses, size // per_course
@@ -330,19 +316,17 @@ def _brick(
     brick = c1 * tint * (0.85 + 0.25 * rough)[..., None]
     is_mortar = ((y % h) < mortar) | ((xs % w) < mortar)
     sand = c2 * (0.85 + 0.3 * rough)[..., None]
-    out: NDArray[np.float32] = np.where(is_mortar[..., None], sand, brick)
+    out: Rgb = np.where(is_mortar[..., None], sand, brick)
     return out
 
 
-def _concrete(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _concrete(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Concrete: mottled grey, darker stains (c2) and small air pores."""
     mottle = _fbm(rng, size, 8, 5, 0.6)
     stains = np.clip((_fbm(rng, size, 3, 4, 0.5) - 0.6) * 2.0, 0.0, 1.0)
     base = _mix(c1, c2, stains) * (0.82 + 0.3 * mottle)[..., None]
 
-    def pores(layer: NDArray[np.float32], alpha: NDArray[np.float32]) -> None:
+    def pores(layer: Rgb, alpha: Field) -> None:
         n = layer.shape[0]
         for _ in range(size // 2):
             cx, cy = (int(v) for v in rng.integers(0, n, 2))
@@ -354,9 +338,7 @@ def _concrete(
     return _stamp(size, 4, base, pores)
 
 
-def _fabric(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _fabric(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Woven cloth: a fine twill of threads in c1 and c2 with slub noise."""
     period = max(4, size // 128)
     y, x = np.mgrid[0:size, 0:size].astype(np.float32)
@@ -365,18 +347,16 @@ def _fabric(
     twill = (((x + y) // period) % 2).astype(np.float32)
     slub = _fbm(rng, size, 16, 3, 0.5, stretch_x=4)
     t = 0.35 * twill + 0.15 * (weft * warp) + 0.2 * slub
-    out: NDArray[np.float32] = _mix(c1, c2, t) * (0.85 + 0.15 * weft * warp)[..., None]
+    out: Rgb = _mix(c1, c2, t) * (0.85 + 0.15 * weft * warp)[..., None]
     return out
 
 
-def _grass(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _grass(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Grass seen from above: a mottled soil-and-green base under thousands of short blades."""
     base = _mix(c2, c1, 0.35 + 0.4 * _fbm(rng, size, 6, 4, 0.55)) * 0.7
     blade_len = max(4, size // 48)
 
-    def blades(layer: NDArray[np.float32], alpha: NDArray[np.float32]) -> None:
+    def blades(layer: Rgb, alpha: Field) -> None:
         n = layer.shape[0]
         for _ in range(size * 8):
             x0, y0 = rng.uniform(0, n, 2)
@@ -392,14 +372,12 @@ def _grass(
     return _stamp(size, blade_len * 2, base, blades)
 
 
-def _dirt(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _dirt(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Bare soil: clumpy brown noise with scattered pebbles."""
     clumps = _fbm(rng, size, 8, 5, 0.6)
     base = _mix(c1, c2, clumps) * (0.85 + 0.3 * _fbm(rng, size, 64, 2, 0.5))[..., None]
 
-    def pebbles(layer: NDArray[np.float32], alpha: NDArray[np.float32]) -> None:
+    def pebbles(layer: Rgb, alpha: Field) -> None:
         n = layer.shape[0]
         for _ in range(size // 3):
             cx, cy = (int(v) for v in rng.integers(0, n, 2))
@@ -413,26 +391,22 @@ def _dirt(
     return _stamp(size, 6, base, pebbles)
 
 
-def _bark(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _bark(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Tree bark: vertical ridges split by dark furrows (texture v runs along the trunk)."""
     ridges = _fbm(rng, size, 16, 4, 0.55, stretch_y=8)
     furrows = np.clip((0.42 - ridges) * 4.0, 0.0, 1.0)
     rough = _fbm(rng, size, 32, 3, 0.6)
     t = 0.5 * furrows + 0.3 * (1.0 - rough)
-    out: NDArray[np.float32] = _mix(c1, c2, t) * (1.0 - 0.5 * furrows)[..., None]
+    out: Rgb = _mix(c1, c2, t) * (1.0 - 0.5 * furrows)[..., None]
     return out
 
 
-def _leaves(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _leaves(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Foliage: overlapping leaf shapes in shades of c1 over a dark interior (c2)."""
     base = _mix(c2 * 0.5, c2, _fbm(rng, size, 8, 3, 0.5))
     leaf = max(4, size // 40)
 
-    def draw(layer: NDArray[np.float32], alpha: NDArray[np.float32]) -> None:
+    def draw(layer: Rgb, alpha: Field) -> None:
         n = layer.shape[0]
         for _ in range(size * 2):
             cx, cy = (int(v) for v in rng.integers(0, n, 2))
@@ -445,9 +419,7 @@ def _leaves(
     return _stamp(size, 2 * leaf, base, draw)
 
 
-def _marble(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _marble(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Marble: c1 stone with turbulent c2 veins."""
     turb = _fbm(rng, size, 4, 6, 0.55)
     x = np.arange(size, dtype=np.float32)[None, :] / size
@@ -456,9 +428,7 @@ def _marble(
     return _mix(c1, c2, t)
 
 
-def _metal(
-    rng: np.random.Generator, size: int, c1: NDArray[np.float32], c2: NDArray[np.float32]
-) -> NDArray[np.float32]:
+def _metal(rng: np.random.Generator, size: int, c1: Rgb, c2: Rgb) -> Rgb:
     """Brushed metal: fine streaks along x and faint smudges."""
     brushed = _fbm(rng, size, 128, 2, 0.5, stretch_x=64)
     smudge = _fbm(rng, size, 4, 3, 0.5)

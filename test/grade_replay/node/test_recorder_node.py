@@ -18,6 +18,7 @@ TS = get_typestore(Stores.ROS2_KILTED)
 PUBLISHER = """
 import sys, time
 import rclpy
+from rclpy.duration import Duration
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import Imu
@@ -31,7 +32,7 @@ marker = node.create_publisher(String, "/starting_experiment", QoSProfile(
 chatter = node.create_publisher(String, "/chatter", 1000)
 imu = node.create_publisher(Imu, "/r/imu", 1000)
 marker.publish(String(data="starting"))
-deadline = time.monotonic() + 20
+deadline = time.monotonic() + 120
 waited = [chatter, imu, marker] if sys.argv[2] == "all" else [chatter]
 while any(p.get_subscription_count() == 0 for p in waited):
     if time.monotonic() > deadline:
@@ -48,8 +49,16 @@ try:
         msg.header.stamp.sec = i
         imu.publish(msg)
         i += 1
+        if i == 50 and count == 0:
+            # Tell the test that the recorder's reader holds 50 messages (a condition, not a
+            # pause: on a busy machine that takes however long it takes).
+            if not chatter.wait_for_all_acked(Duration(seconds=60)):
+                sys.exit("the recorder did not acknowledge 50 messages in 60 s")
+            print("acked", i, flush=True)
         time.sleep(0.005)
-    time.sleep(1.0)  # let the reliable transport deliver the last ones
+    # Every message in the recorder's reader before this node goes away.
+    if not all(p.wait_for_all_acked(Duration(seconds=60)) for p in (chatter, imu)):
+        sys.exit("the recorder did not acknowledge every message in 60 s")
 finally:
     node.destroy_node()
     rclpy.try_shutdown()
@@ -111,7 +120,7 @@ def test_recorder_writes_every_message_with_types_and_qos(
             [sys.executable, str(script), "60", "all"],
             capture_output=True,
             text=True,
-            timeout=60,
+            timeout=300,
             check=False,
         )
         assert pub.returncode == 0, pub.stdout + pub.stderr
@@ -160,7 +169,7 @@ def test_signal_mid_run_leaves_a_readable_bag(tmp_path: Path, sig: signal.Signal
     try:
         assert pub.stdout is not None
         assert pub.stdout.readline().strip() == "publishing"
-        time.sleep(1.0)
+        assert pub.stdout.readline().strip() == "acked 50"
         log = _stop(recorder, sig)
     finally:
         pub.send_signal(signal.SIGINT)

@@ -281,6 +281,46 @@ def test_overrides_replace_top_level_keys(tmp_path: Path) -> None:
         load_scenario(file, {"duration_s": -1})
 
 
+def test_dotted_overrides_set_any_key_of_the_shipped_scenario(repo_root: Path) -> None:
+    file = repo_root / "config" / "indoor_uav.yaml"
+    before = load_scenario(file)
+    scenario = load_scenario(
+        file, {"people.count": 20, "robots.0.cameras.0.width": 160, "lights.shadows": True}
+    )
+    assert scenario.people.count == 20
+    assert scenario.robots[0].cameras[0].width == 160
+    assert scenario.lights.shadows is True
+    # Everything else of those sections is the file's, not the defaults'.
+    assert scenario.people.motions == before.people.motions
+    assert scenario.robots[0].cameras[0].height == before.robots[0].cameras[0].height
+
+
+@pytest.mark.parametrize(
+    ("overrides", "message"),
+    [
+        ({"people.cuont": 20}, r"people: unknown key\(s\) \['cuont'\]"),
+        ({"people.count": -3}, r"people\.count: value -3 is out of range"),
+        ({"robots.4.name": "x"}, r"'robots\.4' is not an item of 'robots', a list of 1 item"),
+        ({"seed.x": 1}, r"override 'seed\.x': 'seed' is 42, not a mapping or a list"),
+        ({"people..count": 1}, r"override 'people\.\.count': empty part in the key path"),
+    ],
+)
+def test_dotted_overrides_name_the_key_path_in_errors(
+    repo_root: Path, overrides: dict[str, Any], message: str
+) -> None:
+    with pytest.raises(ConfigError, match=message):
+        load_scenario(repo_root / "config" / "indoor_uav.yaml", overrides)
+
+
+def test_an_override_of_a_list_the_file_leaves_out_is_refused(tmp_path: Path) -> None:
+    file = tmp_path / "s.yaml"
+    file.write_text("seed: 1\n")
+    with pytest.raises(
+        ConfigError, match=r"'robots' is not a list in the file, so it has no item 0"
+    ):
+        load_scenario(file, {"robots.0.name": "uav2"})
+
+
 def test_defaults_follow_grade() -> None:
     s = Scenario()
     assert s.backend == "mujoco"
@@ -347,3 +387,19 @@ def test_round_trip_keeps_types(small_scenario: Callable[..., Scenario]) -> None
     assert isinstance(again.robots[0].cameras, tuple)
     assert again == scenario
     assert small_scenario(seed=5) != small_scenario(seed=6)
+
+
+def test_every_robot_and_motion_key_is_documented_in_the_readme(repo_root: Path) -> None:
+    from dataclasses import fields
+
+    from grade_sim.config.scenario import MotionConfig, RobotConfig
+    from grade_sim.robots.path_follower import ACCEL_MPS2
+
+    readme = (repo_root / "README.md").read_text(encoding="utf-8")
+    documented = {"cameras", "imu", "lidars", "urdf", "urdf_base_link", "name", "type"}
+    for f in fields(RobotConfig):
+        if f.name not in documented and f.name != "motion":
+            assert f"`{f.name}" in readme, f"robots[i].{f.name} is not in README.md"
+    for f in fields(MotionConfig):
+        assert f"`motion.{f.name}" in readme, f"robots[i].motion.{f.name} is not in README.md"
+    assert f"**{ACCEL_MPS2:g} m/s^2**" in readme

@@ -15,8 +15,11 @@ import pytest
 from grade_common.keypoints import COCO17_NAMES, read_keypoints
 from grade_common.tum import KEYPOINTS_JSONL, read_list
 from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.engine.protocol import CameraFrame
+from grade_sim.io.keypoint_writer import KeypointWriter
 from grade_sim.io.record import load_record
 from grade_sim.scene import build_scene
+from grade_sim.sensors.observer import CameraSample
 from grade_sim.sim.run import run_scenario
 
 CAM = "gt/uav1/camera"
@@ -93,11 +96,10 @@ def test_lines_follow_the_frames_and_flag_every_keypoint(runs: Runs) -> None:
     cam = runs.first / CAM
     stamps = {float(t) for t, _ in read_list(cam / "rgb.txt")}
     lines = (cam / KEYPOINTS_JSONL).read_text().splitlines()
-    assert lines
+    assert sorted(json.loads(line)["t"] for line in lines) == sorted(stamps)  # one line a frame
     flags: set[int] = set()
     for line in lines:
         entry = json.loads(line)
-        assert entry["t"] in stamps
         assert entry["visibility_from"] == "depth"
         for person in entry["people"]:
             vis = person["keypoints"][2::3]
@@ -105,6 +107,33 @@ def test_lines_follow_the_frames_and_flag_every_keypoint(runs: Runs) -> None:
             assert person["num_keypoints"] == sum(1 for v in vis if v > 0)
             assert len(person["keypoints_world"]) == 17
     assert flags == {0, 1, 2}  # people leave the image and hide joints behind themselves
+
+
+def test_a_frame_with_nobody_in_view_gets_its_line(
+    tmp_path: Path, small_data: Callable[..., Any]
+) -> None:
+    scenario = scenario_from_mapping(small_data(people={"count": 2}, flying_objects={"count": 0}))
+    writer = KeypointWriter(tmp_path, build_scene(scenario), start_step=0)
+    frame = CameraFrame(rgb=None, depth_m=np.zeros((4, 4), np.float32), instance=None)
+    k = np.array([[2.0, 0, 2], [0, 2.0, 2], [0, 0, 1]])
+    # High above the room looking up (optical z = world z): everyone is behind the camera.
+    sample = CameraSample(
+        "uav1",
+        "camera",
+        3,
+        12_500_000,
+        frame,
+        np.array([0, 0, 1000.0]),
+        np.array([1.0, 0, 0, 0]),
+        k,
+        [],
+    )
+    writer.on_camera(sample)
+    writer.close("complete")
+    lines = (tmp_path / "uav1" / "camera" / KEYPOINTS_JSONL).read_text().splitlines()
+    assert [json.loads(line) for line in lines] == [
+        {"t": 0.0125, "visibility_from": "depth", "people": []}
+    ]
 
 
 def test_world_keypoints_follow_from_the_record(runs: Runs) -> None:

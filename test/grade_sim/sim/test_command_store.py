@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-
 import numpy as np
 import pytest
 
@@ -49,8 +47,13 @@ def test_lockstep_waits_for_the_answer_to_the_required_state() -> None:
         store.update("uav1", 10_000_000, ["x"], [9.0], JOINTS)  # answer to an older state
         store.update("uav1", 20_000_000, ["x"], [0.2], JOINTS)
 
-    store.resend = resent.append
-    threading.Timer(0.7, controller).start()
+    def resend(robot: str) -> None:
+        # The controller answers the resent state (the store releases its lock around resend):
+        # no timer racing the 0.5 s resend period, however slow the machine.
+        resent.append(robot)
+        controller()
+
+    store.resend = resend
     got = store.joint_velocities("uav1", JOINTS, 24_000_000)
     assert got is not None
     assert got[0] == pytest.approx(0.2)

@@ -142,7 +142,8 @@ class _SceneBuilder:
         return BuiltModel(model, self.spec, ids, skins)
 
     def _geom(self, parent: Any, instance_id: int, name: str, **attrs: Any) -> Any:
-        geom = parent.add_geom(name=name, **attrs)
+        """A geom of instance `instance_id`, named `i<instance_id>:<name>` (every geom is)."""
+        geom = parent.add_geom(name=f"i{instance_id}:{name}", **attrs)
         self._instance_geoms.append((geom, instance_id))
         return geom
 
@@ -338,7 +339,7 @@ class _SceneBuilder:
             geom = self._geom(
                 world,
                 box.instance_id,
-                f"i{box.instance_id}:{box.name}",
+                box.name,
                 pos=_g(box.center_xyz),
                 **shape,
                 material=self._box_material(box.name, box.material, main_face_m(box.half_size_xyz)),
@@ -358,18 +359,11 @@ class _SceneBuilder:
             if not mesh.collides:
                 # Flat or open surfaces have no convex hull; they are drawn only.
                 textured["inertia"] = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
-            self.spec.add_mesh(
-                name=mesh_name,
-                uservert=_g(mesh.vertices_xyz.ravel()),
-                userface=[int(v) for v in mesh.faces.ravel()],
-                **textured,
-            )
             self._geom(
                 world,
                 mesh.instance_id,
-                f"i{mesh.instance_id}:{mesh.name}",
-                type=mujoco.mjtGeom.mjGEOM_MESH,
-                meshname=mesh_name,
+                mesh.name,
+                **self._add_mesh(mesh_name, mesh.vertices_xyz, mesh.faces, **textured),
                 material=self._mesh_material(f"mat_{mesh_name}", mesh),
                 contype=WORLD_CONTYPE if mesh.collides else 0,
                 conaffinity=WORLD_CONAFFINITY if mesh.collides else 0,
@@ -378,13 +372,6 @@ class _SceneBuilder:
     def _add_free_bodies(self) -> None:
         """Loose objects (tabletop): a free joint each, explicit mass and inertia, hull contacts."""
         for body in self.scene.world.free_bodies:
-            mesh_name = f"free_mesh_{body.instance_id}"
-            self.spec.add_mesh(
-                name=mesh_name,
-                uservert=_g(body.vertices_xyz.ravel()),
-                userface=[int(v) for v in body.faces.ravel()],
-                inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
-            )
             node = self.spec.worldbody.add_body(
                 name=body.name, pos=_g(body.position_xyz), quat=_g(body.quat_wxyz)
             )
@@ -396,9 +383,13 @@ class _SceneBuilder:
             self._geom(
                 node,
                 body.instance_id,
-                f"i{body.instance_id}:{body.name}",
-                type=mujoco.mjtGeom.mjGEOM_MESH,
-                meshname=mesh_name,
+                body.name,
+                **self._add_mesh(
+                    f"free_mesh_{body.instance_id}",
+                    body.vertices_xyz,
+                    body.faces,
+                    inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+                ),
                 material=self._material(f"mat_free_{body.instance_id}", body.material),
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
@@ -498,7 +489,7 @@ class _SceneBuilder:
         self._geom(
             body,
             instance_id,
-            f"i{instance_id}:{name}",
+            name,
             type=_GEOM_TYPES[shape],
             size=_size3(size),
             contype=0,
@@ -565,7 +556,7 @@ class _SceneBuilder:
             self._geom(
                 base,
                 instance_id,
-                f"i{instance_id}:{name}/body",
+                f"{name}/body",
                 type=mujoco.mjtGeom.mjGEOM_BOX,
                 size=_g(half),
                 rgba=[0.2, 0.2, 0.25, 1.0],
@@ -578,7 +569,7 @@ class _SceneBuilder:
                 self._geom(
                     base,
                     instance_id,
-                    f"i{instance_id}:{name}/rotor_{sx}{sy}",
+                    f"{name}/rotor_{sx}{sy}",
                     type=mujoco.mjtGeom.mjGEOM_CYLINDER,
                     size=[*_g(half[0] * 0.45, 4), 0.008, 0.0],
                     pos=_g((sx * half[0], sy * half[1], half[2]), 4),
@@ -616,7 +607,7 @@ class _SceneBuilder:
             self._geom(
                 camera_body,
                 instance_id,
-                f"i{instance_id}:{name}/mast",
+                f"{name}/mast",
                 type=mujoco.mjtGeom.mjGEOM_CYLINDER,
                 size=[0.04, 0.05, 0.0],
                 rgba=[0.3, 0.3, 0.3, 1.0],
@@ -679,7 +670,7 @@ class _SceneBuilder:
                 self._geom(
                     body,
                     instance_id,
-                    f"i{instance_id}:{robot}/{g.name}",
+                    f"{robot}/{g.name}",
                     **self._urdf_shape(g, f"{robot}/{kind}_mesh_{k}"),
                     pos=_g(g.pos_base_xyz),
                     quat=_g(g.quat_base_wxyz),
@@ -693,11 +684,19 @@ class _SceneBuilder:
     def _urdf_shape(self, g: UrdfGeom, mesh_name: str) -> dict[str, Any]:
         if g.vertices_xyz is None or g.faces is None:
             return {"type": _GEOM_TYPES[g.shape.value], "size": _size3(_g(g.size))}
+        return self._add_mesh(
+            mesh_name, g.vertices_xyz, g.faces, inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
+        )
+
+    def _add_mesh(
+        self, mesh_name: str, vertices_xyz: FloatArray, faces: NDArray[Any], **options: Any
+    ) -> dict[str, Any]:
+        """Add a triangle mesh asset; returns the attributes of a geom that shows it."""
         self.spec.add_mesh(
             name=mesh_name,
-            uservert=_g(g.vertices_xyz.ravel()),
-            userface=[int(v) for v in g.faces.ravel()],
-            inertia=mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL,
+            uservert=_g(vertices_xyz.ravel()),
+            userface=[int(v) for v in faces.ravel()],
+            **options,
         )
         return {"type": mujoco.mjtGeom.mjGEOM_MESH, "meshname": mesh_name}
 

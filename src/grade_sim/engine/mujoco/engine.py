@@ -170,6 +170,11 @@ class MujocoEngine:
         """Instance id of every geom, by geom id (0 = none): what segmentation maps to."""
         return self._geom_instance
 
+    @property
+    def skin_instance_ids(self) -> NDArray[np.uint16]:
+        """Instance id of every skin (skinned people), by skin id."""
+        return self._skin_instance
+
     # -- set-up ---------------------------------------------------------------------------------
     def _reset(self) -> None:
         mj = self._mj
