@@ -22,6 +22,7 @@ from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sensors.lidar.raycast import Hits
 from grade_sim.sensors.lidar.scanner import MAX_SLICES, ScanCaster
+from grade_sim.sensors.observer import Discard
 from grade_sim.sensors.streams.lidar import LidarStream
 from grade_sim.sim.orchestrator import Simulator
 
@@ -37,7 +38,7 @@ def main() -> int:
     lidar = LidarConfig(name="lidar", preset="hdl64e")
     robot = replace(base.robots[0], lidars=(lidar,))
     scenario = replace(base, robots=(robot, *base.robots[1:]))
-    sim = Simulator(build_scene(scenario))
+    sim = Simulator(build_scene(scenario), observers=(Discard(),))
     try:
         sim.run()
     finally:

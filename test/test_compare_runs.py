@@ -3,7 +3,6 @@ bag payload, a gt/ file or a record array is reported."""
 
 from __future__ import annotations
 
-import importlib.util
 import shutil
 from pathlib import Path
 from types import ModuleType
@@ -13,17 +12,12 @@ import pytest
 from rosbags.rosbag2 import Writer
 from rosbags.typesys import Stores, get_typestore
 
-SCRIPT = Path(__file__).resolve().parent.parent / "scripts" / "compare_runs.py"
+from scripts_kit import load_script
 
 
 @pytest.fixture(scope="module")
 def compare() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("compare_runs", SCRIPT)
-    assert spec is not None
-    assert spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("compare_runs")
 
 
 def _make_run(root: Path, texts: list[str]) -> Path:

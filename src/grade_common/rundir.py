@@ -36,6 +36,7 @@ STATUS_KEY = "status"
 SCENARIO_KEY = "scenario"
 NOISE_SEED_KEY = "noise_seed"  # a replay's new noise seed (grade noise apply picks it up)
 REPLAY_KEY = "replay"  # what a replay changed
+SIMULATOR_KEY = "simulator"  # how it ran: the step-loop pipeline and the GL renderer
 
 
 class RunStatus(enum.StrEnum):

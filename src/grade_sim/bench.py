@@ -4,6 +4,10 @@ Runs config/indoor_uav.yaml (one 640x480 camera with RGB, depth and instances at
 240 Hz, odometry, TF, 8 people, 3 flying objects) as fast as possible, recording the bag, the
 ground truth and the experiment record (streamed to disk), and by default also publishing every
 message on ROS 2 as sim_node does. The run directory is deleted afterwards unless --keep.
+
+`--pipeline both` runs the scenario sequential and parallel in turn (`--rounds` times each,
+alternating, so a machine's changing load hits both alike) and prints their real-time factors
+side by side with the parallel/sequential ratio; `--lidar PRESET` adds a lidar to every robot.
 """
 
 from __future__ import annotations
@@ -16,13 +20,22 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+import yaml
 from tqdm import tqdm
 
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.errors import ConfigError
-from grade_common.rundir import RunLayout
+from grade_common.rundir import RUN_YAML, SIMULATOR_KEY, RunLayout
 from grade_common.share import shipped_file
-from grade_sim.config.scenario import Scenario, Stream, load_scenario, scenario_from_mapping
+from grade_sim.config.lidar import LidarConfig
+from grade_sim.config.scenario import (
+    Pipeline,
+    Scenario,
+    SimConfig,
+    Stream,
+    load_scenario,
+    scenario_from_mapping,
+)
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
@@ -84,6 +97,18 @@ def with_camera_streams(scenario: Scenario, streams: str) -> Scenario:
     return replace(scenario, robots=robots)
 
 
+def with_lidar(scenario: Scenario, preset: str) -> Scenario:
+    """The scenario with a lidar of this preset (e.g. hdl64e) on every robot."""
+    from grade_common.schema import from_mapping
+
+    try:
+        lidar = from_mapping(LidarConfig, {"name": "bench_lidar", "preset": preset})
+    except ConfigError as err:
+        raise ConfigError(f"--lidar: {err}") from err
+    robots = tuple(replace(r, lidars=(*r.lidars, lidar)) for r in scenario.robots)
+    return replace(scenario, robots=robots)
+
+
 def main(argv: list[str]) -> int:
     parser = bench_parser("sim", __doc__)
     add_scenario_argument(parser)
@@ -102,6 +127,15 @@ def main(argv: list[str]) -> int:
         "flow) against the default streams, interleaved",
     )
     parser.add_argument("--frames", type=int, default=60, help="frames for --ground-truth (60)")
+    parser.add_argument(
+        "--pipeline",
+        choices=[*(p.value for p in Pipeline), "both"],
+        default=None,
+        help="the step loop's pipeline (default: the scenario's sim.pipeline); both: "
+        "sequential and parallel side by side, alternating",
+    )
+    parser.add_argument("--rounds", type=int, default=1, help="runs of each with --pipeline both")
+    parser.add_argument("--lidar", default=None, help="add a lidar of this preset (e.g. hdl64e)")
     args = parse_bench_args(parser, argv)
     if args.ground_truth:
         from grade_sim.cli.bench_ground_truth import run
@@ -112,17 +146,61 @@ def main(argv: list[str]) -> int:
     )
     if args.camera_streams:
         scenario = with_camera_streams(scenario, args.camera_streams)
-    scene = build_scene(scenario)
+    if args.lidar:
+        scenario = with_lidar(scenario, args.lidar)
     node = None
     observers: tuple[SimObserver, ...] = ()
     if not args.no_ros:
         try:
             from grade_sim.node.sim_node import publishing_observer
 
-            node, publisher = publishing_observer("grade_bench_sim", SensorStreams(scene).topics())
+            # One node for every run of this process (rclpy initialises once); the topics
+            # depend on the scenario only, not on the pipeline.
+            topics = SensorStreams(build_scene(scenario)).topics()
+            node, publisher = publishing_observer("grade_bench_sim", topics)
             observers = (publisher,)
         except ImportError:
             print("rclpy not importable: benchmarking without ROS publishing", file=sys.stderr)
+    try:
+        if args.pipeline == "both":
+            return _side_by_side(args, scenario, observers)
+        if args.pipeline:
+            scenario = replace(scenario, sim=SimConfig(Pipeline(args.pipeline)))
+        return _bench_one(args, scenario, observers)
+    finally:
+        if node is not None:
+            node.destroy_node()
+            node.context.try_shutdown()
+
+
+def _side_by_side(
+    args: argparse.Namespace, scenario: Scenario, observers: tuple[SimObserver, ...]
+) -> int:
+    """Sequential and parallel in turn, `rounds` times; factors and their ratio."""
+    if args.keep is not None:
+        raise ConfigError("--keep: one run directory, but --pipeline both makes several")
+    factors: dict[Pipeline, list[float]] = {p: [] for p in Pipeline}
+    for _ in range(max(1, args.rounds)):
+        for pipeline in (Pipeline.SEQUENTIAL, Pipeline.PARALLEL):
+            print(f"-- pipeline: {pipeline.value}")
+            one = replace(scenario, sim=SimConfig(pipeline))
+            _bench_one(args, one, observers, factors[pipeline])
+    seq = sum(factors[Pipeline.SEQUENTIAL]) / len(factors[Pipeline.SEQUENTIAL])
+    par = sum(factors[Pipeline.PARALLEL]) / len(factors[Pipeline.PARALLEL])
+    print("== side by side (real-time factor, mean of rounds)")
+    print(f"  sequential {seq:.3f}  {factors[Pipeline.SEQUENTIAL]}")
+    print(f"  parallel   {par:.3f}  {factors[Pipeline.PARALLEL]}")
+    print(f"  parallel / sequential: {par / seq if seq > 0 else 0.0:.2f}")
+    return 0
+
+
+def _bench_one(
+    args: argparse.Namespace,
+    scenario: Scenario,
+    observers: tuple[SimObserver, ...],
+    factors: list[float] | None = None,
+) -> int:
+    scene = build_scene(scenario)
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     out = args.keep or tmp / "run"
     bar = tqdm(total=1, unit="step", desc="bench sim", file=sys.stderr)
@@ -136,19 +214,20 @@ def main(argv: list[str]) -> int:
         result = run_scenario(SimulatorSpec(scene, observers=observers), out, progress=progress)
     finally:
         bar.close()
-        if node is not None:
-            node.destroy_node()
-            node.context.try_shutdown()
     wall = time.perf_counter() - t0
     s = result.summary
     bag_mb = (
         sum(f.stat().st_size for f in RunLayout(result.path).bag.rglob("*") if f.is_file()) / 1e6
     )
     gt_mb = sum(f.stat().st_size for f in RunLayout(result.path).gt.rglob("*") if f.is_file()) / 1e6
+    if factors is not None:
+        factors.append(s["real_time_factor"])
+    gl = yaml.safe_load((result.path / RUN_YAML).read_text())[SIMULATOR_KEY]
     print(
         f"scenario: {args.scenario or default_scenario_path()} ({s['sim_time_s']:.1f} s simulated, "
-        f"ROS publishing {'off' if node is None else 'on'})"
+        f"ROS publishing {'on' if observers else 'off'})"
     )
+    print(f"pipeline: {gl['pipeline']}; GL renderer: {gl['gl_renderer']}")
     if args.camera_streams:
         print(f"camera streams: {args.camera_streams}")
     print(

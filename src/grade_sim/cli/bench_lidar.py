@@ -33,12 +33,13 @@ from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sensors.lidar.raycast import EmbreeDevice, InstanceMesh, InstanceScene
+from grade_sim.sensors.observer import Discard
 from grade_sim.sensors.streams.lidar import LidarStream
 from grade_sim.sim.orchestrator import Simulator
 
 
 def _run(scenario: Scenario) -> tuple[Simulator, float]:
-    sim = Simulator(build_scene(scenario))
+    sim = Simulator(build_scene(scenario), observers=(Discard(),))
     try:
         stats = sim.run()
     finally:

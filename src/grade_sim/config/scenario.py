@@ -118,6 +118,15 @@ class CrowdMode(enum.Enum):
     REACTIVE = "reactive"
 
 
+class Pipeline(enum.Enum):
+    """How the step loop runs (docs/simulator.md): cameras render on a thread of their own while
+    physics goes on (parallel), or everything in turn on one thread (sequential, for debugging).
+    Both give the same outputs, byte for byte."""
+
+    SEQUENTIAL = "sequential"
+    PARALLEL = "parallel"
+
+
 class AnimalKind(enum.Enum):
     """Quadrupeds of the outdoor scenario (grade_sim.actors.animals has their proportions)."""
 
@@ -513,6 +522,13 @@ class RobotConfig:
 
 
 @dataclass(frozen=True)
+class SimConfig:
+    """How the simulator runs its step loop (not what it simulates: outputs do not depend on it)."""
+
+    pipeline: Pipeline = Pipeline.PARALLEL
+
+
+@dataclass(frozen=True)
 class RecordConfig:
     bag: bool = True
     ground_truth: bool = True
@@ -563,6 +579,7 @@ class Scenario:
     robots: tuple[RobotConfig, ...] = field(default_factory=lambda: (RobotConfig(name="uav1"),))
     record: RecordConfig = field(default_factory=RecordConfig)
     frames: FramesConfig = field(default_factory=FramesConfig)
+    sim: SimConfig = field(default_factory=SimConfig)
 
     def validate(self, path: str) -> None:
         names = [r.name for r in self.robots]

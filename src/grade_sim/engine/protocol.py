@@ -7,6 +7,7 @@ each other or the ROS layer. Poses are (position xyz, quaternion wxyz) in the wo
 from __future__ import annotations
 
 import enum
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -107,10 +108,26 @@ class EngineBackend(Protocol):
     def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
         """World pose of a robot link (base_link, <camera>_link, imu_link, camera_mount)."""
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+    def render(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> CameraFrame:
         """Render the asked-for streams of a camera at the current state (others are None).
 
-        A camera's FLOW is relative to its previous render that asked for FLOW."""
+        A camera's FLOW is relative to its previous render that asked for FLOW; with
+        `flow_restart` there is none (FLOW is NaN, the next frame's is relative to this one)."""
+
+    def render_later(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> Future[CameraFrame]:
+        """`render` of the current state, done on the engine's own render thread while the
+        caller steps on (sim.pipeline: parallel); frames come back in the order asked for, each
+        exactly as `render` would have made it. From the first call on, `render` waits on it."""
+        ...
+
+    @property
+    def gl_renderer(self) -> str:
+        """GL_RENDERER of the context that drew the cameras ('' before the first frame)."""
+        ...
 
     def set_hidden_instances(self, instance_ids: frozenset[int]) -> None:
         """Make these instances invisible to every camera (replay with changed surroundings)."""

@@ -120,6 +120,13 @@ class BagWriter:
     def on_camera(self, sample: object) -> None:
         return None
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        # The bag keeps every registered topic, the bootstrap included.
+        return any(t.name in self._channels for t in topics)
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return False
+
     def on_step(self, step: int, stamp_ns: int, robot_states: object) -> None:
         return None
 

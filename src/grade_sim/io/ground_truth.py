@@ -251,6 +251,12 @@ class GroundTruthWriter:
             )
             self._traj[name].flush()
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return step >= self.start_step and (robot, sensor) in self._cameras
+
     def on_camera(self, sample: CameraSample) -> None:
         if sample.step < self.start_step:
             return

@@ -63,6 +63,9 @@ class KeypointWriter:
         self.start_step = start_step
         self._ids = np.array([p.instance_id for p in scene.people], dtype=np.int64)
         self._files: dict[tuple[str, str], TextIO] = {}
+        self._cameras = {
+            (r.model.name, c.name) for r in scene.robots for c in r.model.config.cameras
+        }
         self.lines_written = 0
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
@@ -70,6 +73,14 @@ class KeypointWriter:
 
     def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
         return None
+
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return (
+            step >= self.start_step and bool(self.scene.people) and (robot, sensor) in self._cameras
+        )
 
     def on_camera(self, sample: CameraSample) -> None:
         if sample.step < self.start_step or not self.scene.people:

@@ -1,8 +1,10 @@
 """Per-scan lidar ground truth in the run directory: KITTI / SemanticKITTI files per lidar.
 
-Layout and readers: grade_common.kitti. Scans before the experiment start are not written
-(like camera frames). Each file is staged and moved into place, so an interrupted run leaves
-only whole files.
+Layout and readers: grade_common.kitti. A scan is written when its first ray is at or after the
+first pose of the robot's ground-truth trajectory (the experiment start, on the odometry
+schedule), so every written scan can be deskewed from gt/<robot>/trajectory.txt; earlier scans
+(the bootstrap's) are in the bag only. Each file is staged and moved into place, so an
+interrupted run leaves only whole files.
 """
 
 from __future__ import annotations
@@ -21,6 +23,18 @@ from grade_sim.scene import Scene
 from grade_sim.sensors.lidar.classes import class_ids
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample, LidarSample
+from grade_sim.sensors.schedule import RateSchedule, stamp_ns_of
+
+
+def first_trajectory_stamp_ns(scene: Scene, start_step: int) -> int:
+    """Stamp of the first pose in gt/<robot>/trajectory.txt: the first step at or after the
+    experiment start on the odometry schedule (GroundTruthWriter.on_step)."""
+    rates = scene.scenario.rates
+    schedule = RateSchedule(rates.odom_hz, rates.physics_hz)
+    step = start_step
+    while not schedule.due(step):
+        step += 1
+    return stamp_ns_of(step, rates.physics_hz)
 
 
 class _LidarFiles:
@@ -68,6 +82,7 @@ class LidarGroundTruthWriter:
 
     def __init__(self, gt_root: Path, scene: Scene, start_step: int) -> None:
         self.start_step = start_step
+        self.first_stamp_ns = first_trajectory_stamp_ns(scene, start_step)
         classes = class_ids({i: info.label for i, info in scene.instances.items()})
         self._files = {
             (r.model.name, lidar.name): _LidarFiles(gt_root / r.model.name / lidar.name, classes)
@@ -75,8 +90,14 @@ class LidarGroundTruthWriter:
             for lidar in r.model.config.lidars
         }
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return stamp_ns >= self.first_stamp_ns and (robot, sensor) in self._files
+
     def on_lidar(self, sample: LidarSample) -> None:
-        if sample.step >= self.start_step:
+        if sample.scan.stamp_ns >= self.first_stamp_ns:
             self._files[(sample.robot, sample.lidar)].write(sample)
 
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:

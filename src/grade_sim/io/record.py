@@ -9,6 +9,7 @@ from __future__ import annotations
 import io
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import yaml
@@ -54,6 +55,14 @@ class ExperimentRecord:
         return len(self.stamps_ns)
 
 
+def _simulated(scenario: Scenario) -> dict[str, Any]:
+    """The scenario as simulated: without `sim` (how the step loop ran, in run.yaml), which
+    does not change the outputs, so both pipelines leave the same record."""
+    mapping = scenario_to_mapping(scenario)
+    mapping.pop("sim", None)
+    return mapping
+
+
 class ExperimentRecorder:
     """SimObserver collecting the per-step record; written as record.npz when closed."""
 
@@ -75,6 +84,12 @@ class ExperimentRecorder:
     def on_camera(self, sample: object) -> None:
         return None
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        return False
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return False
+
     def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
         self._stamps[step] = stamp_ns
         for name, st in robot_states.items():
@@ -90,7 +105,7 @@ class ExperimentRecorder:
             "version": np.array(RECORD_VERSION),
             "status": np.array(status),
             "scenario_yaml": np.array(
-                yaml.safe_dump(scenario_to_mapping(self.scene.scenario), sort_keys=False)
+                yaml.safe_dump(_simulated(self.scene.scenario), sort_keys=False)
             ),
             "stamps_ns": self._stamps[:n],
             "start_step": np.array(self.start_step),

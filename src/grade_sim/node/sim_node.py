@@ -303,6 +303,14 @@ class _Publisher:
     def on_camera(self, sample: object) -> None:
         return None
 
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        # Nobody subscribed: the frame is not rendered for ROS (a lockstep follower subscribes
+        # before the run starts, so it gets every frame).
+        return any(self._pubs[t.name].get_subscription_count() > 0 for t in topics)
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        return False
+
     def on_step(self, step: int, stamp_ns: int, robot_states: object) -> None:
         return None
 

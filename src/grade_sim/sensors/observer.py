@@ -56,6 +56,43 @@ class LidarSample:
 
 
 @runtime_checkable
+class DemandObserver(Protocol):
+    """An observer that says which sensor samples it takes, so that nobody's frames are not
+    rendered and nobody's scans not cast. Observers without these methods take everything.
+
+    A sample (one camera frame or lidar scan) is made when any observer wants its messages or
+    the sample itself; then every observer gets all of it, as always.
+    """
+
+    def wants_messages(self, topics: tuple[TopicSpec, ...]) -> bool:
+        """Whether it takes messages on any of these topics now (a bag: always; a ROS
+        publisher: while something subscribes)."""
+        ...
+
+    def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
+        """Whether it takes the sample (CameraSample, LidarSample) of this camera or lidar made
+        at `step`; `stamp_ns` is the sample's own stamp (a scan's first ray)."""
+        ...
+
+
+class Discard:
+    """An observer that takes every message and sample and keeps none: a benchmark's run does
+    all the work of a recorded one (frames nobody takes are otherwise not rendered)."""
+
+    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
+        return None
+
+    def on_camera(self, sample: CameraSample) -> None:
+        return None
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
+        return None
+
+    def close(self, status: str) -> None:
+        return None
+
+
+@runtime_checkable
 class LidarObserver(Protocol):
     """An observer that also takes lidar scans (the lidar ground-truth writer); observers
     without `on_lidar` simply do not get them."""

@@ -5,6 +5,10 @@ Per physics step k (stamp t_k = k / physics_rate):
   2. actor poses for step k (before rendering; actors are kinematic and touch no physics);
   3. every stream due at k is sampled from the state at k, encoded once and handed to observers
      (bag, ROS publishers, ground truth, experiment record).
+
+With `sim.pipeline: parallel` (the default) cameras render on the engine's render thread while
+this loop goes on to the next steps; StepOutput hands everything to the observers in the
+sequential order, so both pipelines give the same outputs, byte for byte (docs/simulator.md).
 """
 
 from __future__ import annotations
@@ -21,7 +25,7 @@ from grade_common.types import FloatArray
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.crowd import RobotObstacle
 from grade_sim.actors.robot_discs import below_heads, robot_radius_m
-from grade_sim.config.scenario import MotionMode, RobotConfig
+from grade_sim.config.scenario import MotionMode, Pipeline, RobotConfig
 from grade_sim.engine.protocol import EngineBackend, RobotState
 from grade_sim.engine.registry import create_backend
 from grade_sim.errors import SceneReuseError, SimulationUnstableError
@@ -80,6 +84,13 @@ def live_robot_obstacles(
     return out
 
 
+def _uses_command_source(setup: RobotSetup) -> bool:
+    mode = setup.model.config.motion.mode
+    if mode is MotionMode.TELEPORT:
+        return False
+    return not (mode is MotionMode.PATH and setup.follower is not None)
+
+
 class Simulator:
     """Runs one scene: `run()` steps it to the end (or until stopped) and feeds the observers.
 
@@ -107,8 +118,20 @@ class Simulator:
         self._observers = tuple(observers)
         self._command_source = command_source
         self._replay = replay
-        self._output = StepOutput(self._observers, self.backend, self.stats)
+        self.pipeline = scene.scenario.sim.pipeline
+        self._output = StepOutput(
+            self._observers,
+            self.backend,
+            self.stats,
+            self.pipeline is Pipeline.PARALLEL,
+            self.stop_event,
+        )
         self._step = 0
+        # Robots whose velocities come from the command source (not a path follower, not a
+        # teleport): a lockstep controller answers the state it was sent.
+        self._commanded = command_source is not None and any(
+            _uses_command_source(r) for r in scene.robots
+        )
         self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
         # One label per actor body, in actor_body_poses order (people's parts, then objects).
         self._actor_labels = (
@@ -160,11 +183,28 @@ class Simulator:
         except SimulationUnstableError as err:
             status = "failed"
             self.failure = err
+        except BaseException:
+            status = "failed"
+            raise
         finally:
-            stats.wall_time_s += time.perf_counter() - wall0
-            if self._step < self.n_steps and status == "complete" and max_steps is None:
+            try:
+                # Every step emitted so far reaches the observers, whatever ended the loop.
+                self._output.drain()
+            except KeyboardInterrupt:
                 status = "interrupted"
-            stats.status = status
+                self._output.drain()
+            except BaseException:
+                status = "failed"  # a frame did not render: the error goes on up
+                raise
+            finally:
+                self._output.close()
+                stats.wall_time_s += time.perf_counter() - wall0
+                # Pipelined, the loop may be ahead of what the observers got (a stop drops it).
+                stats.steps = self._output.steps_out
+                stats.sim_time_s = self._output.last_step_stamp_ns / 1e9
+                if self._step < self.n_steps and status == "complete" and max_steps is None:
+                    status = "interrupted"
+                stats.status = status
         return stats
 
     def finish(self) -> None:
@@ -176,6 +216,10 @@ class Simulator:
         finally:
             self.stats.stage_s["recording"] += time.perf_counter() - t0
             self.backend.close()
+
+    def run_info(self) -> dict[str, str]:
+        """How the run ran (run.yaml `simulator`): the pipeline and the GL renderer."""
+        return {"pipeline": self.pipeline.value, "gl_renderer": self.backend.gl_renderer}
 
     def step_once(self) -> None:
         k = self._step
@@ -205,6 +249,10 @@ class Simulator:
             self._replay_step(k)
         else:
             if k > 0:
+                if self._commanded:
+                    # A controller answers the state it was sent: everything up to the last
+                    # step must be out (lockstep keeps its meaning when pipelined).
+                    self._output.drain()
                 for setup in self.scene.robots:
                     if setup.model.config.motion.mode is not MotionMode.TELEPORT:
                         self._apply_commands(setup, stamp_ns)

@@ -19,6 +19,7 @@ from grade_common.rundir import (
     GT_DIR,
     PLACEMENT_YAML,
     RECORD_NPZ,
+    SIMULATOR_KEY,
     SUMMARY_JSON,
     RunStatus,
     write_run_yaml,
@@ -191,6 +192,7 @@ def run_scenario(
     finally:
         sim.finish()
     summary = summarize(sim, stats, gt.frames_written if gt else 0)
+    extra[SIMULATOR_KEY] = sim.run_info()
     if sim.failure is not None:
         summary["error"] = str(sim.failure)
         extra["error"] = str(sim.failure)

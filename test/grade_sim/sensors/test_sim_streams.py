@@ -20,7 +20,7 @@ class _Published:
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         self.messages.append((topic.name, stamp_ns, cdr))
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> Any:
+    def render(self, robot: str, camera: str, streams: frozenset[Stream], *rest: Any) -> Any:
         raise AssertionError("a message stream never renders")
 
     def lidar_sample(self, sample: object) -> None:

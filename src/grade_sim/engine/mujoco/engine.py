@@ -10,6 +10,7 @@ from __future__ import annotations
 import dataclasses
 import os
 from collections.abc import Iterator
+from concurrent.futures import Future
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -30,6 +31,7 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
+from grade_sim.engine.mujoco.render_thread import RenderThread
 from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
@@ -153,6 +155,11 @@ class MujocoEngine:
         self._gl: Any = None
         self._con: Any = None
         self._vscene: Any = None
+        # The state cameras render from: `data`, or the render thread's copy of it.
+        self._render_data: Any = self.data
+        self._render_thread: RenderThread | None = None
+        self._version = 0  # changes whenever the state a camera would see may have changed
+        self.gl_renderer = ""
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
         self._vopt.skingroup[HIDDEN_GROUP] = 0
@@ -202,6 +209,7 @@ class MujocoEngine:
                 f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r}: {err}. Install Mesa's "
                 "EGL (libegl1, libegl-mesa0, libgl1-mesa-dri) or OSMesa (libosmesa6)"
             ) from err
+        self.gl_renderer = _gl_renderer()
         self._con = mj.MjrContext(self.model, mj.mjtFontScale.mjFONTSCALE_100.value)
         mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN.value, self._con)
         self._con.readDepthMap = mj.mjtDepthMap.mjDEPTH_ZEROFAR
@@ -212,6 +220,7 @@ class MujocoEngine:
 
     # -- EngineBackend --------------------------------------------------------------------------
     def step(self) -> None:
+        self._version += 1
         warned = self._instability_warnings()
         self._mj.mj_step(self.model, self.data)
         if self._instability_warnings() > warned:
@@ -245,6 +254,7 @@ class MujocoEngine:
     def set_robot_kinematics(
         self, robot: str, positions: FloatArray, velocities: FloatArray, accelerations: FloatArray
     ) -> None:
+        self._version += 1
         self.data.qpos[self._joint_qpos[robot]] = positions
         self.data.qvel[self._joint_dof[robot]] = velocities
         self.data.qacc[self._joint_dof[robot]] = accelerations
@@ -252,6 +262,7 @@ class MujocoEngine:
     def update_kinematic_sensors(self) -> None:
         # Inverse dynamics takes qacc as given, so the accelerometer reads the trajectory's own
         # acceleration (other robots keep the qacc of their last forward pass).
+        self._version += 1
         self._mj.mj_inverse(self.model, self.data)
 
     def set_joint_velocity_commands(self, robot: str, velocities: FloatArray) -> None:
@@ -262,6 +273,7 @@ class MujocoEngine:
         return self.data.xpos[ids].copy(), self.data.xquat[ids].copy()
 
     def set_actor_poses(self, positions: FloatArray, quats_wxyz: FloatArray) -> None:
+        self._version += 1
         if len(self._mocap_ids):
             self.data.mocap_pos[self._mocap_ids] = positions
             self.data.mocap_quat[self._mocap_ids] = quats_wxyz
@@ -292,10 +304,13 @@ class MujocoEngine:
         )
 
     def camera_pose(self, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:
+        return self._camera_pose_in(self.data, robot, camera)
+
+    def _camera_pose_in(self, data: Any, robot: str, camera: str) -> tuple[FloatArray, FloatArray]:
         slot = self._cameras[(robot, camera)]
-        r_world_mjcam = self.data.cam_xmat[slot.cam_id].reshape(3, 3)
+        r_world_mjcam = data.cam_xmat[slot.cam_id].reshape(3, 3)
         r_world_optical = r_world_mjcam @ np.diag([1.0, -1.0, -1.0])
-        return self.data.cam_xpos[slot.cam_id].copy(), matrix_to_quat(r_world_optical)
+        return data.cam_xpos[slot.cam_id].copy(), matrix_to_quat(r_world_optical)
 
     def link_pose(self, robot: str, link: str) -> tuple[FloatArray, FloatArray]:
         mj = self._mj
@@ -326,8 +341,36 @@ class MujocoEngine:
             skin_groups[np.isin(self._skin_instance, np.array(sorted(instance_ids)))] = HIDDEN_GROUP
         self.model.skin_group[:] = skin_groups
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
+    def render(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> CameraFrame:
+        if self._render_thread is not None:  # its thread owns the GL context now
+            return self.render_later(robot, camera, streams, flow_restart).result()
+        return self._render_from(self.data, robot, camera, streams, flow_restart)
+
+    def render_later(
+        self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
+    ) -> Future[CameraFrame]:
+        if self._render_thread is None:
+            if self._con is not None:  # made on this thread: the render thread makes its own
+                self._free_gl()
+            self._render_thread = RenderThread(
+                self._mj, self.model, self._render_from, self._free_gl
+            )
+        return self._render_thread.submit(
+            self.data, self._version, robot, camera, streams, flow_restart
+        )
+
+    def _render_from(
+        self, data: Any, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool
+    ) -> CameraFrame:
+        self._render_data = data
         rig = self._rigs.get((robot, camera))
+        if flow_restart:
+            self._flow_previous.pop((robot, camera), None)
+            self._lens_rotation_before.pop((robot, camera), None)
+            for v in rig.views if rig is not None else ():
+                self._flow_previous.pop((robot, f"{camera}/{v.name}"), None)
         if rig is None:
             return self._render_view(robot, camera, streams, keep_before=False)[0]
         # A distorted camera: pinhole views remapped through its lens. Flow is not remapped
@@ -349,7 +392,7 @@ class MujocoEngine:
             np.asarray(rig.remap_field(FieldRule.VECTOR_CAM, arrays), dtype=np.float64)
             for arrays in zip(*(pb for _, pb in views), strict=True)
         )
-        _, quat = self.camera_pose(robot, camera)
+        _, quat = self._camera_pose_in(self._render_data, robot, camera)
         r_now = quat_to_matrix(quat)
         r_before = self._lens_rotation_before.get((robot, camera), r_now)
         self._lens_rotation_before[(robot, camera)] = r_now
@@ -374,9 +417,8 @@ class MujocoEngine:
         cam.type = mj.mjtCamera.mjCAMERA_FIXED
         cam.fixedcamid = slot.cam_id
         vscene = self._vscene
-        mj.mjv_updateScene(
-            self.model, self.data, self._vopt, None, cam, mj.mjtCatBit.mjCAT_ALL.value, vscene
-        )
+        every = mj.mjtCatBit.mjCAT_ALL.value
+        mj.mjv_updateScene(self.model, self._render_data, self._vopt, None, cam, every, vscene)
         if slot.output_cam_id is not None:
             self._aim_headlight(slot.output_cam_id)
         want_rgb = Stream.RGB in streams
@@ -424,12 +466,12 @@ class MujocoEngine:
         if Stream.NORMALS in streams or motion:
             assert out_depth is not None
             points = backproject(out_depth, self._intrinsics(slot))
-            pos, quat = self.camera_pose(robot, camera)
+            pos, quat = self._camera_pose_in(self._render_data, robot, camera)
             now = PoseSnapshot(
                 pos,
                 quat_to_matrix(quat),
-                self.data.geom_xpos.copy(),
-                self.data.geom_xmat.reshape(-1, 3, 3).copy(),
+                self._render_data.geom_xpos.copy(),
+                self._render_data.geom_xmat.reshape(-1, 3, 3).copy(),
                 self._skin_vertices() if motion else (),
             )
             if Stream.NORMALS in streams:
@@ -524,7 +566,7 @@ class MujocoEngine:
         from its own direction and shading would step at the seams. It becomes a world-frame
         directional light along the output camera's axis instead, the same for every view.
         """
-        forward = -self.data.cam_xmat[output_cam_id].reshape(3, 3)[:, 2]
+        forward = -self._render_data.cam_xmat[output_cam_id].reshape(3, 3)[:, 2]
         for i in range(self._vscene.nlight):
             light = self._vscene.lights[i]
             if light.headlight:
@@ -557,6 +599,12 @@ class MujocoEngine:
         )
 
     def close(self) -> None:
+        if self._render_thread is not None:
+            self._render_thread.close()  # frees the GL context on its own thread
+            self._render_thread = None
+        self._free_gl()
+
+    def _free_gl(self) -> None:
         if self._con is not None:
             self._con.free()
             self._con = None
@@ -582,6 +630,17 @@ def log_into(folder: Path) -> Iterator[None]:
     finally:
         config.logfile = previous
         config.set()
+
+
+def _gl_renderer() -> str:
+    """GL_RENDERER of the current context (e.g. llvmpipe, or an NVIDIA GPU through EGL)."""
+    try:
+        from OpenGL import GL  # type: ignore[import-untyped]
+
+        raw = GL.glGetString(GL.GL_RENDERER)
+    except Exception as err:  # PyOpenGL missing or no entry point: say so in run.yaml
+        return f"unknown ({type(err).__name__}: {err})"
+    return raw.decode(errors="replace") if isinstance(raw, bytes) else str(raw)
 
 
 def _select_gl() -> None:

@@ -104,6 +104,12 @@ class PoseTrack:
         self.keep = keep
         self._poses: OrderedDict[int, tuple[FloatArray, FloatArray]] = OrderedDict()
 
+    def copy(self) -> PoseTrack:
+        """The track as it is now (a scan cast on another thread reads this, not the live one)."""
+        out = PoseTrack(self.physics_hz, self.keep)
+        out._poses = self._poses.copy()  # the kept arrays are never changed, only replaced
+        return out
+
     def add(self, step: int, position: FloatArray, quat_wxyz: FloatArray) -> None:
         self._poses[step] = (np.asarray(position, float).copy(), np.asarray(quat_wxyz).copy())
         while len(self._poses) > self.keep:

@@ -8,9 +8,9 @@ stream class, not a new branch in the loop.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import Stream
@@ -20,6 +20,8 @@ from grade_sim.sensors.boxes import Box3D, actor_boxes
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample, LidarSample
 from grade_sim.sensors.schedule import Schedule
+
+T = TypeVar("T")
 
 
 @dataclass
@@ -55,9 +57,31 @@ class StreamOutput(Protocol):
     def publish(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         """Hand one encoded message to every observer."""
 
-    def render(self, robot: str, camera: str, streams: frozenset[Stream]) -> CameraFrame:
-        """Render one camera through the engine (timed as rendering, not sensors)."""
+    def wanted(
+        self, topics: tuple[TopicSpec, ...], robot: str, sensor: str, step: int, stamp_ns: int
+    ) -> tuple[TopicSpec, ...]:
+        """Which of a camera frame's or lidar scan's topics some observer takes now: all of
+        them when one takes the sample itself; a stream renders or casts nothing for none."""
         ...
+
+    def render(
+        self,
+        robot: str,
+        camera: str,
+        streams: frozenset[Stream],
+        flow_restart: bool,
+        then: Callable[[CameraFrame], None],
+    ) -> None:
+        """Render one camera at this step's state and hand the frame to `then`: at once, or
+        (pipelined) later on this thread, with whatever `then` puts out kept in step order.
+
+        `then` must not read the engine (it may have moved on): take poses before. With
+        `flow_restart`, the frame's FLOW has no previous frame (NaN)."""
+
+    def later(self, work: Callable[[], T], then: Callable[[T], None]) -> None:
+        """Run `work` (reading nothing that changes: a lidar cast from copied poses) and hand
+        its result to `then`: at once, or (pipelined) on a worker thread, `then` later on this
+        thread with what it puts out kept in step order."""
 
     def camera_sample(self, sample: CameraSample) -> None:
         """Hand one rendered frame with its pose and boxes to every observer."""

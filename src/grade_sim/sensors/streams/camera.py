@@ -67,12 +67,21 @@ class CameraStreams:
     """A camera's pose (at the camera-pose rate) and its frames (at the camera's own rate).
 
     The pose is queried once when either is due; each frame is rendered once for all its image
-    kinds, then published as images, camera_info and a CameraSample for the observers.
+    kinds, then published as images, camera_info and a CameraSample for the observers. A frame
+    nobody takes (no bag, no subscriber, no ground truth yet: StreamOutput.wants) is not
+    rendered, and of a frame only its image kinds somebody takes (StreamOutput.wanted). Flow
+    restarts (NaN) at the first frame of the experiment, whose previous frame is a bootstrap
+    frame outside the ground truth, and after a frame whose flow was not rendered.
     """
 
-    def __init__(self, camera: Camera, rates: RatesConfig, world_frame: str = "world") -> None:
+    def __init__(
+        self, camera: Camera, rates: RatesConfig, world_frame: str = "world", start_step: int = 0
+    ) -> None:
         base = f"/{camera.robot}/{camera.name}"
         self.camera = camera
+        self._start_step = start_step
+        self._last_frame_step = -1  # the last step a frame was due at, rendered or not
+        self._last_flow_rendered = False  # whether that frame's flow was rendered
         self._world_frame = world_frame
         self._frame_schedule = RateSchedule(camera.config.rate_hz, rates.physics_hz)
         self._pose_schedule = RateSchedule(rates.camera_pose_hz, rates.physics_hz)
@@ -108,41 +117,52 @@ class CameraStreams:
             )
         if not frame_due:
             return
-        frame = out.render(cam.robot, cam.name, frozenset(self._images))
-        for kind, fmt in IMAGE_FORMATS.items():
-            array = fmt.array(frame)
-            if kind in self._images and array is not None:
-                out.publish(
-                    self._images[kind],
-                    stamp_ns,
-                    msgs.image(stamp_ns, cam.optical_frame, array, fmt.encoding),
-                )
-        out.publish(
-            self._info,
-            stamp_ns,
-            msgs.camera_info(
-                stamp_ns,
-                cam.optical_frame,
-                cam.config.width,
-                cam.config.height,
-                cam.k,
-                cam.distortion_model,
-                cam.d,
-            ),
+        step = state.step
+        previous_step, previous_flow = self._last_frame_step, self._last_flow_rendered
+        wanted = out.wanted(
+            (*self._images.values(), self._info), cam.robot, cam.name, step, stamp_ns
         )
-        out.camera_sample(
-            CameraSample(
-                cam.robot,
-                cam.name,
-                state.step,
-                stamp_ns,
-                frame,
-                pos,
-                quat,
-                cam.k,
-                state.actor_boxes(),
-                _object_poses(state),
+        kinds = frozenset(k for k, topic in self._images.items() if topic in wanted)
+        self._last_frame_step = step
+        self._last_flow_rendered = Stream.FLOW in kinds
+        if not kinds:
+            if self._info in wanted:  # camera_info alone needs no render
+                out.publish(self._info, stamp_ns, self._camera_info(stamp_ns))
+            return
+        restart = not previous_flow or previous_step < self._start_step <= step
+        # Everything the frame's messages need from the engine is read now: when pipelined,
+        # the frame comes back after the engine has moved on.
+        boxes, objects = state.actor_boxes(), _object_poses(state)
+
+        def put_out(frame: CameraFrame) -> None:
+            for kind, fmt in IMAGE_FORMATS.items():
+                array = fmt.array(frame)
+                if kind in kinds and array is not None:
+                    out.publish(
+                        self._images[kind],
+                        stamp_ns,
+                        msgs.image(stamp_ns, cam.optical_frame, array, fmt.encoding),
+                    )
+            if self._info in wanted:
+                out.publish(self._info, stamp_ns, self._camera_info(stamp_ns))
+            out.camera_sample(
+                CameraSample(
+                    cam.robot, cam.name, step, stamp_ns, frame, pos, quat, cam.k, boxes, objects
+                )
             )
+
+        out.render(cam.robot, cam.name, kinds, restart, put_out)
+
+    def _camera_info(self, stamp_ns: int) -> bytes:
+        cam = self.camera
+        return msgs.camera_info(
+            stamp_ns,
+            cam.optical_frame,
+            cam.config.width,
+            cam.config.height,
+            cam.k,
+            cam.distortion_model,
+            cam.d,
         )
 
 

@@ -9,6 +9,7 @@ engine's meshes on the first scan.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import numpy as np
 from numpy.typing import NDArray
@@ -117,9 +118,40 @@ class LidarStream:
         return LidarSensor(cfg, static_meshes, parts, class_lookup(labels), seed, self._physics_hz)
 
     # -- poses ------------------------------------------------------------------------------------
+    def _poses(
+        self,
+        track: PoseTrack,
+        robot_tracks: dict[tuple[str, str], PoseTrack],
+        actor_poses: Callable[[int], tuple[FloatArray, FloatArray]],
+    ) -> ScanPoses:
+        return ScanPoses(
+            track,
+            robot_tracks,
+            actor_poses,
+            self._part_source,
+            self._physics_hz,
+            (self._mount_xyz, self._mount_rot),
+        )
+
+    def _frozen_poses(self, stamp_ns: int, step: int) -> ScanPoses:
+        """The poses of one sweep (first ray at stamp_ns, last at `step`), copied now: the scan
+        may be cast on another thread while this one steps on."""
+        first = int(steps_at_or_before(np.array([stamp_ns]), self._physics_hz)[0])
+        # The motion segments cover the sweep in whole segments ending at `step`: they reach
+        # back at most twice the sweep's steps.
+        lo = max(0, step - 2 * (step - first + 1) - 1)
+        has_actors = any(s[0] is MeshOwner.ACTOR for s in self._part_source)
+        actors = {k: self._actor_poses(k) for k in range(lo, step + 1)} if has_actors else {}
+        return self._poses(
+            self._track.copy(),
+            {key: t.copy() for key, t in self._robot_tracks.items()},
+            actors.__getitem__,
+        )
+
     def sensor_pose_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
-        pos, rot = self._track.at(times_ns)
-        return pos + rot @ self._mount_xyz, rot @ self._mount_rot
+        return self._poses(self._track, self._robot_tracks, self._actor_poses).sensor_pose_at(
+            times_ns
+        )
 
     def _actor_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
         if step not in self._actor_cache:
@@ -134,35 +166,9 @@ class LidarStream:
 
     def part_poses_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
         """Poses (s, m, 3), (s, m, 3, 3) of every moving part at each time."""
-        n, m = len(times_ns), len(self._part_source)
-        pos, rot = np.zeros((n, m, 3)), np.zeros((n, m, 3, 3))
-        actors = np.array(
-            [i for i, s in enumerate(self._part_source) if s[0] is MeshOwner.ACTOR], dtype=np.int64
+        return self._poses(self._track, self._robot_tracks, self._actor_poses).part_poses_at(
+            times_ns
         )
-        if len(actors):
-            index = np.array([self._part_source[i][1] for i in actors])
-            hz = self._physics_hz
-            steps = steps_at_or_before(times_ns, hz)
-            # A time on a physics step needs only that step's poses (the lidar asks for those).
-            on_step = step_stamps_ns(steps, hz) == times_ns
-            after = np.where(on_step, steps, steps + 1)
-            known, at = np.unique(np.r_[steps, after], return_inverse=True)
-            poses = [self._actor_poses(int(k)) for k in known]
-            p_all = np.array([p[index] for p, _ in poses])
-            q_all = np.array([q[index] for _, q in poses])
-            stamps = step_stamps_ns(known, hz)
-            i0, i1 = at[:n], at[n:]
-            p, r = interpolate(
-                stamps[i0], stamps[i1], (p_all[i0], q_all[i0]), (p_all[i1], q_all[i1]), times_ns
-            )
-            if len(actors) == m:
-                pos, rot = p, r  # only actors: no copy into the robot-and-actor arrays
-            else:
-                pos[:, actors], rot[:, actors] = p, r
-        for i, (owner, _, key) in enumerate(self._part_source):
-            if owner is MeshOwner.ROBOT:
-                pos[:, i], rot[:, i] = self._robot_tracks[key].at(np.asarray(times_ns))
-        return pos, rot
 
     # -- the stream -------------------------------------------------------------------------------
     def emit(self, state: StepState, out: StreamOutput) -> None:
@@ -179,14 +185,24 @@ class LidarStream:
             self._sensor = self._build(backend)
             for (robot, link), track in self._robot_tracks.items():
                 track.add(state.step, *backend.link_pose(robot, link))
-        result = self._sensor.scan(stamp_ns, self.sensor_pose_at, self.part_poses_at)
+        # Built even for a scan nobody takes, so that other robots' links are tracked from the
+        # same step whoever listens.
+        if not out.wanted((self.topic,), self.robot, self.config.name, state.step, stamp_ns):
+            return  # nobody takes this scan (the bootstrap's, with no bag and no subscriber)
         self._last_stamp_ns = stamp_ns
-        if self.table.kind is LidarKind.LASER_2D:
-            cdr = self._laser_scan(result)
-        else:
-            cdr = msgs.pointcloud2(result.scan.stamp_ns, self.frame_id, result.scan.points)
-        out.publish(self.topic, state.stamp_ns, cdr)
-        out.lidar_sample(LidarSample(self.robot, self.config.name, state.step, result.scan))
+        sensor, poses = self._sensor, self._frozen_poses(stamp_ns, state.step)
+        step, publish_ns = state.step, state.stamp_ns
+
+        def put_out(result: ScanResult) -> None:
+            if self.table.kind is LidarKind.LASER_2D:
+                cdr = self._laser_scan(result)
+            else:
+                cdr = msgs.pointcloud2(result.scan.stamp_ns, self.frame_id, result.scan.points)
+            out.publish(self.topic, publish_ns, cdr)
+            out.lidar_sample(LidarSample(self.robot, self.config.name, step, result.scan))
+
+        # Embree and the numba kernels release the GIL: pipelined, the cast runs beside physics.
+        out.later(lambda: sensor.scan(stamp_ns, poses.sensor_pose_at, poses.part_poses_at), put_out)
 
     def _laser_scan(self, result: ScanResult) -> bytes:
         n = len(result.returned)
@@ -209,3 +225,61 @@ class LidarStream:
             ranges,
             inten,
         )
+
+
+class ScanPoses:
+    """Where the lidar and every moving part are at any time of a sweep, from pose tracks and
+    the actors' poses by physics step (live, or copied for a scan cast on another thread)."""
+
+    def __init__(
+        self,
+        track: PoseTrack,
+        robot_tracks: dict[tuple[str, str], PoseTrack],
+        actor_poses: Callable[[int], tuple[FloatArray, FloatArray]],
+        part_source: list[tuple[MeshOwner, int, tuple[str, str]]],
+        physics_hz: float,
+        mount: tuple[FloatArray, FloatArray],
+    ) -> None:
+        self.track = track
+        self.robot_tracks = robot_tracks
+        self.actor_poses = actor_poses
+        self.part_source = part_source
+        self.physics_hz = physics_hz
+        self.mount_xyz, self.mount_rot = mount
+
+    def sensor_pose_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+        pos, rot = self.track.at(times_ns)
+        return pos + rot @ self.mount_xyz, rot @ self.mount_rot
+
+    def part_poses_at(self, times_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+        """Poses (s, m, 3), (s, m, 3, 3) of every moving part at each time."""
+        n, m = len(times_ns), len(self.part_source)
+        pos, rot = np.zeros((n, m, 3)), np.zeros((n, m, 3, 3))
+        actors = np.array(
+            [i for i, s in enumerate(self.part_source) if s[0] is MeshOwner.ACTOR], dtype=np.int64
+        )
+        if len(actors):
+            index = np.array([self.part_source[i][1] for i in actors])
+            hz = self.physics_hz
+            steps = steps_at_or_before(times_ns, hz)
+            # A time on a physics step needs only that step's poses (the lidar asks for those).
+            on_step = step_stamps_ns(steps, hz) == times_ns
+            after = np.where(on_step, steps, steps + 1)
+            known, at = np.unique(np.r_[steps, after], return_inverse=True)
+            # Before the simulation began the actors stood where they start.
+            poses = [self.actor_poses(max(int(k), 0)) for k in known]
+            p_all = np.array([p[index] for p, _ in poses])
+            q_all = np.array([q[index] for _, q in poses])
+            stamps = step_stamps_ns(known, hz)
+            i0, i1 = at[:n], at[n:]
+            p, r = interpolate(
+                stamps[i0], stamps[i1], (p_all[i0], q_all[i0]), (p_all[i1], q_all[i1]), times_ns
+            )
+            if len(actors) == m:
+                pos, rot = p, r  # only actors: no copy into the robot-and-actor arrays
+            else:
+                pos[:, actors], rot[:, actors] = p, r
+        for i, (owner, _, key) in enumerate(self.part_source):
+            if owner is MeshOwner.ROBOT:
+                pos[:, i], rot[:, i] = self.robot_tracks[key].at(np.asarray(times_ns))
+        return pos, rot

@@ -35,7 +35,7 @@ class SensorStreams:
         tf = TfStream(scene.robots, rates, scenario.frames)
         body = {r.model.name: _robot_streams(r, scene) for r in scene.robots}
         truth = {r.model.name: _ground_truth_streams(r, scene) for r in scene.robots}
-        cameras = {r.model.name: _camera_streams(r, scene) for r in scene.robots}
+        cameras = {r.model.name: _camera_streams(r, scene, self.start_step) for r in scene.robots}
         lidars = {r.model.name: _lidar_streams(r, scene) for r in scene.robots}
         # Emitted per robot: body, ground truth, cameras, lidars.
         emitted = [
@@ -75,10 +75,12 @@ def _robot_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
     return out
 
 
-def _camera_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
+def _camera_streams(setup: RobotSetup, scene: Scene, start_step: int) -> list[SensorStream]:
     cfg = setup.model.config
     rates, world = scene.scenario.rates, scene.scenario.frames.world
-    return [CameraStreams(Camera.of(cfg.name, cam), rates, world) for cam in cfg.cameras]
+    return [
+        CameraStreams(Camera.of(cfg.name, cam), rates, world, start_step) for cam in cfg.cameras
+    ]
 
 
 def _lidar_streams(setup: RobotSetup, scene: Scene) -> list[SensorStream]:
