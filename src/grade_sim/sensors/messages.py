@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.images import ENCODINGS
 from grade_common.types import FloatArray
 
 
@@ -179,18 +180,8 @@ def tf_message(stamp_ns: int, transforms: list[Transform]) -> bytes:
     return serialize(t["tf2_msgs/msg/TFMessage"](transforms=items))
 
 
-IMAGE_ENCODINGS = {
-    "rgb8": (np.uint8, 3),
-    "32FC1": (np.float32, 1),
-    "mono16": (np.uint16, 1),
-    "16UC1": (np.uint16, 1),
-    "32FC2": (np.float32, 2),  # optical flow (dx, dy)
-    "32FC3": (np.float32, 3),  # surface normals
-}
-
-
 def image(stamp_ns: int, frame_id: str, array: NDArray[Any], encoding: str) -> bytes:
-    dtype, channels = IMAGE_ENCODINGS[encoding]
+    dtype, channels = ENCODINGS[encoding]  # the one encoding table (grade_common.images)
     arr = np.ascontiguousarray(array, dtype=dtype)
     h, w = arr.shape[:2]
     msg = _types()["sensor_msgs/msg/Image"](
