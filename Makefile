@@ -18,11 +18,16 @@ setup-render:
 demo: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && bash scripts/demo.sh
 
+# Two test workers (pytest-xdist; one file stays on one worker, so module fixtures are built once):
+# the suite is mostly single-threaded, so on 2 cores this about halves it. TEST_WORKERS=0: serial.
+TEST_WORKERS ?= 2
+PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadfile
+
 test: setup setup-render
-	@$(ENV) && python -m pytest $(PYTEST_ARGS)
+	@$(ENV) && python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-fast: setup setup-render
-	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_ARGS)
+	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy

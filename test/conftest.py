@@ -19,6 +19,12 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 # so parallel runs never hear each other. Set at import so every child process inherits.
 os.environ.update(local_transport_environment(REPO_ROOT / PROFILE_RELPATH))
 os.environ.setdefault("ROS_DOMAIN_ID", str(101 + os.getpid() % 100))
+# Under pytest-xdist (`make test` runs two workers) the workers inherit the controller's domain;
+# each moves to its own (101..200 still), so two tests running at once never hear each other.
+_WORKER = os.environ.get("PYTEST_XDIST_WORKER", "")
+if _WORKER.startswith("gw"):
+    _base = int(os.environ["ROS_DOMAIN_ID"])
+    os.environ["ROS_DOMAIN_ID"] = str(101 + (_base - 101 + 37 * int(_WORKER[2:])) % 100)
 os.environ.setdefault("MUJOCO_GL", "egl")
 os.environ.setdefault("PYOPENGL_PLATFORM", os.environ["MUJOCO_GL"])
 

@@ -114,16 +114,9 @@ def _wait_count(counter: subprocess.Popen[str], topic: str, want: int, limit_s: 
     return seen
 
 
-@pytest.mark.ros
-@pytest.mark.parametrize(("kind", "burst"), [("imu", 2000), ("image", 100)])
-def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
-    tmp_path: Path, kind: str, burst: int
-) -> None:
-    # A process without CPU for a moment, made exact: the counter is stopped (SIGSTOP) while
-    # a burst is published, then continued. What it gets afterwards is what the transport held
-    # for it: of 2000 IMU samples (8 s at 240 Hz) the earlier profile (Fast DDS's default
-    # 512-message port queue) kept 512, of 100 rgb images (3.3 s at 30 Hz, 92 MB; 64 MiB
-    # segment) 18. grade's profile keeps all of both. Counts only: no rate, no pause.
+def _stall_trial(tmp_path: Path, kind: str, burst: int) -> tuple[int, int]:
+    """One stall: the counter is stopped (SIGSTOP) while `burst` samples are published, then
+    continued. Returns (samples received before the stall, samples received in all)."""
     from grade_replay.node.topic_counter import READY_LINE
 
     script = tmp_path / "stall_publisher.py"
@@ -169,7 +162,7 @@ def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
         publisher.stdin.flush()
         assert publisher.stdout.readline().strip() == "sent", publisher.stderr.read()
         counter.send_signal(signal.SIGCONT)
-        assert _wait_count(counter, "/stall/data", got + burst, 60.0) == got + burst
+        return got, _wait_count(counter, "/stall/data", got + burst, 60.0)
     finally:
         counter.send_signal(signal.SIGCONT)
         for proc in (publisher, counter):
@@ -180,3 +173,26 @@ def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
             except subprocess.TimeoutExpired:
                 proc.kill()
                 proc.communicate()
+
+
+@pytest.mark.ros
+@pytest.mark.parametrize(("kind", "burst"), [("imu", 2000), ("image", 100)])
+def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
+    tmp_path: Path, kind: str, burst: int
+) -> None:
+    # A process without CPU for a moment, made exact: the counter is stopped (SIGSTOP) while
+    # a burst is published, then continued. What it gets afterwards is what the transport held
+    # for it: of 2000 IMU samples (8 s at 240 Hz) the earlier profile (Fast DDS's default
+    # 512-message port queue) kept 512, of 100 rgb images (3.3 s at 30 Hz, 92 MB; 64 MiB
+    # segment) 18. grade's profile keeps all of both. Counts only: no rate, no pause.
+    # A SIGSTOP can land while the counter's listener holds its port's interprocess mutex (no
+    # scheduler ever parks a thread there for long); the publisher then waits out Fast DDS's
+    # health check and declares the port dead, and nothing more arrives (seen on a load-8
+    # machine in about 1 of 8 stalls). That trial says nothing about the queue, which loses
+    # the oldest samples, never all: such a trial is run again, at most twice.
+    got, received = 0, 0
+    for _ in range(3):
+        got, received = _stall_trial(tmp_path, kind, burst)
+        if received > got:
+            break
+    assert received == got + burst

@@ -18,11 +18,10 @@ from grade_common import kitti
 from grade_common.atomic import StagedOutput
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import pose_header, tum_pose_line
-from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.lidar.classes import class_ids
 from grade_sim.sensors.messages import TopicSpec
-from grade_sim.sensors.observer import CameraSample, LidarSample
+from grade_sim.sensors.observer import Discard, LidarSample
 from grade_sim.sensors.schedule import RateSchedule, stamp_ns_of
 
 
@@ -77,8 +76,9 @@ class _LidarFiles:
             f.close()
 
 
-class LidarGroundTruthWriter:
-    """SimObserver (and LidarObserver) writing gt/<robot>/<lidar>/ for every lidar of a scene."""
+class LidarGroundTruthWriter(Discard):
+    """SimObserver (and LidarObserver) writing gt/<robot>/<lidar>/ for every lidar of a scene;
+    like `Discard`, it keeps no message or camera frame."""
 
     def __init__(self, gt_root: Path, scene: Scene, start_step: int) -> None:
         self.start_step = start_step
@@ -99,15 +99,6 @@ class LidarGroundTruthWriter:
     def on_lidar(self, sample: LidarSample) -> None:
         if sample.scan.stamp_ns >= self.first_stamp_ns:
             self._files[(sample.robot, sample.lidar)].write(sample)
-
-    def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
-        return None
-
-    def on_camera(self, sample: CameraSample) -> None:
-        return None
-
-    def on_step(self, step: int, stamp_ns: int, robot_states: dict[str, RobotState]) -> None:
-        return None
 
     def close(self, status: str) -> None:
         for files in self._files.values():
