@@ -162,6 +162,15 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
     return AnimationTrack(weights, speed, touchdown, following, clip_start)
 
 
+def feet_in_stance(phase_rad: FloatArray, speed_mps: FloatArray) -> NDArray[np.bool_]:
+    """(..., 2) whether each foot (left, right) is in the stance part of its gait cycle."""
+    run = np.clip((np.asarray(speed_mps) - RUN_SPEED_MPS) / RUN_BLEND_MPS, 0.0, 1.0)
+    duty = (0.6 - 0.22 * run)[..., None]
+    u = np.mod(np.asarray(phase_rad)[..., None] / (2 * math.pi) + np.array(FOOT_PHASE_OFFSETS), 1.0)
+    out: NDArray[np.bool_] = u < duty
+    return out
+
+
 SIT_PRESS_M = 0.01  # how far a seated body presses into the seat
 SIT_MAX_SLOPE_RAD = math.radians(6.0)  # seated thighs slope down to the knees at most this much
 # What rests on the seat of a seated body (buttocks, upper thighs): from its hip joints

@@ -13,10 +13,18 @@ import statistics
 import tempfile
 from pathlib import Path
 
+import math
+
+import numpy as np
+
 from grade_common.cli_args import bench_parser, parse_bench_args
+from grade_sim.actors.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
+from grade_sim.actors.motion import feet_in_stance
+from grade_sim.actors.people import MOTION_CODES
+from grade_sim.actors.skeleton import JOINT_INDEX
 from grade_sim.bench import add_scenario_argument, default_scenario_path
-from grade_sim.config.scenario import PersonBody, load_scenario
-from grade_sim.scene import build_scene
+from grade_sim.config.scenario import PersonBody, PersonMotion, load_scenario
+from grade_sim.scene import Scene, build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 
@@ -33,6 +41,42 @@ def _one(scenario_path: Path, body: PersonBody, duration_s: float, out: Path) ->
         "rendering": float(s["stage_s"].get("rendering", 0.0)),
         "wall": float(s["wall_time_s"]),
     }
+
+
+def scene_gait_samples(scene: Scene, every_steps: int) -> list[PersonGaitSamples]:
+    """Foot contact samples of every skinned person of `scene`, every `every_steps` physics
+    steps after the bootstrap."""
+    dt = scene.scenario.physics_dt_s
+    first = round(scene.scenario.bootstrap_s / dt)
+    steps = np.arange(max(first, 1), scene.n_steps, every_steps)
+    skinned = [
+        (i, t) for i, (p, t) in enumerate(zip(scene.people, scene.person_timelines, strict=True))
+        if p.body is not None
+    ]
+    lowest = np.empty((len(steps), len(skinned)))
+    toes = np.empty((len(steps), len(skinned), 2, 2))
+    toe_j = [JOINT_INDEX["toe_l"], JOINT_INDEX["toe_r"]]
+    for row, k in enumerate(steps):
+        skins = scene.person_skins_world(int(k))
+        lowest[row] = [float(v[:, 2].min()) for v in skins]
+        joint_pos, _ = scene.skeleton_poses(int(k))
+        toes[row] = joint_pos[:, toe_j, :2]
+    walking = {MOTION_CODES[PersonMotion.WALK], MOTION_CODES[PersonMotion.RUN]}
+    out = []
+    for col, (_, t) in enumerate(skinned):
+        speed = np.linalg.norm(t.position_xy[steps] - t.position_xy[steps - 1], axis=1) / dt
+        rate = (t.phase_rad[steps] - t.phase_rad[steps - 1]) / dt
+        out.append(
+            PersonGaitSamples(
+                lowest_z_m=lowest[:, col],
+                stance=feet_in_stance(t.phase_rad[steps], speed),
+                toe_xy=toes[:, col],
+                speed_mps=speed,
+                phase_rate_rps=rate,
+                walking=np.isin(t.motion[steps], list(walking)),
+            )
+        )
+    return out
 
 
 def main(argv: list[str]) -> int:
