@@ -32,9 +32,10 @@ from grade_sim.actors.people import (
     HEADING_RATE_RPS,
     MOTION_CODES,
     PERSON_RADIUS_M,
-    STRIDE_PER_HEIGHT,
+    TURN_CADENCE_HZ,
     TURN_RATE_RPS,
     PersonTimeline,
+    phase_step_rad,
 )
 from grade_sim.config.scenario import PeopleConfig, PersonMotion
 from grade_sim.world.model import OccupancyGrid, Seat
@@ -211,7 +212,7 @@ class Crowd:
         self._obstacle_tree = cKDTree(self._obstacle_xy) if len(edge) else None
         self._obstacle_radius_m = grid.resolution_m / math.sqrt(2.0)
         self.pref_speed = np.array([float(rng.uniform(*config.speed_mps)) for _ in range(n)])
-        self.stride_m = STRIDE_PER_HEIGHT * np.asarray(heights_m, dtype=np.float64)
+        self.height_m = np.asarray(heights_m, dtype=np.float64)
         # Starts on the fine grid with one more cell of margin: the coarse planning grid's cells
         # (and their jitter) reach within a few cm of furniture legs.
         self._start_grid = grid.inflated(self.radius_m + grid.resolution_m)
@@ -324,11 +325,11 @@ class Crowd:
         )
         ramp = AMPLITUDE_RATE * t
         self._b_amp = self.amplitude + np.clip(target_amp - self.amplitude, -ramp, ramp)
-        # The gait phase follows the distance walked, so the feet do not slide.
+        # The gait phase follows the distance walked at a cadence set by the speed.
         per_step = np.where(
             moving,
-            2 * math.pi * speed * dt / self.stride_m,
-            np.where(turning, 2 * math.pi * 1.2 * dt, 0.0),
+            phase_step_rad(speed * dt, dt, self.height_m),
+            np.where(turning, math.pi * TURN_CADENCE_HZ * dt, 0.0),
         )
         # Standing: the legs close geometrically towards the nearest neutral phase.
         settle = np.remainder(-self.phase_rad + math.pi / 2, math.pi) - math.pi / 2
@@ -374,12 +375,12 @@ class Crowd:
                     pos = pos + delta / dist * step
                 goal_amp = SIT_STEP_SPEED if dist > 1e-6 else 0.0
                 amp += float(np.clip(goal_amp - amp, -AMPLITUDE_RATE * dt, AMPLITUDE_RATE * dt))
-                phase += 2 * math.pi * step / float(self.stride_m[i])
+                phase += float(phase_step_rad(np.array(step), dt, self.height_m[i]))
             elif stage is SitStage.TURN:
                 err = math.remainder(stop.facing_rad - heading, math.tau)
                 heading += float(np.clip(err, -TURN_RATE_RPS * dt, TURN_RATE_RPS * dt))
                 amp += float(np.clip(0.3 - amp, -AMPLITUDE_RATE * dt, AMPLITUDE_RATE * dt))
-                phase += 2 * math.pi * 1.2 * dt
+                phase += math.pi * TURN_CADENCE_HZ * dt
             else:
                 amp = max(0.0, amp - AMPLITUDE_RATE * dt)
                 phase += math.remainder(-phase, math.pi) * min(1.0, 4 * dt)

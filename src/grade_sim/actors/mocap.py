@@ -307,5 +307,3 @@ def sample_curve(curve: FloatArray, s: FloatArray) -> FloatArray:
     grid = np.linspace(0.0, 1.0, len(curve))
     out: FloatArray = np.interp(np.clip(s, 0.0, 1.0), grid, curve)
     return out
-
-

@@ -30,14 +30,24 @@ from scipy.signal import lfilter
 from grade_common.types import FloatArray
 from grade_sim.actors.body_mesh import body_mesh, random_clothing, skin_vertices
 from grade_sim.actors.bvh import RetargetedMotion
+from grade_sim.actors.mocap import (
+    RUN_CLIP,
+    WALK_CLIP,
+    GaitCycle,
+    gait_cycle,
+    load_clip,
+    sample_curve,
+    sample_table,
+)
 from grade_sim.actors.people import (
     BLEND_TAU_S,
     CLIP_CODE,
     MOTION_CODES,
     N_MOTION_CODES,
-    STRIDE_PER_HEIGHT,
     PersonTimeline,
+    cadence_hz,
     leg_ik,
+    run_weight,
 )
 from grade_sim.actors.skeleton import (
     JOINT_INDEX,
@@ -52,13 +62,43 @@ from grade_sim.actors.skeleton import (
 )
 from grade_sim.config.scenario import MAX_CLIPS, PersonMotion
 
-RUN_SPEED_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
-RUN_BLEND_MPS = 0.6
 ROLL_PER_M = 1.6  # heel-rise (rad) per metre the flat ankle would be behind PIVOT
 N_CODES = N_MOTION_CODES
 CLIP_MIN_WEIGHT = 1e-6  # a BVH clip fading out below this weight no longer plays
 FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
+# A stance foot is put down where the hip will be this far (fraction) into its stance, so it is
+# ahead of the body at touchdown and behind it at lift-off by however far the body then moves.
+PLANT_AT_STANCE = 0.42
+PLANT_MAX_S = 1.0  # ... or this long after touchdown, whichever comes first (stopping)
+# Joints whose rotations come from the motion capture gait cycles (the legs come from IK).
+GAIT_JOINTS = tuple(
+    JOINT_INDEX[j]
+    for j in (
+        "pelvis",
+        "spine",
+        "chest",
+        "neck",
+        "head",
+        "shoulder_l",
+        "elbow_l",
+        "shoulder_r",
+        "elbow_r",
+    )
+)
 J = JOINT_INDEX
+
+
+@functools.lru_cache(maxsize=1)
+def gait_cycles() -> tuple[GaitCycle, GaitCycle]:
+    """The walk and run cycles of the motion capture clips (mocap.motions_dir)."""
+    return gait_cycle(load_clip(WALK_CLIP)), gait_cycle(load_clip(RUN_CLIP))
+
+
+def stance_duty(run: FloatArray) -> FloatArray:
+    """Stance fraction of a foot's cycle, walk to run (0 .. 1 run weight)."""
+    walk, running = gait_cycles()
+    out: FloatArray = (1 - run) * walk.duty + run * running.duty
+    return out
 
 
 @dataclass(frozen=True)
@@ -69,6 +109,10 @@ class AnimationTrack:
     speed_mps: FloatArray  # (n,) smoothed ground speed
     touchdown: NDArray[np.int64]  # (n, 2) step of each foot's (left, right) last touchdown
     next_touchdown: NDArray[np.int64]  # (n, 2) step of its next touchdown (itself if none)
+    # (n, 2) step at which the body is where each foot's last / next stance plants the foot
+    # (PLANT_AT_STANCE into that stance).
+    plant: NDArray[np.int64]
+    next_plant: NDArray[np.int64]
     clip_start: NDArray[np.int64]  # (n, MAX_CLIPS) step each BVH clip last started; -1: not yet
 
 
@@ -83,7 +127,8 @@ class PoseInputs:
     weights: FloatArray  # (N, N_CODES)
     speed_mps: FloatArray  # (N,)
     time_s: FloatArray  # (N,)
-    # Body state at each foot's last and next touchdown: where the foot is planted / will land.
+    # Body state at each foot's last and next plant step (AnimationTrack.plant): where the foot
+    # is planted / will land.
     plant_xy: FloatArray  # (N, 2 feet, 2)
     plant_heading: FloatArray  # (N, 2)
     plant_amplitude: FloatArray  # (N, 2)
@@ -99,7 +144,7 @@ def pose_inputs(
 ) -> PoseInputs:
     """One person's PoseInputs at `steps`."""
     k = np.asarray(steps, dtype=np.int64)
-    td, nx = track.touchdown[k], track.next_touchdown[k]
+    td, nx = track.plant[k], track.next_plant[k]
     return PoseInputs(
         timeline.position_xy[k],
         timeline.heading_rad[k],
@@ -147,6 +192,11 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
     steps = np.arange(n)
     touchdown = np.zeros((n, 2), dtype=np.int64)
     following = np.zeros((n, 2), dtype=np.int64)
+    plant = np.zeros((n, 2), dtype=np.int64)
+    next_plant = np.zeros((n, 2), dtype=np.int64)
+    reached = np.maximum.accumulate(timeline.phase_rad)  # the phase settles back a little
+    duty = stance_duty(run_weight(speed))
+    cap = max(1, round(PLANT_MAX_S / dt_s))
     for foot, offset in enumerate(FOOT_PHASE_OFFSETS):
         cycle = np.floor(timeline.phase_rad / (2 * math.pi) + offset)
         # Step 0 counts as a touchdown; the last step stands in for a touchdown after the end.
@@ -154,18 +204,23 @@ def animation_track(timeline: PersonTimeline, dt_s: float) -> AnimationTrack:
         last = np.searchsorted(starts[:-1], steps, side="right") - 1
         touchdown[:, foot] = starts[last]
         following[:, foot] = starts[last + 1]
+        target = reached[starts] + 2 * math.pi * PLANT_AT_STANCE * duty[starts]
+        at = np.searchsorted(reached, target, side="left")
+        limit = np.minimum(np.append(starts[1:], n - 1), starts + cap)
+        at = np.clip(at, starts, np.maximum(limit, starts))
+        plant[:, foot] = at[last]
+        next_plant[:, foot] = at[last + 1]
     clip_start = np.empty((n, MAX_CLIPS), dtype=np.int64)
     for c in range(MAX_CLIPS):
         on = codes == CLIP_CODE + c
         begins = on & ~np.concatenate([[False], on[:-1]])
         clip_start[:, c] = np.maximum.accumulate(np.where(begins, steps, -1))
-    return AnimationTrack(weights, speed, touchdown, following, clip_start)
+    return AnimationTrack(weights, speed, touchdown, following, plant, next_plant, clip_start)
 
 
 def feet_in_stance(phase_rad: FloatArray, speed_mps: FloatArray) -> NDArray[np.bool_]:
     """(..., 2) whether each foot (left, right) is in the stance part of its gait cycle."""
-    run = np.clip((np.asarray(speed_mps) - RUN_SPEED_MPS) / RUN_BLEND_MPS, 0.0, 1.0)
-    duty = (0.6 - 0.22 * run)[..., None]
+    duty = stance_duty(run_weight(speed_mps))[..., None]
     u = np.mod(np.asarray(phase_rad)[..., None] / (2 * math.pi) + np.array(FOOT_PHASE_OFFSETS), 1.0)
     out: NDArray[np.bool_] = u < duty
     return out
@@ -253,51 +308,55 @@ def pose(
     w_wave = w[:, MOTION_CODES[PersonMotion.WAVE]]
     w_look = w[:, MOTION_CODES[PersonMotion.LOOK]]
     w_phone = w[:, MOTION_CODES[PersonMotion.PHONE]]
-    run = np.maximum(
-        np.clip((speed_mps - RUN_SPEED_MPS) / RUN_BLEND_MPS, 0.0, 1.0),
-        w[:, MOTION_CODES[PersonMotion.RUN]],
-    )
+    run = np.maximum(run_weight(speed_mps), w[:, MOTION_CODES[PersonMotion.RUN]])
     ang = np.zeros((n, N_JOINTS, 3))  # local roll, pitch, yaw per joint
+
+    # -- motion capture gait cycles: upper body, pelvis bob and sway, swing shape ---------------
+    walk_c, run_c = gait_cycles()
+    gait_amp = np.clip(amp, 0.0, 1.0)
+    u_body = np.mod(phase_rad / (2 * math.pi), 1.0)
+    q_walk = sample_table(walk_c.quat_wxyz, u_body)
+    q_run = sample_table(run_c.quat_wxyz, u_body)
+    q_run *= np.where(np.einsum("njk,njk->nj", q_walk, q_run) < 0, -1.0, 1.0)[..., None]
+    q_gait = (1 - run)[:, None, None] * q_walk + run[:, None, None] * q_run
+    # Fade to the rest pose (identity) as the gait's amplitude goes to 0.
+    q_gait = (1 - gait_amp)[:, None, None] * np.array([1.0, 0.0, 0.0, 0.0]) + gait_amp[
+        :, None, None
+    ] * q_gait
+    q_gait /= np.linalg.norm(q_gait, axis=-1, keepdims=True)
+    gait_rot = quats_to_matrices(q_gait)  # (N, J, 3, 3)
+    sway = gait_rot[:, J["pelvis"]]  # pelvis tilt/obliquity/rotation about the heading
 
     # -- legs: foot path + IK -------------------------------------------------------------------
     thigh = -offsets[:, J["knee_l"], 2]
     shin = -offsets[:, J["ankle_l"], 2]
+    leg_m = thigh + shin
     hip_rest_z = offsets[:, J["pelvis"], 2] + offsets[:, J["hip_l"], 2]
     ankle_z = hip_rest_z - thigh - shin
-    duty = 0.6 - 0.22 * run
-    lift = (0.09 + 0.08 * run) * scale * np.minimum(1.0, 2.0 * amp)
-    # The stance starts `front` ahead of the hip; behind `pivot` the heel rises and the foot
-    # rolls over its planted toe, which is what lets a long stride reach behind the body.
-
-    def front(a: FloatArray) -> FloatArray:
-        out: FloatArray = 0.4 * duty * STRIDE_PER_HEIGHT * height * a
-        return out
-
-    stride = STRIDE_PER_HEIGHT * height * amp
+    duty = stance_duty(run)
+    stride = 2.0 * speed_mps / cadence_hz(speed_mps, height)  # one gait cycle of travel
+    front = PLANT_AT_STANCE * duty * stride  # how far ahead of the hip a foot touches down
+    back = (1 - PLANT_AT_STANCE) * duty * stride  # ... and behind it when it lifts off
     toe = offsets[:, J["toe_l"]]
     pivot = -0.08 * scale
-    # Lower the pelvis just enough that the front of the stance stays inside the leg's reach.
+    # Lower the pelvis just enough that the front of the stance stays inside the leg's reach;
+    # the motion capture's bob only lowers it further.
     margin = 1.0 - 0.015 * np.minimum(1.0, 2 * amp)  # a standing leg is straight
-    need = np.sqrt(np.maximum((margin * (thigh + shin)) ** 2 - front(amp) ** 2, 0.0))
-    drop = np.maximum(0.0, (hip_rest_z - ankle_z) - need)
-    bob = (0.012 + 0.03 * run) * scale * amp * (0.5 + 0.5 * np.cos(2 * phase_rad))
-    pelvis_z_walk = offsets[:, J["pelvis"], 2] - drop - bob
+    need = np.sqrt(np.maximum((margin * leg_m) ** 2 - front**2, 0.0))
+    drop = np.maximum(0.0, leg_m - need)
+    bob_walk = sample_table(walk_c.pelvis_bob - walk_c.pelvis_bob.max(), u_body)
+    bob_run = sample_table(run_c.pelvis_bob - run_c.pelvis_bob.max(), u_body)
+    bob = ((1 - run) * bob_walk + run * bob_run) * leg_m * gait_amp
+    pelvis_z_walk = offsets[:, J["pelvis"], 2] - drop + bob
     c, s_ = np.cos(heading_rad), np.sin(heading_rad)
 
     def to_body(world_xy: FloatArray) -> tuple[FloatArray, FloatArray]:
         d = world_xy - position_xy
         return c * d[:, 0] + s_ * d[:, 1], -s_ * d[:, 0] + c * d[:, 1]
 
-    def planted(xy: FloatArray, hd: FloatArray, a: FloatArray, hip_y: FloatArray) -> FloatArray:
-        """World xy of a flat foot put down `front` ahead of the hip by a body at (xy, hd)."""
-        fx, fy = front(a), hip_y
-        return np.stack(
-            [
-                xy[:, 0] + np.cos(hd) * fx - np.sin(hd) * fy,
-                xy[:, 1] + np.sin(hd) * fx + np.cos(hd) * fy,
-            ],
-            axis=1,
-        )
+    def planted(xy: FloatArray, hd: FloatArray, hip_y: FloatArray) -> FloatArray:
+        """World xy of a flat foot under the hip of a body at (xy, hd)."""
+        return np.stack([xy[:, 0] - np.sin(hd) * hip_y, xy[:, 1] + np.cos(hd) * hip_y], axis=1)
 
     def rolled(x_flat: FloatArray, roll: FloatArray) -> tuple[FloatArray, FloatArray]:
         """Ankle (x, z above its flat height) of a foot pitched by `roll` about its toe."""
@@ -306,32 +365,35 @@ def pose(
         z = toe[:, 2] - (-toe[:, 0] * sr + toe[:, 2] * cr)
         return x, z
 
+    def blend_curve(a: FloatArray, b: FloatArray, x: FloatArray) -> FloatArray:
+        out: FloatArray = (1 - run) * sample_curve(a, x) + run * sample_curve(b, x)
+        return out
+
     leg: dict[str, tuple[FloatArray, ...]] = {}
     toe_flat: dict[str, FloatArray] = {}
     for foot, (side, offset) in enumerate(zip(("l", "r"), FOOT_PHASE_OFFSETS, strict=True)):
-        hip_y = offsets[:, J["hip_" + side], 1]
+        hip_off = offsets[:, J["hip_" + side]]
+        hip_y = hip_off[:, 1]
         u = np.mod(phase_rad / (2 * math.pi) + offset, 1.0)
         stance = u < duty
         sw = np.clip((u - duty) / np.maximum(1.0 - duty, 1e-9), 0.0, 1.0)
-        ease = 0.5 - 0.5 * np.cos(math.pi * sw)
-        p0 = planted(
-            inp.plant_xy[:, foot], inp.plant_heading[:, foot], inp.plant_amplitude[:, foot], hip_y
-        )
-        p1 = planted(
-            inp.next_xy[:, foot], inp.next_heading[:, foot], inp.next_amplitude[:, foot], hip_y
-        )
+        ease = blend_curve(walk_c.swing_progress, run_c.swing_progress, sw)
+        p0 = planted(inp.plant_xy[:, foot], inp.plant_heading[:, foot], hip_y)
+        p1 = planted(inp.next_xy[:, foot], inp.next_heading[:, foot], hip_y)
         # Stance: the foot stays where it was put down (world), whatever the body does.
         x_flat, y_st = to_body(p0)
         roll_st = ROLL_PER_M * np.maximum(0.0, pivot - x_flat)
         x_st, z_st = rolled(x_flat, roll_st)
-        # Swing: from where it lifted to where it will land, unrolling and lifting.
+        # Swing: from where it lifted to where it will land along the capture's path, unrolling.
         x_sw_flat, y_sw = to_body(p0 + (p1 - p0) * ease[:, None])
-        roll_sw = ROLL_PER_M * np.maximum(0.0, pivot - (front(amp) - duty * stride)) * (1 - ease)
+        roll_sw = ROLL_PER_M * np.maximum(0.0, pivot + back) * (1 - ease)
         x_sw, z_sw = rolled(x_sw_flat, roll_sw)
+        lift = leg_m * blend_curve(walk_c.swing_lift, run_c.swing_lift, sw)
+        flex = blend_curve(walk_c.swing_pitch, run_c.swing_pitch, sw)
         x = np.where(stance, x_st, x_sw)
         y = np.where(stance, y_st, y_sw)
-        z = np.where(stance, z_st, z_sw + lift * np.sin(math.pi * sw))
-        pitch = np.where(stance, roll_st, roll_sw - 0.25 * np.sin(math.pi * sw))
+        z = np.where(stance, z_st, z_sw + lift * np.minimum(1.0, 2.0 * amp))
+        pitch = np.where(stance, roll_st, roll_sw + flex * np.minimum(1.0, 2 * amp))
         foot_yaw = np.where(
             stance,
             inp.plant_heading[:, foot],
@@ -342,11 +404,14 @@ def pose(
             )
             - ease * math.pi,
         )
-        hip_z = pelvis_z_walk + offsets[:, J["hip_" + side], 2]
+        # The hip joint where the swaying pelvis carries it (body frame, heading removed).
+        hip_at = np.einsum("nab,nb->na", sway, hip_off)
+        hip_z = pelvis_z_walk + hip_at[:, 2]
+        dx = x - hip_at[:, 0]
         dz = ankle_z + z - hip_z
-        dy = y - hip_y
+        dy = y - hip_at[:, 1]
         abduct = np.arctan2(dy, -dz)
-        hip, knee = leg_ik(x, -np.hypot(dy, dz), thigh, shin)
+        hip, knee = leg_ik(dx, -np.hypot(dy, dz), thigh, shin)
         yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
         leg[side] = (hip, knee, hip - knee + pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
         # The toes stay flat while the heel rises over them (the foot rolls about the toe
@@ -386,9 +451,12 @@ def pose(
         # Roll the leg's sagittal plane about x after flexing in it (R = Rx Ry), so the IK above
         # (solved in that plane) is exact.
         zeros = np.zeros_like(flex)
-        hip_rot[side] = euler_to_matrix(np.stack([out, zeros, zeros], 1)) @ euler_to_matrix(
+        leg_body = euler_to_matrix(np.stack([out, zeros, zeros], 1)) @ euler_to_matrix(
             np.stack([zeros, -flex, zeros], 1)
         )
+        # The IK solved the leg in the heading's frame; the hip joint's parent is the swaying
+        # pelvis.
+        hip_rot[side] = np.swapaxes(sway, -1, -2) @ leg_body
         ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
         ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (
             sit_hip - sit_knee + toe_down
@@ -399,20 +467,17 @@ def pose(
 
     # -- torso and head ------------------------------------------------------------------------
     breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
-    ang[:, J["spine"], 1] = 0.04 * amp + 0.18 * run - 0.08 * w_sit
+    ang[:, J["spine"], 1] = -0.08 * w_sit
     ang[:, J["chest"], 1] = breathe
-    ang[:, J["chest"], 2] = 0.12 * amp * np.cos(phase_rad) * (1 - w_sit)
     look = 0.7 * np.sin(2 * math.pi * t / 5.0)
     ang[:, J["neck"], 2] = w_look * 0.5 * look
     ang[:, J["head"], 2] = w_look * 0.6 * look + 0.05 * np.sin(2 * math.pi * t / 7.0)
     ang[:, J["head"], 1] = 0.45 * w_phone + w_look * 0.12 * np.sin(2 * math.pi * t / 3.1)
 
-    # -- arms ----------------------------------------------------------------------------------
-    swing = (0.3 + 0.35 * run) * amp * np.cos(phase_rad) * (1 - w_sit)
-    elbow = 0.2 + 0.15 * amp + 1.1 * run
+    # -- arms (the gait's swing comes from the capture, on top of these) ----------------------
+    elbow = 0.2 * (1 - gait_amp)
     for side, sign in (("l", 1.0), ("r", -1.0)):
         ang[:, J["shoulder_" + side], 0] = sign * 0.1
-        ang[:, J["shoulder_" + side], 1] = sign * swing
         ang[:, J["elbow_" + side], 1] = -elbow
         # Sitting: upper arms a little forward, forearms sloping down so the hands rest on the
         # thighs (wrists ~0.10 m over the thigh's axis, 60 % of the way to the knee).
@@ -431,6 +496,9 @@ def pose(
 
     ang[:, J["pelvis"], 2] = heading_rad
     rot = euler_to_matrix(ang)
+    rot[:, J["pelvis"]] = rot[:, J["pelvis"]] @ sway
+    upper = list(GAIT_JOINTS[1:])
+    rot[:, upper] = gait_rot[:, upper] @ rot[:, upper]
     for side, r in hip_rot.items():
         rot[:, J["hip_" + side]] = r
     root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)

@@ -29,7 +29,16 @@ PERSON_RADIUS_M = 0.35
 HEADING_RATE_RPS = 3.0
 TURN_RATE_RPS = 1.0
 AMPLITUDE_RATE = 2.5  # 1/s: how fast the gait starts and stops
-STRIDE_PER_HEIGHT = 0.75  # one gait cycle (2 pi of phase_rad) covers this many body heights
+# Cadence (steps per second) against speed, as in gait data: about 1.6 steps/s at 0.8 m/s and
+# 2.0 at 1.6 m/s for a 1.75 m walker (step length grows with speed, as speed^0.68), taller people
+# stepping slower (Froude scaling, cadence ~ 1/sqrt(height)); runs step faster.
+CADENCE_WALK_HZ = 1.8  # at CADENCE_REF_MPS
+CADENCE_REF_MPS = 1.2
+CADENCE_EXPONENT = 0.32
+CADENCE_RUN_HZ = 2.6  # at 3 m/s
+RUN_FROM_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
+RUN_BLEND_MPS = 0.6
+TURN_CADENCE_HZ = 2.0  # stepping on the spot
 BLEND_TAU_S = 0.35  # time constant of every blend between motions (actors.motion)
 
 
@@ -126,6 +135,32 @@ CLIP_CODE = MOTION_CODES[PersonMotion.CLIP]
 N_MOTION_CODES = CLIP_CODE + MAX_CLIPS
 
 
+def run_weight(speed_mps: FloatArray) -> FloatArray:
+    """0 walking .. 1 running, by ground speed."""
+    out: FloatArray = np.clip(
+        (np.asarray(speed_mps, dtype=np.float64) - RUN_FROM_MPS) / RUN_BLEND_MPS, 0.0, 1.0
+    )
+    return out
+
+
+def cadence_hz(speed_mps: FloatArray, height_m: FloatArray) -> FloatArray:
+    """Steps per second of a person of `height_m` moving at `speed_mps` (see CADENCE_*)."""
+    v = np.maximum(np.asarray(speed_mps, dtype=np.float64), 1e-3)
+    size = np.sqrt(1.75 / np.asarray(height_m, dtype=np.float64))
+    walk = CADENCE_WALK_HZ * (v / CADENCE_REF_MPS) ** CADENCE_EXPONENT
+    run = CADENCE_RUN_HZ * (v / 3.0) ** 0.2
+    r = run_weight(v)
+    out: FloatArray = size * ((1 - r) * walk + r * run)
+    return out
+
+
+def phase_step_rad(distance_m: FloatArray, dt_s: float, height_m: FloatArray) -> FloatArray:
+    """How far the gait phase advances (rad; 2 pi per cycle of two steps) over one physics
+    step of dt_s in which the body covers distance_m."""
+    out: FloatArray = math.pi * cadence_hz(np.asarray(distance_m) / dt_s, height_m) * dt_s
+    return np.where(np.asarray(distance_m) > 0.0, out, 0.0)
+
+
 def random_person(
     name: str, instance_id: int, config: PeopleConfig, rng: np.random.Generator
 ) -> PersonSpec:
@@ -157,7 +192,6 @@ def plan_timeline(
     free = grid.inflated(PERSON_RADIUS_M)
     planning = coarsen(free, 2)
     speed = float(rng.uniform(*config.speed_mps))
-    stride = STRIDE_PER_HEIGHT * height_m
     pos = sample_free_point(planning, rng)
     heading = float(rng.uniform(-math.pi, math.pi))
     phase = 0.0
@@ -215,12 +249,12 @@ def plan_timeline(
                     if wp >= len(waypoints):
                         duration_steps = 0
                 amp = min(1.0, amp + AMPLITUDE_RATE * dt_s)
-                phase += 2 * math.pi * step / stride
+                phase += float(phase_step_rad(np.array(step), dt_s, height_m))
             elif motion is PersonMotion.TURN:
                 err = target_heading - heading
                 heading += float(np.clip(err, -TURN_RATE_RPS * dt_s, TURN_RATE_RPS * dt_s))
                 amp = amp + float(np.clip(0.3 - amp, -AMPLITUDE_RATE * dt_s, AMPLITUDE_RATE * dt_s))
-                phase += 2 * math.pi * 1.2 * dt_s  # stepping on the spot
+                phase += math.pi * TURN_CADENCE_HZ * dt_s  # stepping on the spot
             else:
                 amp = max(0.0, amp - AMPLITUDE_RATE * dt_s)
                 # Let the legs come together at the nearest neutral phase.

@@ -13,12 +13,10 @@ import statistics
 import tempfile
 from pathlib import Path
 
-import math
-
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.actors.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
+from grade_sim.actors.gait_stats import PersonGaitSamples
 from grade_sim.actors.motion import feet_in_stance
 from grade_sim.actors.people import MOTION_CODES
 from grade_sim.actors.skeleton import JOINT_INDEX
@@ -50,7 +48,8 @@ def scene_gait_samples(scene: Scene, every_steps: int) -> list[PersonGaitSamples
     first = round(scene.scenario.bootstrap_s / dt)
     steps = np.arange(max(first, 1), scene.n_steps, every_steps)
     skinned = [
-        (i, t) for i, (p, t) in enumerate(zip(scene.people, scene.person_timelines, strict=True))
+        (i, t)
+        for i, (p, t) in enumerate(zip(scene.people, scene.person_timelines, strict=True))
         if p.body is not None
     ]
     lowest = np.empty((len(steps), len(skinned)))
