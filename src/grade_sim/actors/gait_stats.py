@@ -16,6 +16,7 @@ gait phase rate. Definitions:
 
 from __future__ import annotations
 
+import itertools
 import math
 from dataclasses import dataclass
 
@@ -86,7 +87,7 @@ def gait_stats(people: list[PersonGaitSamples]) -> GaitStats:
     slide = np.array(slides)
     bins = []
     edges = (MOVING_MPS, *SPEED_BINS_MPS)
-    for lo, hi in zip(edges[:-1], edges[1:], strict=True):
+    for lo, hi in itertools.pairwise(edges):
         sel = (speed >= lo) & (speed < hi) & (cadence > 0)
         if sel.any():
             c = float(np.median(cadence[sel]))

@@ -69,7 +69,8 @@ FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
 # A stance foot is put down where the hip will be this far (fraction) into its stance, so it is
 # ahead of the body at touchdown and behind it at lift-off by however far the body then moves.
 PLANT_AT_STANCE = 0.42
-PLANT_MAX_S = 1.0  # ... or this long after touchdown, whichever comes first (stopping)
+PLANT_MAX_S = 1.0
+HEEL_PER_TOE = 0.3  # the heel is this far behind the ankle, per toe offset ahead  # ... or this long after touchdown, whichever comes first (stopping)
 # Joints whose rotations come from the motion capture gait cycles (the legs come from IK).
 GAIT_JOINTS = tuple(
     JOINT_INDEX[j]
@@ -390,10 +391,18 @@ def pose(
         x_sw, z_sw = rolled(x_sw_flat, roll_sw)
         lift = leg_m * blend_curve(walk_c.swing_lift, run_c.swing_lift, sw)
         flex = blend_curve(walk_c.swing_pitch, run_c.swing_pitch, sw)
+        pitch_sw = roll_sw + flex * np.minimum(1.0, 2 * amp)
+        # Lift the swing foot at least as far as its pitch would put its toe (toes down) or
+        # heel (toes up) below the floor.
+        cp, sp = np.cos(pitch_sw), np.sin(pitch_sw)
+        toe_drop = toe[:, 2] - (-toe[:, 0] * sp + toe[:, 2] * cp)
+        heel_drop = toe[:, 2] - (HEEL_PER_TOE * toe[:, 0] * sp + toe[:, 2] * cp)
+        clear = np.maximum(np.maximum(toe_drop, heel_drop), 0.0)
+        z_sw_lift = np.maximum(z_sw + lift * np.minimum(1.0, 2.0 * amp), clear)
         x = np.where(stance, x_st, x_sw)
         y = np.where(stance, y_st, y_sw)
-        z = np.where(stance, z_st, z_sw + lift * np.minimum(1.0, 2.0 * amp))
-        pitch = np.where(stance, roll_st, roll_sw + flex * np.minimum(1.0, 2 * amp))
+        z = np.where(stance, z_st, z_sw_lift)
+        pitch = np.where(stance, roll_st, pitch_sw)
         foot_yaw = np.where(
             stance,
             inp.plant_heading[:, foot],

@@ -3,7 +3,10 @@ first wave's rigid-part people, measured side by side in one process.
 
 Runs config/indoor_uav.yaml (8 people) without ROS publishing, alternating people.body =
 parts / skinned for --rounds rounds, and prints each run's real-time factor, the actors and
-rendering stage times, and the ratio of the medians (target: skinned >= 0.9 x parts).
+rendering stage times, and the ratio of the medians (target: skinned >= 0.9 x parts). Then the
+skinned people's feet and gait (actors.gait_stats) on the same scenario with --gait-people
+people (20) over --gait-duration-s: lowest skin point on stance steps, foot slide per stance,
+and cadence / step length by speed.
 """
 
 from __future__ import annotations
@@ -16,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.actors.gait_stats import PersonGaitSamples
+from grade_sim.actors.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
 from grade_sim.actors.motion import feet_in_stance
 from grade_sim.actors.people import MOTION_CODES
 from grade_sim.actors.skeleton import JOINT_INDEX
@@ -83,6 +86,10 @@ def main(argv: list[str]) -> int:
     add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated s per run (10)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each kind (2)")
+    parser.add_argument("--gait-people", type=int, default=20, help="people for the gait (20)")
+    parser.add_argument(
+        "--gait-duration-s", type=float, default=9.0, help="simulated s for the gait (9)"
+    )
     args = parse_bench_args(parser, argv)
     path = args.scenario or default_scenario_path()
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-people-"))
@@ -108,4 +115,17 @@ def main(argv: list[str]) -> int:
         f"median real-time factor: parts {med[PersonBody.PARTS]:.3f}, skinned "
         f"{med[PersonBody.SKINNED]:.3f}; skinned / parts = {ratio:.3f} (target >= 0.90)"
     )
+    gait = load_scenario(
+        path,
+        {
+            "duration_s": args.gait_duration_s,
+            "people.body": PersonBody.SKINNED.value,
+            "people.count": args.gait_people,
+        },
+    )
+    print(
+        f"feet and gait: {args.gait_people} skinned people, {args.gait_duration_s:.0f} s, "
+        f"seed {gait.seed}, sampled every 4 physics steps"
+    )
+    print(format_gait_stats(gait_stats(scene_gait_samples(build_scene(gait), 4))))
     return 0

@@ -9,7 +9,7 @@ import pytest
 
 from grade_sim.actors.bvh import BvhError, parse_bvh, retarget, write_bvh
 from grade_sim.actors.motion import animation_track, pose, pose_inputs
-from grade_sim.actors.people import STRIDE_PER_HEIGHT, PersonTimeline
+from grade_sim.actors.people import PersonTimeline, cadence_hz
 from grade_sim.actors.skeleton import (
     JOINT_INDEX,
     PARENTS,
@@ -27,7 +27,7 @@ def _walk_angles(n: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     t = np.arange(n) * DT_S
     heading = 0.4 * t
     xy = np.cumsum(1.1 * DT_S * np.stack([np.cos(heading), np.sin(heading)], 1), axis=0)
-    phase = 2 * math.pi * np.arange(n) * 1.1 * DT_S / (STRIDE_PER_HEIGHT * BODY.height_m)
+    phase = math.pi * float(cadence_hz(1.1, BODY.height_m)) * np.arange(n) * DT_S
     code = np.zeros(n, dtype=np.int8)
     tl = PersonTimeline(xy, heading, phase, np.ones(n), code, np.full(n, np.nan))
     track = animation_track(tl, DT_S)

@@ -10,7 +10,7 @@ import pytest
 from scipy.spatial import cKDTree
 
 from grade_sim.actors.crowd import Crowd, RobotObstacle
-from grade_sim.actors.people import MOTION_CODES, PERSON_RADIUS_M, PersonTimeline
+from grade_sim.actors.people import MOTION_CODES, PERSON_RADIUS_M, PersonTimeline, phase_step_rad
 from grade_sim.config.scenario import (
     LightsConfig,
     PeopleConfig,
@@ -86,7 +86,7 @@ def test_phase_follows_distance_walked_and_amplitude_stays_in_range(world: World
         walking = tl.motion[1:] == MOTION_CODES[PersonMotion.WALK]
         assert walking.any()
         dphase = np.diff(tl.phase_rad)[walking]
-        np.testing.assert_allclose(dphase, 2 * np.pi * step[walking] / crowd.stride_m[i])
+        np.testing.assert_allclose(dphase, phase_step_rad(step[walking], DT_S, crowd.height_m[i]))
         assert tl.amplitude.min() >= 0.0
         assert tl.amplitude.max() <= 1.0
         # Never faster than the person's own speed.

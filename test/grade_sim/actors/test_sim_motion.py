@@ -7,8 +7,8 @@ import math
 import numpy as np
 import pytest
 
-from grade_sim.actors.motion import animation_track, foot_slip, pose_timeline
-from grade_sim.actors.people import MOTION_CODES, STRIDE_PER_HEIGHT, PersonTimeline, plan_timeline
+from grade_sim.actors.motion import animation_track, feet_in_stance, pose_timeline
+from grade_sim.actors.people import MOTION_CODES, PersonTimeline, cadence_hz, plan_timeline
 from grade_sim.actors.skeleton import JOINT_INDEX, BodyParams, rest_positions
 from grade_sim.config.scenario import LightsConfig, PeopleConfig, PersonMotion, ProceduralConfig
 from grade_sim.world.procedural import generate_rooms
@@ -21,7 +21,7 @@ FEET = [JOINT_INDEX[j] for j in ("ankle_l", "ankle_r", "toe_l", "toe_r")]
 def straight(speed_mps: float, n: int, motion: PersonMotion = PersonMotion.WALK) -> PersonTimeline:
     """A timeline walking along +x at constant speed, phase as plan_timeline advances it."""
     x = np.arange(n) * DT_S * speed_mps
-    phase = 2 * math.pi * x / (STRIDE_PER_HEIGHT * BODY.height_m)
+    phase = math.pi * float(cadence_hz(speed_mps, BODY.height_m)) * np.arange(n) * DT_S
     code = np.full(n, MOTION_CODES[motion], dtype=np.int8)
     return PersonTimeline(
         np.stack([x, np.zeros(n)], 1), np.zeros(n), phase, np.ones(n), code, np.full(n, np.nan)
@@ -41,15 +41,26 @@ def poses(tl: PersonTimeline) -> tuple[np.ndarray, np.ndarray]:
     return pose_timeline(BODY, tl, animation_track(tl, DT_S), DT_S, np.arange(len(tl.heading_rad)))
 
 
+def stance_toe_speeds(tl: PersonTimeline, pos: np.ndarray) -> np.ndarray:
+    """Horizontal speed (m/s) of each toe joint between consecutive steps both in its stance."""
+    speed = np.linalg.norm(np.diff(tl.position_xy, axis=0, prepend=tl.position_xy[:1]), axis=1)
+    stance = feet_in_stance(tl.phase_rad, speed / DT_S)
+    toes = pos[:, [JOINT_INDEX["toe_l"], JOINT_INDEX["toe_r"]], :2]
+    move = np.linalg.norm(np.diff(toes, axis=0), axis=-1) / DT_S
+    out: np.ndarray = move[stance[1:] & stance[:-1]]
+    return out
+
+
 @pytest.mark.parametrize("speed", [0.6, 1.0, 1.4, 2.6])
 def test_planted_feet_do_not_slide_on_straight_walks_and_runs(speed: float) -> None:
-    pos, _ = poses(straight(speed, 1600))
-    slip = foot_slip(pos[:, FEET], DT_S, contact_m=0.002)
-    assert len(slip) > 200  # feet do plant
-    # Nearly every planted step is exact; the rest are the first/last step of a contact,
-    # where the swing has just begun within the 2 mm contact band.
-    assert np.percentile(slip, 95) < 1e-6
-    assert slip.mean() < 0.01 * speed
+    tl = straight(speed, 1600)
+    pos, _ = poses(tl)
+    slip = stance_toe_speeds(tl, pos)
+    assert len(slip) > 500  # feet do plant
+    # The ball of a stance foot stays put (measured: 95th percentile under 7 mm/s, the first
+    # step of a stance, which still finishes the swing's last millimetres).
+    assert np.median(slip) < 1e-6
+    assert np.percentile(slip, 95) < 0.01 * speed
 
 
 def test_slip_on_a_planned_walk_is_small() -> None:
@@ -60,13 +71,11 @@ def test_slip_on_a_planned_walk_is_small() -> None:
         grid, PeopleConfig(motions=(PersonMotion.WALK,)), 4000, DT_S, np.random.default_rng(5), 1.75
     )
     pos, _ = poses(tl)
-    slip = foot_slip(pos[:, FEET], DT_S, contact_m=0.002)
-    # Planted feet are locked in the world, so turns do not drag them either; what remains is
-    # the toe of a foot turning with the body and the contact band's edges (measured: mean
-    # 1.6 mm/s, 95th percentile 1.1 cm/s, while walking at ~1.1 m/s).
-    assert np.median(slip) < 1e-6
-    assert slip.mean() < 0.01
-    assert np.percentile(slip, 95) < 0.05
+    slip = stance_toe_speeds(tl, pos)
+    # Planted feet are locked in the world, so turns do not drag them either; what moves is a
+    # stance foot of someone slowing down to a stop (its plant step comes early).
+    assert np.median(slip) < 1e-3
+    assert np.percentile(slip, 95) < 0.02
 
 
 def test_running_has_a_flight_phase_and_walking_does_not() -> None:
