@@ -69,23 +69,12 @@ FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
 # A stance foot is put down where the hip will be this far (fraction) into its stance, so it is
 # ahead of the body at touchdown and behind it at lift-off by however far the body then moves.
 PLANT_AT_STANCE = 0.42
-PLANT_MAX_S = 1.0
-HEEL_PER_TOE = 0.3  # the heel is this far behind the ankle, per toe offset ahead  # ... or this long after touchdown, whichever comes first (stopping)
+PLANT_MAX_S = 1.0  # ... or this long after touchdown, whichever comes first (stopping)
+HEEL_PER_TOE = 0.3  # the heel is this far behind the ankle, per toe offset ahead
 # Joints whose rotations come from the motion capture gait cycles (the legs come from IK).
-GAIT_JOINTS = tuple(
-    JOINT_INDEX[j]
-    for j in (
-        "pelvis",
-        "spine",
-        "chest",
-        "neck",
-        "head",
-        "shoulder_l",
-        "elbow_l",
-        "shoulder_r",
-        "elbow_r",
-    )
-)
+_GAIT_NAMES: tuple[str, ...] = ("pelvis", "spine", "chest", "neck", "head")
+_GAIT_NAMES += ("shoulder_l", "elbow_l", "shoulder_r", "elbow_r")
+GAIT_JOINTS = tuple(JOINT_INDEX[j] for j in _GAIT_NAMES)
 J = JOINT_INDEX
 
 

@@ -135,7 +135,7 @@ CLIP_CODE = MOTION_CODES[PersonMotion.CLIP]
 N_MOTION_CODES = CLIP_CODE + MAX_CLIPS
 
 
-def run_weight(speed_mps: FloatArray) -> FloatArray:
+def run_weight(speed_mps: FloatArray | float) -> FloatArray:
     """0 walking .. 1 running, by ground speed."""
     out: FloatArray = np.clip(
         (np.asarray(speed_mps, dtype=np.float64) - RUN_FROM_MPS) / RUN_BLEND_MPS, 0.0, 1.0
@@ -143,7 +143,7 @@ def run_weight(speed_mps: FloatArray) -> FloatArray:
     return out
 
 
-def cadence_hz(speed_mps: FloatArray, height_m: FloatArray) -> FloatArray:
+def cadence_hz(speed_mps: FloatArray | float, height_m: FloatArray | float) -> FloatArray:
     """Steps per second of a person of `height_m` moving at `speed_mps` (see CADENCE_*)."""
     v = np.maximum(np.asarray(speed_mps, dtype=np.float64), 1e-3)
     size = np.sqrt(1.75 / np.asarray(height_m, dtype=np.float64))
@@ -154,7 +154,7 @@ def cadence_hz(speed_mps: FloatArray, height_m: FloatArray) -> FloatArray:
     return out
 
 
-def phase_step_rad(distance_m: FloatArray, dt_s: float, height_m: FloatArray) -> FloatArray:
+def phase_step_rad(distance_m: FloatArray, dt_s: float, height_m: FloatArray | float) -> FloatArray:
     """How far the gait phase advances (rad; 2 pi per cycle of two steps) over one physics
     step of dt_s in which the body covers distance_m."""
     out: FloatArray = math.pi * cadence_hz(np.asarray(distance_m) / dt_s, height_m) * dt_s
