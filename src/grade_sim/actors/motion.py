@@ -4,10 +4,11 @@ Core module (numpy/scipy only). The planner (people.plan_timeline) decides where
 which way they face, the gait phase, the gait amplitude and the motion code at every physics step.
 This module turns that into joint rotations of the skeleton:
 
-- locomotion (walk at any speed, run above RUN_SPEED_MPS, turn = stepping on the spot, stand):
-  the ankles follow a foot path in the body frame whose stance part moves backwards exactly as far
-  as the body moves forwards (one gait cycle of 2 pi = one stride of STRIDE_PER_HEIGHT * height),
-  and two-bone leg IK reaches it, so a planted foot does not slide on straight walks;
+- locomotion (walk at any speed, run above 2 m/s, turn = stepping on the spot, stand): the
+  upper body, pelvis bob and swing foot path come from motion capture gait cycles (actors.mocap,
+  DeepMimic's walk and run, blended by speed); stance feet are planted in the world where the
+  hip will be PLANT_AT_STANCE into the stance and two-bone leg IK (with heel/toe roll) reaches
+  them, so they neither slide nor float; the cadence follows the speed (people.cadence_hz);
 - upper-body and whole-body clips (sit, wave, look around, phone in hand) layered on top;
 - transitions: every clip's weight is the one-hot motion code passed through a first-order filter
   (time constant BLEND_TAU_S) over the timeline, and joint angles blend linearly by weight.
