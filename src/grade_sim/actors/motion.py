@@ -349,12 +349,15 @@ def pose(
         """World xy of a flat foot under the hip of a body at (xy, hd)."""
         return np.stack([xy[:, 0] - np.sin(hd) * hip_y, xy[:, 1] + np.cos(hd) * hip_y], axis=1)
 
-    def rolled(x_flat: FloatArray, roll: FloatArray) -> tuple[FloatArray, FloatArray]:
-        """Ankle (x, z above its flat height) of a foot pitched by `roll` about its toe."""
+    def rolled(
+        x_flat: FloatArray, y_flat: FloatArray, roll: FloatArray, yaw: FloatArray
+    ) -> tuple[FloatArray, FloatArray, FloatArray]:
+        """Ankle (x, y, z above its flat height; body frame) of a foot at (x_flat, y_flat)
+        pointing `yaw` from the heading, pitched by `roll` about its toe."""
         cr, sr = np.cos(roll), np.sin(roll)
-        x = x_flat + toe[:, 0] - (toe[:, 0] * cr + toe[:, 2] * sr)
+        ahead = toe[:, 0] - (toe[:, 0] * cr + toe[:, 2] * sr)
         z = toe[:, 2] - (-toe[:, 0] * sr + toe[:, 2] * cr)
-        return x, z
+        return x_flat + ahead * np.cos(yaw), y_flat + ahead * np.sin(yaw), z
 
     def blend_curve(a: FloatArray, b: FloatArray, x: FloatArray) -> FloatArray:
         out: FloatArray = (1 - run) * sample_curve(a, x) + run * sample_curve(b, x)
@@ -371,14 +374,19 @@ def pose(
         ease = blend_curve(walk_c.swing_progress, run_c.swing_progress, sw)
         p0 = planted(inp.plant_xy[:, foot], inp.plant_heading[:, foot], hip_y)
         p1 = planted(inp.next_xy[:, foot], inp.next_heading[:, foot], hip_y)
+        turn = np.remainder(
+            inp.next_heading[:, foot] - inp.plant_heading[:, foot] + math.pi, 2 * math.pi
+        )
+        foot_yaw = inp.plant_heading[:, foot] + np.where(stance, 0.0, ease * (turn - math.pi))
+        yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
         # Stance: the foot stays where it was put down (world), whatever the body does.
-        x_flat, y_st = to_body(p0)
+        x_flat, y_flat = to_body(p0)
         roll_st = ROLL_PER_M * np.maximum(0.0, pivot - x_flat)
-        x_st, z_st = rolled(x_flat, roll_st)
+        x_st, y_st, z_st = rolled(x_flat, y_flat, roll_st, yaw)
         # Swing: from where it lifted to where it will land along the capture's path, unrolling.
-        x_sw_flat, y_sw = to_body(p0 + (p1 - p0) * ease[:, None])
+        x_sw_flat, y_sw_flat = to_body(p0 + (p1 - p0) * ease[:, None])
         roll_sw = ROLL_PER_M * np.maximum(0.0, pivot + back) * (1 - ease)
-        x_sw, z_sw = rolled(x_sw_flat, roll_sw)
+        x_sw, y_sw, z_sw = rolled(x_sw_flat, y_sw_flat, roll_sw, yaw)
         lift = leg_m * blend_curve(walk_c.swing_lift, run_c.swing_lift, sw)
         flex = blend_curve(walk_c.swing_pitch, run_c.swing_pitch, sw)
         pitch_sw = roll_sw + flex * np.minimum(1.0, 2 * amp)
@@ -393,16 +401,6 @@ def pose(
         y = np.where(stance, y_st, y_sw)
         z = np.where(stance, z_st, z_sw_lift)
         pitch = np.where(stance, roll_st, pitch_sw)
-        foot_yaw = np.where(
-            stance,
-            inp.plant_heading[:, foot],
-            inp.plant_heading[:, foot]
-            + ease
-            * np.remainder(
-                inp.next_heading[:, foot] - inp.plant_heading[:, foot] + math.pi, 2 * math.pi
-            )
-            - ease * math.pi,
-        )
         # The hip joint where the swaying pelvis carries it (body frame, heading removed).
         hip_at = np.einsum("nab,nb->na", sway, hip_off)
         hip_z = pelvis_z_walk + hip_at[:, 2]
@@ -412,7 +410,7 @@ def pose(
         abduct = np.arctan2(dy, -dz)
         hip, knee = leg_ik(dx, -np.hypot(dy, dz), thigh, shin)
         yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
-        leg[side] = (hip, knee, hip - knee + pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
+        leg[side] = (hip, knee, pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
         # The toes stay flat while the heel rises over them (the foot rolls about the toe
         # joint; rigid toes would push the shoe's tip into the floor).
         toe_flat[side] = np.where(stance, roll_st, roll_sw) * np.minimum(1.0, 2 * amp)
@@ -443,6 +441,7 @@ def pose(
     pelvis_z_sit = hip_z_sit - offsets[:, J["hip_l"], 2]
     pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
     hip_rot = {}
+    ankle_q: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
         hip, knee, ankle, abduct, yaw = leg[side]
         flex = (1 - w_sit) * hip + w_sit * sit_hip
@@ -457,11 +456,16 @@ def pose(
         # pelvis.
         hip_rot[side] = np.swapaxes(sway, -1, -2) @ leg_body
         ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
-        ang[:, J["ankle_" + side], 1] = (1 - w_sit) * ankle + w_sit * (
-            sit_hip - sit_knee + toe_down
+        # The foot's orientation in the heading's frame is exactly yaw, then pitch: the ankle's
+        # local rotation is what is left of it after the hip and knee.
+        knee_m = euler_to_matrix(np.stack([zeros, ang[:, J["knee_" + side], 1], zeros], 1))
+        foot_body = euler_to_matrix(np.stack([zeros, ankle, yaw], 1))
+        walk_q = matrices_to_quats(np.swapaxes(leg_body @ knee_m, -1, -2) @ foot_body)
+        sit_q = matrices_to_quats(
+            euler_to_matrix(np.stack([zeros, sit_hip - sit_knee + toe_down, zeros], 1))
         )
-        ang[:, J["ankle_" + side], 0] = -(1 - w_sit) * abduct
-        ang[:, J["ankle_" + side], 2] = (1 - w_sit) * yaw
+        sit_q *= np.where(np.einsum("nk,nk->n", sit_q, walk_q) < 0, -1.0, 1.0)[:, None]
+        ankle_q[side] = (1 - w_sit)[:, None] * walk_q + w_sit[:, None] * sit_q
         ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side] - w_sit * toe_down
 
     # -- torso and head ------------------------------------------------------------------------
@@ -500,6 +504,8 @@ def pose(
     rot[:, upper] = gait_rot[:, upper] @ rot[:, upper]
     for side, r in hip_rot.items():
         rot[:, J["hip_" + side]] = r
+        q = ankle_q[side]
+        rot[:, J["ankle_" + side]] = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
     root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)
     w_clip = w[:, CLIP_CODE : CLIP_CODE + MAX_CLIPS]
     if np.any(w_clip > CLIP_MIN_WEIGHT):
