@@ -304,6 +304,8 @@ def sample_table(table: FloatArray, u: FloatArray) -> FloatArray:
 
 def sample_curve(curve: FloatArray, s: FloatArray) -> FloatArray:
     """A curve over [0, 1] (S samples, ends included) at s (clamped), linear."""
-    grid = np.linspace(0.0, 1.0, len(curve))
-    out: FloatArray = np.interp(np.clip(s, 0.0, 1.0), grid, curve)
+    x = np.clip(np.asarray(s, dtype=np.float64), 0.0, 1.0) * (len(curve) - 1)
+    i = np.minimum(x.astype(np.int64), len(curve) - 2)
+    f = x - i
+    out: FloatArray = curve[i] * (1 - f) + curve[i + 1] * f
     return out

@@ -85,6 +85,21 @@ def gait_cycles() -> tuple[GaitCycle, GaitCycle]:
     return gait_cycle(load_clip(WALK_CLIP)), gait_cycle(load_clip(RUN_CLIP))
 
 
+def _unit_quat_matrices(q: FloatArray) -> FloatArray:
+    """(..., 4) wxyz quaternions of any length -> (..., 3, 3) rotations (numpy only: the
+    motion library converts a few per joint and person every step)."""
+    w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
+    out: FloatArray = np.stack(
+        [
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
+    )
+    return out
+
+
 def stance_duty(run: FloatArray) -> FloatArray:
     """Stance fraction of a foot's cycle, walk to run (0 .. 1 run weight)."""
     walk, running = gait_cycles()
@@ -306,17 +321,17 @@ def pose(
     walk_c, run_c = gait_cycles()
     gait_amp = np.clip(amp, 0.0, 1.0)
     u_body = np.mod(phase_rad / (2 * math.pi), 1.0)
-    q_walk = sample_table(walk_c.quat_wxyz, u_body)
-    q_run = sample_table(run_c.quat_wxyz, u_body)
+    joints = list(GAIT_JOINTS)
+    q_walk = sample_table(walk_c.quat_wxyz[:, joints], u_body)
+    q_run = sample_table(run_c.quat_wxyz[:, joints], u_body)
     q_run *= np.where(np.einsum("njk,njk->nj", q_walk, q_run) < 0, -1.0, 1.0)[..., None]
     q_gait = (1 - run)[:, None, None] * q_walk + run[:, None, None] * q_run
     # Fade to the rest pose (identity) as the gait's amplitude goes to 0.
     q_gait = (1 - gait_amp)[:, None, None] * np.array([1.0, 0.0, 0.0, 0.0]) + gait_amp[
         :, None, None
     ] * q_gait
-    q_gait /= np.linalg.norm(q_gait, axis=-1, keepdims=True)
-    gait_rot = quats_to_matrices(q_gait)  # (N, J, 3, 3)
-    sway = gait_rot[:, J["pelvis"]]  # pelvis tilt/obliquity/rotation about the heading
+    gait_rot = _unit_quat_matrices(q_gait)  # (N, len(GAIT_JOINTS), 3, 3)
+    sway = gait_rot[:, 0]  # the pelvis's tilt/obliquity/rotation about the heading
 
     # -- legs: foot path + IK -------------------------------------------------------------------
     thigh = -offsets[:, J["knee_l"], 2]
@@ -441,7 +456,7 @@ def pose(
     pelvis_z_sit = hip_z_sit - offsets[:, J["hip_l"], 2]
     pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
     hip_rot = {}
-    ankle_q: dict[str, FloatArray] = {}
+    ankle_rot: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
         hip, knee, ankle, abduct, yaw = leg[side]
         flex = (1 - w_sit) * hip + w_sit * sit_hip
@@ -460,12 +475,16 @@ def pose(
         # local rotation is what is left of it after the hip and knee.
         knee_m = euler_to_matrix(np.stack([zeros, ang[:, J["knee_" + side], 1], zeros], 1))
         foot_body = euler_to_matrix(np.stack([zeros, ankle, yaw], 1))
-        walk_q = matrices_to_quats(np.swapaxes(leg_body @ knee_m, -1, -2) @ foot_body)
-        sit_q = matrices_to_quats(
-            euler_to_matrix(np.stack([zeros, sit_hip - sit_knee + toe_down, zeros], 1))
-        )
-        sit_q *= np.where(np.einsum("nk,nk->n", sit_q, walk_q) < 0, -1.0, 1.0)[:, None]
-        ankle_q[side] = (1 - w_sit)[:, None] * walk_q + w_sit[:, None] * sit_q
+        walk_ankle = np.swapaxes(leg_body @ knee_m, -1, -2) @ foot_body
+        if np.any(w_sit > 0):
+            walk_q = matrices_to_quats(walk_ankle)
+            sit_q = matrices_to_quats(
+                euler_to_matrix(np.stack([zeros, sit_hip - sit_knee + toe_down, zeros], 1))
+            )
+            sit_q *= np.where(np.einsum("nk,nk->n", sit_q, walk_q) < 0, -1.0, 1.0)[:, None]
+            q = (1 - w_sit)[:, None] * walk_q + w_sit[:, None] * sit_q
+            walk_ankle = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
+        ankle_rot[side] = walk_ankle
         ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side] - w_sit * toe_down
 
     # -- torso and head ------------------------------------------------------------------------
@@ -501,11 +520,10 @@ def pose(
     rot = euler_to_matrix(ang)
     rot[:, J["pelvis"]] = rot[:, J["pelvis"]] @ sway
     upper = list(GAIT_JOINTS[1:])
-    rot[:, upper] = gait_rot[:, upper] @ rot[:, upper]
+    rot[:, upper] = gait_rot[:, 1:] @ rot[:, upper]
     for side, r in hip_rot.items():
         rot[:, J["hip_" + side]] = r
-        q = ankle_q[side]
-        rot[:, J["ankle_" + side]] = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
+        rot[:, J["ankle_" + side]] = ankle_rot[side]
     root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)
     w_clip = w[:, CLIP_CODE : CLIP_CODE + MAX_CLIPS]
     if np.any(w_clip > CLIP_MIN_WEIGHT):
