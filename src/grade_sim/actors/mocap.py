@@ -36,6 +36,9 @@ MOTIONS_DIR_ENV = "GRADE_MOTIONS_DIR"
 MOTIONS_PACKAGE = "pybullet==3.2.7"
 WALK_CLIP = "humanoid3d_walk.txt"
 RUN_CLIP = "humanoid3d_run.txt"
+# Walks along a curve, turning about 0.8 rad/s (the clips have no turn on the spot).
+TURN_LEFT_CLIP = "walker/turn_left1.txt"
+TURN_RIGHT_CLIP = "walker/turn_right1.txt"
 
 # The DeepMimic humanoid (pybullet_data/humanoid/humanoid.urdf at its 0.25 scale), in this
 # project's axes: leg bones, hip width and the foot's sole corners in the ankle's frame.
@@ -226,6 +229,15 @@ def gait_cycle(clip: MocapClip, bins: int = 64, swing_bins: int = 32) -> GaitCyc
     local[:, 0] = unturn @ local[:, 0]
     root = (clip.root_position - clip.root_position[0]) @ unturn.T
     pos, rot = forward_kinematics(_dm_offsets(), local, root)
+    # The table's pelvis carries no net turn over the cycle (a turning clip's, and the walk's
+    # 0.1 rad of drift): it is taken out linearly, so that the cycle wraps without a jump.
+    yaw = Rotation.from_matrix(clip.local_rot[:, 0]).as_euler("ZYX")[:, 0]
+    drift = math.remainder(float(yaw[-1] - yaw[0]), 2 * math.pi)
+    pelvis = clip.local_rot[:, 0].copy()
+    frac = np.arange(clip.n_frames) / (clip.n_frames - 1)
+    pelvis = Rotation.from_euler("z", -(yaw[0] + drift * frac)[:, None]).as_matrix() @ pelvis
+    table_rot = local.copy()
+    table_rot[:, 0] = pelvis
     feet = {}
     for side in ("l", "r"):
         ankle = pos[:, JOINT_INDEX["ankle_" + side]]
@@ -258,7 +270,7 @@ def gait_cycle(clip: MocapClip, bins: int = 64, swing_bins: int = 32) -> GaitCyc
     t_td = td * clip.frame_time_s
     u = np.arange(bins) / bins
     t = np.mod(t_td + u * period, period)
-    q = _wxyz(local)
+    q = _wxyz(table_rot)
     quat = _resample(q, t, clip.frame_time_s)
     quat /= np.linalg.norm(quat, axis=-1, keepdims=True)
     bob = _resample(root[:, 2], t, clip.frame_time_s)

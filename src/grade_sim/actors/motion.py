@@ -33,6 +33,8 @@ from grade_sim.actors.body_mesh import body_mesh, random_clothing, skin_vertices
 from grade_sim.actors.bvh import RetargetedMotion
 from grade_sim.actors.mocap import (
     RUN_CLIP,
+    TURN_LEFT_CLIP,
+    TURN_RIGHT_CLIP,
     WALK_CLIP,
     GaitCycle,
     gait_cycle,
@@ -71,6 +73,11 @@ FOOT_PHASE_OFFSETS = (0.0, 0.5)  # left, right: fraction of a gait cycle
 # ahead of the body at touchdown and behind it at lift-off by however far the body then moves.
 PLANT_AT_STANCE = 0.42
 PLANT_MAX_S = 1.0  # ... or this long after touchdown, whichever comes first (stopping)
+# Turning faster than this (+ the blend) below this speed plays a turning clip's upper body
+# (the TURN motion, stepping on the spot, always does).
+TURN_CLIP_FROM_RPS = 0.6
+TURN_CLIP_BLEND_RPS = 0.6
+TURN_CLIP_BELOW_MPS = 0.8
 HEEL_PER_TOE = 0.3  # the heel is this far behind the ankle, per toe offset ahead
 # Joints whose rotations come from the motion capture gait cycles (the legs come from IK).
 _GAIT_NAMES: tuple[str, ...] = ("pelvis", "spine", "chest", "neck", "head")
@@ -79,10 +86,27 @@ GAIT_JOINTS = tuple(JOINT_INDEX[j] for j in _GAIT_NAMES)
 J = JOINT_INDEX
 
 
+@dataclass(frozen=True)
+class GaitLibrary:
+    walk: GaitCycle
+    run: GaitCycle
+    turn_left: GaitCycle
+    turn_right: GaitCycle
+
+
 @functools.lru_cache(maxsize=1)
-def gait_cycles() -> tuple[GaitCycle, GaitCycle]:
-    """The walk and run cycles of the motion capture clips (mocap.motions_dir)."""
-    return gait_cycle(load_clip(WALK_CLIP)), gait_cycle(load_clip(RUN_CLIP))
+def gait_cycles() -> GaitLibrary:
+    """The gait cycles of the motion capture clips (mocap.motions_dir)."""
+    return GaitLibrary(
+        *(gait_cycle(load_clip(c)) for c in (WALK_CLIP, RUN_CLIP, TURN_LEFT_CLIP, TURN_RIGHT_CLIP))
+    )
+
+
+def turn_clip_weight(turn_rate_rps: FloatArray, speed_mps: FloatArray) -> FloatArray:
+    """0 .. 1: how much a turning clip drives the upper body: turning fast at low speed."""
+    fast = np.clip((np.abs(turn_rate_rps) - TURN_CLIP_FROM_RPS) / TURN_CLIP_BLEND_RPS, 0.0, 1.0)
+    out: FloatArray = fast * np.clip(1.0 - np.asarray(speed_mps) / TURN_CLIP_BELOW_MPS, 0.0, 1.0)
+    return out
 
 
 def _unit_quat_matrices(q: FloatArray) -> FloatArray:
@@ -102,8 +126,8 @@ def _unit_quat_matrices(q: FloatArray) -> FloatArray:
 
 def stance_duty(run: FloatArray) -> FloatArray:
     """Stance fraction of a foot's cycle, walk to run (0 .. 1 run weight)."""
-    walk, running = gait_cycles()
-    out: FloatArray = (1 - run) * walk.duty + run * running.duty
+    lib = gait_cycles()
+    out: FloatArray = (1 - run) * lib.walk.duty + run * lib.run.duty
     return out
 
 
@@ -143,6 +167,7 @@ class PoseInputs:
     next_amplitude: FloatArray  # (N, 2)
     clip_time_s: FloatArray  # (N, MAX_CLIPS) seconds since each BVH clip last started
     seat_height_m: FloatArray  # (N,) seat of a sit stop; NaN: none (see PersonTimeline)
+    turn_rate_rps: FloatArray  # (N,) heading rate over the step before
 
 
 def pose_inputs(
@@ -167,6 +192,12 @@ def pose_inputs(
         timeline.amplitude[nx],
         np.maximum(k[:, None] - track.clip_start[k], 0) * dt_s,
         timeline.seat_height_m[k],
+        np.remainder(
+            timeline.heading_rad[k] - timeline.heading_rad[np.maximum(k - 1, 0)] + math.pi,
+            2 * math.pi,
+        )
+        / dt_s
+        - math.pi / dt_s,
     )
 
 
@@ -275,6 +306,7 @@ def _sit_hip_over_seat(body: BodyParams, seat_mm: int) -> float:
             next_amplitude=np.zeros((1, 2)),
             clip_time_s=np.zeros((1, MAX_CLIPS)),
             seat_height_m=np.array([seat_mm / 1000]),
+            turn_rate_rps=np.zeros(1),
         )
         pos, rot = pose([body], inp, hip_over_seat_m=np.array([hip_over]))
         skin = skin_vertices(mesh, rest, pos[0], rot[0])
@@ -318,14 +350,30 @@ def pose(
     ang = np.zeros((n, N_JOINTS, 3))  # local roll, pitch, yaw per joint
 
     # -- motion capture gait cycles: upper body, pelvis bob and sway, swing shape ---------------
-    walk_c, run_c = gait_cycles()
+    lib = gait_cycles()
+    walk_c, run_c = lib.walk, lib.run
     gait_amp = np.clip(amp, 0.0, 1.0)
     u_body = np.mod(phase_rad / (2 * math.pi), 1.0)
     joints = list(GAIT_JOINTS)
-    q_walk = sample_table(walk_c.quat_wxyz[:, joints], u_body)
-    q_run = sample_table(run_c.quat_wxyz[:, joints], u_body)
-    q_run *= np.where(np.einsum("njk,njk->nj", q_walk, q_run) < 0, -1.0, 1.0)[..., None]
-    q_gait = (1 - run)[:, None, None] * q_walk + run[:, None, None] * q_run
+
+    def captured(cycle: GaitCycle, like: FloatArray | None = None) -> FloatArray:
+        q = sample_table(cycle.quat_wxyz[:, joints], u_body)
+        if like is not None:  # the same hemisphere, so that the blend goes the short way
+            q *= np.where(np.einsum("njk,njk->nj", q, like) < 0, -1.0, 1.0)[..., None]
+        return q
+
+    q_walk = captured(walk_c)
+    q_run = captured(run_c, q_walk)
+    w_turn = np.maximum(
+        w[:, MOTION_CODES[PersonMotion.TURN]], turn_clip_weight(inp.turn_rate_rps, speed_mps)
+    ) * (1 - run)
+    left = (inp.turn_rate_rps >= 0)[:, None, None]
+    q_turn = np.where(left, captured(lib.turn_left, q_walk), captured(lib.turn_right, q_walk))
+    q_gait = (
+        (1 - run - w_turn)[:, None, None] * q_walk
+        + run[:, None, None] * q_run
+        + w_turn[:, None, None] * q_turn
+    )
     # Fade to the rest pose (identity) as the gait's amplitude goes to 0.
     q_gait = (1 - gait_amp)[:, None, None] * np.array([1.0, 0.0, 0.0, 0.0]) + gait_amp[
         :, None, None
