@@ -427,6 +427,7 @@ def pose(
         return out
 
     leg: dict[str, tuple[FloatArray, ...]] = {}
+    target: dict[str, tuple[FloatArray, FloatArray, FloatArray, FloatArray, NDArray[np.bool_]]] = {}
     toe_flat: dict[str, FloatArray] = {}
     for foot, (side, offset) in enumerate(zip(("l", "r"), FOOT_PHASE_OFFSETS, strict=True)):
         hip_off = offsets[:, J["hip_" + side]]
@@ -466,17 +467,29 @@ def pose(
         pitch = np.where(stance, roll_st, pitch_sw)
         # The hip joint where the swaying pelvis carries it (body frame, heading removed).
         hip_at = np.einsum("nab,nb->na", sway, hip_off)
+        target[side] = (x, y, z, hip_at, stance)
+        yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
+        leg[side] = (pitch * np.minimum(1.0, 2 * amp), yaw)
+        # The toes stay flat while the heel rises over them (the foot rolls about the toe
+        # joint; rigid toes would push the shoe's tip into the floor).
+        toe_flat[side] = np.where(stance, roll_st, roll_sw) * np.minimum(1.0, 2 * amp)
+    # A stance foot further behind than the stride's (a walk starting from a stand, whose
+    # standing foot keeps its stance while the body sets off) lowers the pelvis until the leg
+    # reaches it, rather than dragging the foot.
+    for x, y, z, hip_at, stance in target.values():
+        reach = (1.0 - 0.015) * leg_m
+        flat = np.maximum(reach**2 - (x - hip_at[:, 0]) ** 2 - (y - hip_at[:, 1]) ** 2, 0.0)
+        highest = ankle_z + z + np.sqrt(flat) - hip_at[:, 2]
+        pelvis_z_walk = np.where(stance, np.minimum(pelvis_z_walk, highest), pelvis_z_walk)
+    for side in ("l", "r"):
+        x, y, z, hip_at, _ = target[side]
         hip_z = pelvis_z_walk + hip_at[:, 2]
         dx = x - hip_at[:, 0]
         dz = ankle_z + z - hip_z
         dy = y - hip_at[:, 1]
         abduct = np.arctan2(dy, -dz)
         hip, knee = leg_ik(dx, -np.hypot(dy, dz), thigh, shin)
-        yaw = np.remainder(foot_yaw - heading_rad + math.pi, 2 * math.pi) - math.pi
-        leg[side] = (hip, knee, pitch * np.minimum(1.0, 2 * amp), abduct, yaw)
-        # The toes stay flat while the heel rises over them (the foot rolls about the toe
-        # joint; rigid toes would push the shoe's tip into the floor).
-        toe_flat[side] = np.where(stance, roll_st, roll_sw) * np.minimum(1.0, 2 * amp)
+        leg[side] = (hip, knee, *leg[side], abduct)
     # Sitting: the thighs rest on the seat (the hip joints SIT_HIP_OVER_SEAT above it, about
     # a thigh's radius), the feet flat on the floor a thigh's length ahead (leg IK).
     seated = np.isfinite(inp.seat_height_m)
@@ -506,7 +519,7 @@ def pose(
     hip_rot = {}
     ankle_rot: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
-        hip, knee, ankle, abduct, yaw = leg[side]
+        hip, knee, ankle, yaw, abduct = leg[side]
         flex = (1 - w_sit) * hip + w_sit * sit_hip
         out = (1 - w_sit) * abduct + w_sit * sign * 0.08
         # Roll the leg's sagittal plane about x after flexing in it (R = Rx Ry), so the IK above
