@@ -66,7 +66,8 @@ def test_feet_stay_on_the_floor_and_do_not_slide() -> None:
     assert stats.within_2cm >= 0.99
     assert stats.within_3cm == 1.0
     assert stats.stances > 10
-    assert stats.slide_p95_m < 0.02
+    # Every stance, walk starts from a stand included (measured: under 1 cm).
+    assert stats.slide_max_m < 0.02
     # The timeline's phase steps at the cadence of its speed (people.cadence_hz).
     walked = [(lo, hi, c) for lo, hi, n, c, _ in stats.by_speed if n > 20]
     assert walked
