@@ -61,7 +61,13 @@ from grade_sim.actors.placement import (
     place_scripted_crowd,
 )
 from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
-from grade_sim.actors.skeleton import coco17_world, matrices_to_quats, rest_positions
+from grade_sim.actors.makehuman.dress import dress_makehuman
+from grade_sim.actors.skeleton import (
+    coco17_world,
+    face_points,
+    matrices_to_quats,
+    rest_positions,
+)
 from grade_sim.config.scenario import (
     CrowdMode,
     EnvironmentKind,
@@ -247,7 +253,8 @@ class Scene:
         """COCO-17 keypoints of every skinned person at a step: (P, 17, 3) world coordinates."""
         joint_pos, joint_rot = self.skeleton_poses(step)
         scale = np.array([p.scale for p in self.people])
-        return coco17_world(joint_pos, joint_rot, scale)
+        face = np.stack([face_points(p.body) for p in self.people if p.body is not None])
+        return coco17_world(joint_pos, joint_rot, scale, face)
 
     def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
         """Poses of every actor body at physics step `step`: people's bodies, then objects,
@@ -319,6 +326,8 @@ def build_scene(scenario: Scenario) -> Scene:
         spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
         if scenario.people.body is PersonBody.SKINNED:
             spec = dress_skinned(spec, bodies_rng)
+        elif scenario.people.body is PersonBody.MAKEHUMAN:
+            spec = dress_makehuman(spec, scenario.people.height_m, bodies_rng)
         instances[next_id] = InstanceInfo(next_id, spec.name, "person")
         next_id += 1
         people.append(spec)

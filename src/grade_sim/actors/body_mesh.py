@@ -16,6 +16,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.actors.makehuman.body import makehuman_body
+from grade_sim.actors.makehuman.look import Outfit, outfit_texture
 from grade_sim.actors.skeleton import JOINT_INDEX, N_JOINTS, BodyParams, rest_positions
 
 RING_SEGMENTS = 14
@@ -52,6 +54,8 @@ class Clothing:
     colors: dict[Region, tuple[float, float, float]]  # RGB in 0..1
     long_sleeves: bool
     stripes: bool  # horizontal shirt stripes
+    # MakeHuman people: the look painted into the MakeHuman UV layout (colors: its main colours).
+    outfit: Outfit | None = None
 
 
 class _Builder:
@@ -168,7 +172,12 @@ def _limb(
 
 
 def body_mesh(body: BodyParams, clothing: Clothing) -> SkinMesh:
-    """The person's skin in the rest pose (see module docstring)."""
+    """The person's skin in the rest pose (see module docstring; MakeHuman bodies: their
+    shaped mesh, actors.makehuman)."""
+    if body.shape is not None:
+        mh = makehuman_body(body.shape)
+        region = np.full(len(mh.vertices), Region.SKIN, dtype=np.int8)
+        return SkinMesh(mh.vertices, mh.faces, mh.texcoord, region, mh.weights)
     p = rest_positions(body)
     s, g = body.scale, body.girth
 
@@ -291,7 +300,10 @@ TEXTURE_HEIGHT_PX = 64
 
 
 def clothing_texture(clothing: Clothing) -> NDArray[np.uint8]:
-    """(H, W, 3) RGB texture: one column band per Region (left to right), v = height on body."""
+    """(H, W, 3) RGB texture: one column band per Region (left to right), v = height on body
+    (MakeHuman people: their outfit in the MakeHuman UV layout)."""
+    if clothing.outfit is not None:
+        return outfit_texture(clothing.outfit)
     tex = np.zeros((TEXTURE_HEIGHT_PX, N_REGIONS * TEXTURE_COLUMN_PX, 3))
     for region in Region:
         cols = slice(region * TEXTURE_COLUMN_PX, (region + 1) * TEXTURE_COLUMN_PX)

@@ -15,6 +15,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
+from grade_sim.actors.makehuman.shape import MakeHumanShape
 
 # (name, parent); parents come before children, so one pass in this order is forward kinematics.
 JOINTS: tuple[tuple[str, str | None], ...] = (
@@ -58,6 +59,9 @@ class BodyParams:
     leg_ratio: float  # ~1: leg length relative to the reference proportions
     shoulder_ratio: float  # ~1: shoulder width relative to the reference
     hip_ratio: float  # ~1: hip width relative to the reference
+    # A MakeHuman body (people.body: makehuman): its rest skeleton and skin come from the shaped
+    # MakeHuman mesh (actors.makehuman) instead of the proportions above.
+    shape: MakeHumanShape | None = None
 
     @property
     def scale(self) -> float:
@@ -90,6 +94,13 @@ def rest_offsets(body: BodyParams) -> FloatArray:
 
 @functools.lru_cache(maxsize=256)
 def _rest_offsets(body: BodyParams) -> FloatArray:
+    if body.shape is not None:
+        # Imported here: the MakeHuman body module builds on this one (JOINTS, PARENTS).
+        from grade_sim.actors.makehuman.body import makehuman_body
+
+        mh: FloatArray = makehuman_body(body.shape).rest_offsets()
+        mh.flags.writeable = False
+        return mh
     s = body.scale
     leg = body.leg_ratio
     thigh, shin = 0.435 * leg, 0.42 * leg
@@ -123,6 +134,17 @@ def _rest_offsets(body: BodyParams) -> FloatArray:
             v[1] = -v[1]
         out[i] = v * s
     out.flags.writeable = False
+    return out
+
+
+def face_points(body: BodyParams) -> FloatArray:
+    """(5, 3) COCO nose, eyes and ears in the head joint's frame for `body`."""
+    if body.shape is not None:
+        from grade_sim.actors.makehuman.body import makehuman_body
+
+        mh: FloatArray = makehuman_body(body.shape).face_points
+        return mh
+    out: FloatArray = np.array([o for _, o in _COCO17[:5]]) * body.scale
     return out
 
 
@@ -221,16 +243,26 @@ _COCO17 = (
 )
 
 
-def coco17_world(joint_pos: FloatArray, joint_rot: FloatArray, scale: FloatArray) -> FloatArray:
+def coco17_world(
+    joint_pos: FloatArray,
+    joint_rot: FloatArray,
+    scale: FloatArray,
+    face_m: FloatArray | None = None,
+) -> FloatArray:
     """COCO-17 keypoints (..., 17, 3) in world coordinates, in COCO17_NAMES order.
 
     Args:
         joint_pos: (..., J, 3) and joint_rot: (..., J, 3, 3) from forward_kinematics (or the
             mocap poses of Scene.actor_body_poses reshaped per person);
         scale: (...,) each person's BodyParams.scale (face points sit on the head's surface).
+        face_m: (..., 5, 3) nose, eyes and ears in the head joint's frame, where a body has its
+            own (face_points); default: the reference face scaled by `scale`.
     """
     idx = np.array([JOINT_INDEX[j] for j, _ in _COCO17])
     off = np.array([o for _, o in _COCO17]) * np.asarray(scale, dtype=np.float64)[..., None, None]
+    if face_m is not None:
+        off = off.copy()
+        off[..., :5, :] = face_m
     out: FloatArray = joint_pos[..., idx, :] + np.einsum(
         "...kab,...kb->...ka", joint_rot[..., idx, :, :], off
     )

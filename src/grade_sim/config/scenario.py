@@ -94,6 +94,8 @@ PINHOLE_MAX_HFOV_DEG = 170.0
 class PersonBody(enum.Enum):
     SKINNED = "skinned"  # one skinned mesh over an articulated skeleton (actors.skeleton)
     PARTS = "parts"  # the first wave's 12 rigid capsules/spheres/boxes
+    # The MakeHuman base mesh, shaped per person, on the same skeleton (actors.makehuman)
+    MAKEHUMAN = "makehuman"
 
 
 class PersonMotion(enum.Enum):
@@ -295,7 +297,7 @@ class PeopleConfig:
                 f"{path}.motions: 'run' is not a stop to draw: people run when their speed "
                 f"(speed_mps) is above 2 m/s; got {[m.value for m in self.motions]}"
             )
-        if PersonMotion.SIT in self.motions and self.body is not PersonBody.SKINNED:
+        if PersonMotion.SIT in self.motions and self.body is PersonBody.PARTS:
             raise ConfigError(
                 f"{path}.motions: 'sit' needs skinned people ({path}.body: skinned); "
                 f"got body: {self.body.value}"

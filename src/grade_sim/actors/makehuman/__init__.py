@@ -1,0 +1,1 @@
+"""MakeHuman bodies (people.body: makehuman): shaped base mesh, rig, skin weights, looks."""
