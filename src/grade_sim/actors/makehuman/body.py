@@ -2,7 +2,7 @@
 
 Core module (numpy only). `makehuman_body(shape)` blends the shape's targets into the base mesh,
 places grade's joints from the mesh (rig.joint_positions), re-poses it into grade's rest pose,
-stands it on the floor at the origin, scales it to the shape's stature and splits vertices
+keeps the decimated triangles of the body (decimate.py) and the eyeballs, stands it on the floor at the origin, scales it to the shape's stature and splits vertices
 where the UV layout has seams (MuJoCo's <skin> has one texture coordinate per vertex). The body
 is a pure function of the shape (cached), so the same seed gives bit-identical bodies.
 """
@@ -46,15 +46,14 @@ class MakeHumanBody:
 
 
 def _split_seams(
-    quads: NDArray[np.int32], n_uv: int
+    corners: NDArray[np.int64], n_uv: int
 ) -> tuple[NDArray[np.int64], NDArray[np.int64], NDArray[np.int32]]:
-    """Unique (vertex, uv) corners: their vertex and uv indices, and the triangles over them."""
-    corners = quads.reshape(-1, 2).astype(np.int64)
-    key = corners[:, 0] * n_uv + corners[:, 1]
+    """Unique (vertex, uv) pairs of the triangles' corners (F, 3, 2): their vertex and uv
+    indices, and the triangles over them."""
+    flat = corners.reshape(-1, 2)
+    key = flat[:, 0] * n_uv + flat[:, 1]
     uniq, inverse = np.unique(key, return_inverse=True)
-    q = inverse.reshape(-1, 4).astype(np.int32)
-    tris = np.concatenate([q[:, [0, 1, 2]], q[:, [0, 2, 3]]])
-    return uniq // n_uv, uniq % n_uv, tris
+    return uniq // n_uv, uniq % n_uv, inverse.reshape(-1, 3).astype(np.int32)
 
 
 def _face_points(v: FloatArray, head: FloatArray, eye_centres: FloatArray) -> FloatArray:
@@ -80,19 +79,24 @@ def _face_points(v: FloatArray, head: FloatArray, eye_centres: FloatArray) -> Fl
 
 def build_body(assets: MakeHumanAssets, shape: MakeHumanShape) -> MakeHumanBody:
     """The body of `shape` (see the module docstring)."""
-    v = to_grade_axes(shaped_vertices_mh(assets, shape))
+    v = to_grade_axes(shaped_vertices_mh(assets.vertices, assets.targets, shape))
     w_all = merged_weights(len(v), assets.weights, assets.bone_names)
     joints = joint_positions(v, assets.joint_groups)
     eye_vertices = np.unique(np.concatenate([assets.faces[g][:, :, 0].ravel() for g in EYE_GROUPS]))
     w_all[eye_vertices] = 0.0
     w_all[eye_vertices, JOINT_INDEX["head"]] = 1.0
     v, joints = repose(v, w_all, joints)
-    body_quads = assets.faces["body"]
-    eye_quads = np.concatenate([assets.faces[g] for g in EYE_GROUPS])
-    quads = np.concatenate([body_quads, eye_quads])
-    src, uv_idx, tris = _split_seams(quads, len(assets.uvs))
+    eye_quads = np.concatenate([assets.faces[g] for g in EYE_GROUPS]).astype(np.int64)
+    corners = np.concatenate(
+        [
+            np.stack([assets.coarse_tris, assets.coarse_tri_uv], axis=-1),
+            eye_quads[:, [0, 1, 2]],
+            eye_quads[:, [0, 2, 3]],
+        ]
+    )
+    src, uv_idx, tris = _split_seams(corners, len(assets.uvs))
     part = np.where(np.isin(src, eye_vertices), PART_EYE, PART_BODY).astype(np.int8)
-    body_v = v[np.unique(body_quads[:, :, 0])]
+    body_v = v[np.unique(assets.coarse_tris)]
     floor = body_v[:, 2].min()
     scale = shape.height_m / (body_v[:, 2].max() - floor)
     origin = np.array([joints[0, 0], joints[0, 1], floor])

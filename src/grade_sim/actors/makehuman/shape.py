@@ -9,13 +9,15 @@ y left, z up, metres), stood on the floor and scaled to the person's stature.
 
 from __future__ import annotations
 
-import functools
 from dataclasses import dataclass
 
+from collections.abc import Mapping
+
 import numpy as np
+from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.actors.makehuman.assets import AGES, ANCESTRIES, LEVELS, MakeHumanAssets
+from grade_sim.actors.makehuman.assets import AGES, ANCESTRIES, LEVELS
 
 AGE_RANGE_YEARS = (16.0, 80.0)
 # Adult stature by sex (m): means and standard deviations of adult populations pooled over
@@ -35,6 +37,10 @@ class MakeHumanShape:
     proportions: float  # 0 .. 1, 0.5 neutral, > 0.5 towards "ideal", < 0.5 "uncommon"
     ancestry: tuple[float, float, float]  # african, asian, caucasian weights (sum 1)
     height_m: float  # stature the mesh is scaled to
+
+
+# The average body: the texture painter's and the decimation's reference.
+REFERENCE_SHAPE = MakeHumanShape(0.5, 30.0, 0.5, 0.5, 0.5, 0.5, (1 / 3, 1 / 3, 1 / 3), 1.75)
 
 
 def random_shape(height_range_m: tuple[float, float], rng: np.random.Generator) -> MakeHumanShape:
@@ -130,21 +136,21 @@ def target_weights(shape: MakeHumanShape) -> dict[str, float]:
 MH_TO_GRADE = np.array([[0.0, 0.0, 1.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0]]) * 0.1
 
 
-def shaped_vertices_mh(assets: MakeHumanAssets, shape: MakeHumanShape) -> FloatArray:
-    """(N, 3) base mesh with the shape's targets applied, MakeHuman units and axes."""
-    v = assets.vertices.copy()
+def shaped_vertices_mh(
+    base: FloatArray,
+    targets: Mapping[str, tuple[NDArray[np.int32], NDArray[np.float32]]],
+    shape: MakeHumanShape,
+) -> FloatArray:
+    """(N, 3) base mesh with the shape's targets (name -> vertex indices, offsets) applied,
+    in MakeHuman units and axes."""
+    v = base.copy()
     for name, w in sorted(target_weights(shape).items()):
-        idx, off = assets.targets[name]
+        idx, off = targets[name]
         v[idx] += w * off.astype(np.float64)
     return v
 
 
-@functools.lru_cache(maxsize=8)
-def _unit() -> FloatArray:
-    return MH_TO_GRADE
-
-
 def to_grade_axes(v_mh: FloatArray) -> FloatArray:
     """MakeHuman coordinates (decimetres, y up) -> grade's (metres, z up, facing +x)."""
-    out: FloatArray = v_mh @ _unit().T
+    out: FloatArray = v_mh @ MH_TO_GRADE.T
     return out
