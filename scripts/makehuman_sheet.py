@@ -31,7 +31,9 @@ def closeup(out: Path, seed: int) -> None:
         {
             "seed": seed,
             "duration_s": 20.0,
-            "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1, "furniture_per_room": [0, 0]}},
+            "environment": {
+                "procedural": {"rooms_x": 1, "rooms_y": 1, "furniture_per_room": [0, 0]}
+            },
             "flying_objects": {"count": 0},
             "people": {"count": 8, "body": "makehuman", "motions": ["walk", "stand", "look"]},
         },

@@ -39,6 +39,7 @@ from grade_sim.actors.flying import (
     plan_object_timeline,
     random_object,
 )
+from grade_sim.actors.makehuman.dress import dress_makehuman
 from grade_sim.actors.motion import (
     AnimationTrack,
     animation_track,
@@ -61,7 +62,6 @@ from grade_sim.actors.placement import (
     place_scripted_crowd,
 )
 from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
-from grade_sim.actors.makehuman.dress import dress_makehuman
 from grade_sim.actors.skeleton import (
     coco17_world,
     face_points,

@@ -62,13 +62,15 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
             pts, pad = next(skins), 0.0
         c, s = np.cos(tl.heading_rad[k]), np.sin(tl.heading_rad[k])
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        local = (pts - pts.mean(axis=0)) @ rot
+        # One mean and one pass over the points: a MakeHuman skin has ~5000 vertices a frame.
+        mean = pts.mean(axis=0)
+        local = (pts - mean) @ rot
         lo = local.min(axis=0) - pad
         hi = local.max(axis=0) + pad
         # Feet on the ground; a skin's sole may dip ~2 cm below it mid-step (the box keeps it).
-        lo[2] = min(lo[2], -pts.mean(axis=0)[2]) if person.body is not None else -pts.mean(0)[2]
-        hi[2] = max(hi[2], person.height_m - pts.mean(axis=0)[2])
-        center = pts.mean(axis=0) + rot @ ((lo + hi) / 2)
+        lo[2] = min(lo[2], -mean[2]) if person.body is not None else -mean[2]
+        hi[2] = max(hi[2], person.height_m - mean[2])
+        center = mean + rot @ ((lo + hi) / 2)
         boxes.append(Box3D(person.instance_id, center, hi - lo, rot))
     animals_at = start + len(scene.objects)  # after the people's bodies and the objects
     for i, (animal, atl) in enumerate(zip(scene.animals, scene.animal_timelines, strict=True)):

@@ -59,14 +59,19 @@ def test_shapes_vary_like_adults_do() -> None:
     male = np.array([s.male > 0.5 for s in shapes])
     assert 0.25 < male.mean() < 0.75
     heights = np.array([s.height_m for s in shapes])
-    assert RANGE_M[0] <= heights.min() and heights.max() <= RANGE_M[1]
+    assert RANGE_M[0] <= heights.min()
+    assert heights.max() <= RANGE_M[1]
     assert heights[male].mean() - heights[~male].mean() > 0.07  # men ~13 cm taller on average
     ages = np.array([s.age_years for s in shapes])
-    assert AGE_RANGE_YEARS[0] <= ages.min() < 25 and 55 < ages.max() <= AGE_RANGE_YEARS[1]
+    assert AGE_RANGE_YEARS[0] <= ages.min() < 25
+    assert 55 < ages.max() <= AGE_RANGE_YEARS[1]
     assert np.ptp([s.weight for s in shapes]) > 0.4
     # Different phenotypes give different bodies, beyond their stature.
     bodies = [makehuman_body(s) for s in shapes[:4]]
-    widths = [np.ptp(b.vertices[b.part == PART_BODY, 1]) / s.height_m for b, s in zip(bodies, shapes[:4], strict=True)]
+    widths = [
+        np.ptp(b.vertices[b.part == PART_BODY, 1]) / s.height_m
+        for b, s in zip(bodies, shapes[:4], strict=True)
+    ]
     assert np.ptp(widths) > 0.01
 
 
@@ -74,7 +79,9 @@ def test_macro_target_weights_form_a_partition_over_the_phenotype_corners() -> N
     for shape in _shapes(2, 10):
         w = target_weights(shape)
         universal = sum(v for k, v in w.items() if k.startswith("universal-"))
-        ancestry = sum(v for k, v in w.items() if k.split("-")[0] in ("african", "asian", "caucasian"))
+        ancestry = sum(
+            v for k, v in w.items() if k.split("-")[0] in ("african", "asian", "caucasian")
+        )
         assert universal == pytest.approx(1.0)
         assert ancestry == pytest.approx(1.0)
         assert all(v > 0 for v in w.values())
@@ -120,7 +127,16 @@ def test_every_joint_lies_inside_the_mesh() -> None:
     body = makehuman_body(_shapes(4, 1)[0])
     tri = body.vertices[body.faces]
     dirs = np.array(
-        [[1, 0, 0], [-1, 0, 0], [0, 1, 0], [0, -1, 0], [0, 0, 1], [0, 0, -1], [1, 1, 1], [-1, -1, 1]],
+        [
+            [1, 0, 0],
+            [-1, 0, 0],
+            [0, 1, 0],
+            [0, -1, 0],
+            [0, 0, 1],
+            [0, 0, -1],
+            [1, 1, 1],
+            [-1, -1, 1],
+        ],
         dtype=np.float64,
     )
     dirs /= np.linalg.norm(dirs, axis=1, keepdims=True)
@@ -142,7 +158,13 @@ def test_skin_weights_sum_to_one_on_grades_joints_and_keep_the_fingers_as_mesh()
     for s in ("l", "r"):
         finger = np.zeros(len(load_assets().vertices), dtype=bool)
         for bone, pairs in weights.items():
-            if bone.split("_")[0] in ("thumb", "index", "middle", "ring", "pinky") and bone.endswith(s):
+            if bone.split("_")[0] in (
+                "thumb",
+                "index",
+                "middle",
+                "ring",
+                "pinky",
+            ) and bone.endswith(s):
                 finger[pairs[pairs[:, 1] > 0.999, 0].astype(np.int64)] = True
         ours = finger[body.source_vertex]
         assert ours.sum() > 100  # five fingers of a few dozen vertices each
@@ -167,10 +189,17 @@ def test_coco_keypoints_sit_on_the_new_skeleton_and_face() -> None:
     np.testing.assert_allclose(kp[16], rest[JOINT_INDEX["ankle_r"]])
     nose, eye_l, eye_r, ear_l, ear_r = kp[:5]
     skin = body.vertices
-    for point, limit in ((nose, 1e-9), (ear_l, 1e-9), (ear_r, 1e-9), (eye_l, 0.015), (eye_r, 0.015)):
+    for point, limit in (
+        (nose, 1e-9),
+        (ear_l, 1e-9),
+        (ear_r, 1e-9),
+        (eye_l, 0.015),
+        (eye_r, 0.015),
+    ):
         assert np.linalg.norm(skin - point, axis=1).min() <= limit
     assert nose[0] > eye_l[0] > ear_l[0]  # facing +x
-    assert eye_l[1] > 0 > eye_r[1] and ear_l[1] > eye_l[1]
+    assert eye_l[1] > 0 > eye_r[1]
+    assert ear_l[1] > eye_l[1]
     assert eye_l[2] > nose[2]
     assert rest[JOINT_INDEX["neck"], 2] < nose[2] < shape.height_m
 
@@ -180,7 +209,8 @@ def test_looks_are_seeded_and_painted_into_the_layout() -> None:
     a = random_outfit(shape, np.random.default_rng(3))
     assert a == random_outfit(shape, np.random.default_rng(3))
     tex = clothing_texture(Clothing({}, False, False, a))  # type: ignore[arg-type]
-    assert tex.shape == (1024, 1024, 3) and tex.dtype == np.uint8
+    assert tex.shape == (1024, 1024, 3)
+    assert tex.dtype == np.uint8
     assert np.array_equal(tex, clothing_texture(Clothing({}, False, False, a)))  # type: ignore[arg-type]
     colours = tex.reshape(-1, 3).astype(np.int64)
     skin = np.round(np.asarray(a.skin) * 255)
@@ -189,12 +219,48 @@ def test_looks_are_seeded_and_painted_into_the_layout() -> None:
     rng = np.random.default_rng(4)
     looks = [random_outfit(s, rng) for s in _shapes(10, 40)]
     assert len({o.hair for o in looks}) >= 4
-    assert len({o.top for o in looks}) >= 3 and len({o.bottom for o in looks}) >= 3
+    assert len({o.top for o in looks}) >= 3
+    assert len({o.bottom for o in looks}) >= 3
     assert Hair.LONG in {o.hair for o in looks}
     tones = np.array([np.mean(o.skin) for o in looks])
-    assert tones.min() < 0.45 and tones.max() > 0.7  # dark to light skin
+    assert tones.min() < 0.45
+    assert tones.max() > 0.7
 
 
 def test_missing_data_says_how_to_get_it(tmp_path: Path) -> None:
     with pytest.raises(MakeHumanDataError, match="make setup"):
         load_assets(tmp_path / "none.npz")
+
+
+def _scene(seed: int):  # type: ignore[no-untyped-def]
+    from grade_sim.config.scenario import scenario_from_mapping
+    from grade_sim.scene import build_scene
+
+    return build_scene(
+        scenario_from_mapping(
+            {
+                "seed": seed,
+                "duration_s": 2.0,
+                "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1}},
+                "people": {"count": 3, "body": "makehuman"},
+                "flying_objects": {"count": 0},
+            }
+        )
+    )
+
+
+def test_a_scene_of_makehuman_people_is_bit_identical_for_a_seed() -> None:
+    a, b = _scene(3), _scene(3)
+    assert a.people == b.people
+    assert all(p.body is not None and p.body.shape is not None for p in a.people)
+    assert len({p.body.shape for p in a.people if p.body is not None}) == 3
+    step = 40
+    for sa, sb in zip(a.person_skins_world(step), b.person_skins_world(step), strict=True):
+        assert np.array_equal(sa, sb)
+    kp = a.person_keypoints_world(step)
+    assert np.array_equal(kp, b.person_keypoints_world(step))
+    # The face's keypoints stay on the posed skin (nose and ears are skin vertices).
+    for i, skin in enumerate(a.person_skins_world(step)):
+        for k in (0, 3, 4):
+            assert np.linalg.norm(skin - kp[i, k], axis=1).min() < 1e-9
+    assert _scene(4).people != a.people

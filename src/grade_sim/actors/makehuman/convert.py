@@ -30,7 +30,7 @@ from grade_sim.actors.makehuman.shape import REFERENCE_SHAPE, shaped_vertices_mh
 
 # Share of the body's triangles kept, and the extra weight of the head's error (faces keep
 # their detail; MakeHuman's y is up, in decimetres: above the shoulders).
-KEEP_FACES = 0.5
+KEEP_FACES = 0.3
 HEAD_IMPORTANCE = 6.0
 HEAD_FROM_DM = 5.8
 

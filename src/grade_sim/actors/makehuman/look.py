@@ -99,7 +99,12 @@ HAIR_COLOURS: tuple[Rgb3, ...] = (
     (0.52, 0.22, 0.10),  # auburn
 )
 _GREY_HAIR: Rgb3 = (0.68, 0.67, 0.65)
-IRIS_COLOURS: tuple[Rgb3, ...] = ((0.25, 0.15, 0.08), (0.12, 0.07, 0.04), (0.30, 0.42, 0.55), (0.35, 0.40, 0.25))
+IRIS_COLOURS: tuple[Rgb3, ...] = (
+    (0.25, 0.15, 0.08),
+    (0.12, 0.07, 0.04),
+    (0.30, 0.42, 0.55),
+    (0.35, 0.40, 0.25),
+)
 
 
 def _pick(rng: np.random.Generator, table: tuple[Rgb3, ...], p: list[float] | None = None) -> Rgb3:
@@ -128,7 +133,9 @@ def random_outfit(shape: MakeHumanShape, rng: np.random.Generator) -> Outfit:
     hair_p = np.array([0.3 + 2 * dark_hair, 0.35, 0.2, 0.12, 0.1 * caucasian, 0.05 * caucasian])
     hair_rgb = _pick(rng, HAIR_COLOURS, list(hair_p / hair_p.sum()))
     grey = float(np.clip((shape.age_years - 40.0) / 35.0, 0.0, 1.0)) * float(rng.uniform(0.4, 1.0))
-    hair_rgb = tuple(float((1 - grey) * c + grey * g) for c, g in zip(hair_rgb, _GREY_HAIR, strict=True))  # type: ignore[assignment]
+    hair_rgb = tuple(
+        float((1 - grey) * c + grey * g) for c, g in zip(hair_rgb, _GREY_HAIR, strict=True)
+    )  # type: ignore[assignment]
     if male:
         styles = [0.12 if shape.age_years > 40 else 0.02, 0.25, 0.45, 0.15, 0.03]
     else:
@@ -158,11 +165,11 @@ def random_outfit(shape: MakeHumanShape, rng: np.random.Generator) -> Outfit:
         bottom=bottom,
         bottom_rgb=tuple(float(c) for c in np.clip(trousers, 0, 1)),  # type: ignore[arg-type]
         hem=float(rng.uniform(0.0, 1.0)),
-        shoes_rgb=tuple(float(c) for c in rng.uniform(0.02, 0.4, 3) * (1.0 if rng.random() < 0.7 else 2.2)),  # type: ignore[arg-type]
+        shoes_rgb=tuple(
+            float(c) for c in rng.uniform(0.02, 0.4, 3) * (1.0 if rng.random() < 0.7 else 2.2)
+        ),  # type: ignore[arg-type]
         seed=int(rng.integers(0, 2**31 - 1)),
     )
-
-
 
 
 @dataclass(frozen=True)
@@ -212,9 +219,12 @@ def _fabric(rgb: Rgb3, seed: int, pattern: Pattern, uv: FloatArray) -> FloatArra
     """(T, 3) garment colour at texels `uv`: a weave, and stripes or checks."""
     c1 = np.asarray(rgb)
     c2 = np.clip(c1 * 0.75 + 0.03, 0.0, 1.0)
-    weave = generate(
-        TextureSpec(TextureKind.FABRIC, tuple(c1), tuple(c2), seed=seed % 8, size_px=256)  # type: ignore[arg-type]
-    ).astype(np.float64) / 255.0
+    weave = (
+        generate(
+            TextureSpec(TextureKind.FABRIC, tuple(c1), tuple(c2), seed=seed % 8, size_px=256)  # type: ignore[arg-type]
+        ).astype(np.float64)
+        / 255.0
+    )
     n = weave.shape[0]
     # Two weave repeats across the texture: threads about 3 mm on the body.
     i = (uv[:, 1] * 2 * n).astype(np.int64) % n
@@ -245,7 +255,22 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     j = t.body.joints
     z = t.xyz[:, 2]
     x, y = t.xyz[:, 0], t.xyz[:, 1]
-    jz = {name: j[JOINT_INDEX[name], 2] for name in ("pelvis", "spine", "neck", "head", "knee_l", "ankle_l", "hip_l", "elbow_l", "wrist_l", "shoulder_l", "clavicle_l")}
+    jz = {
+        name: j[JOINT_INDEX[name], 2]
+        for name in (
+            "pelvis",
+            "spine",
+            "neck",
+            "head",
+            "knee_l",
+            "ankle_l",
+            "hip_l",
+            "elbow_l",
+            "wrist_l",
+            "shoulder_l",
+            "clavicle_l",
+        )
+    }
     head = j[JOINT_INDEX["head"]]
     face = t.body.face_points + head
     eye_z = face[1, 2]
@@ -256,7 +281,9 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     torso = body & ~arm
     # Lips: an ellipse around the mouth on the face's front.
     mouth_z = face[0, 2] - 0.032
-    lips = body & (((y / 0.026) ** 2 + ((z - mouth_z) / 0.009) ** 2) < 1.0) & (x > face[0, 0] - 0.03)
+    lips = (
+        body & (((y / 0.026) ** 2 + ((z - mouth_z) / 0.009) ** 2) < 1.0) & (x > face[0, 0] - 0.03)
+    )
     col[lips] = outfit.lips_rgb
     # Brows: arcs over the eyes.
     hair = np.asarray(outfit.hair_rgb)
@@ -267,7 +294,9 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
         brow = body & (np.abs(dy) < 0.024) & (np.abs(z - arc) < 0.0038) & (x > e[0] - 0.03)
         col[brow] = brow_rgb
         # Lash line: a dark rim just above the eye opening.
-        lash = body & (np.abs(dy) < 0.016) & (np.abs(z - (e[2] + 0.0075)) < 0.0018) & (x > e[0] - 0.02)
+        lash = (
+            body & (np.abs(dy) < 0.016) & (np.abs(z - (e[2] + 0.0075)) < 0.0018) & (x > e[0] - 0.02)
+        )
         col[lash] = col[lash] * 0.35
     # Hair on the scalp: above a hairline that falls from the forehead to the nape.
     ear_x = face[3, 0]
@@ -281,7 +310,9 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     }[outfit.hair]
     strands = 0.85 + 0.15 * _noise(t.rows, t.cols, outfit.seed + 1, 160)
     if hairline is not None:
-        nape = {Hair.BUZZ: face[3, 2] - 0.03, Hair.SHORT: face[3, 2] - 0.045}.get(outfit.hair, jz["neck"])
+        nape = {Hair.BUZZ: face[3, 2] - 0.03, Hair.SHORT: face[3, 2] - 0.045}.get(
+            outfit.hair, jz["neck"]
+        )
         line = front * hairline + (1 - front) * nape
         scalp = body & (z > line) & (z > jz["neck"] - 0.02)
         if outfit.hair in (Hair.MEDIUM, Hair.LONG):  # over the ears down to the jaw at the sides
@@ -303,7 +334,12 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     legs = body & ~arm & (z < waist) & (z > jz["ankle_l"] + 0.02)
     hem_z = knee - 0.05 + outfit.hem * (hip - knee) * 0.55
     bottom_rgb = outfit.top_rgb if outfit.bottom is Bottom.DRESS else outfit.bottom_rgb
-    bottom_fab = _fabric(bottom_rgb, outfit.seed + 2, Pattern.PLAIN if outfit.bottom is not Bottom.DRESS else outfit.top_pattern, t.uv)
+    bottom_fab = _fabric(
+        bottom_rgb,
+        outfit.seed + 2,
+        Pattern.PLAIN if outfit.bottom is not Bottom.DRESS else outfit.top_pattern,
+        t.uv,
+    )
     if outfit.bottom is Bottom.TROUSERS:
         cover = legs
     elif outfit.bottom is Bottom.SHORTS:
@@ -315,10 +351,16 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     # scoop); everything else of the torso below the neck is covered.
     neck = j[JOINT_INDEX["neck"]]
     collar_r = np.hypot(x - neck[0] - 0.01, y)
-    collar_z = jz["clavicle_l"] + 0.01 - np.where(x > neck[0], 0.05 * np.clip(1 - np.abs(y) / 0.08, 0, 1), 0.0)
+    collar_z = (
+        jz["clavicle_l"]
+        + 0.01
+        - np.where(x > neck[0], 0.05 * np.clip(1 - np.abs(y) / 0.08, 0, 1), 0.0)
+    )
     opening = (collar_r < 0.085) & (z > collar_z)
     neck_cut = np.where(opening, -np.inf, jz["neck"] - 0.01)
-    top_body = torso & (z < neck_cut) & (z > (waist - 0.09 if outfit.top is Top.JACKET else waist - 0.03))
+    top_body = (
+        torso & (z < neck_cut) & (z > (waist - 0.09 if outfit.top is Top.JACKET else waist - 0.03))
+    )
     if outfit.top is Top.TANK:
         top_body &= ~((np.abs(y) > 0.12) & (z > jz["clavicle_l"] - 0.12))
     sleeve_end = {

@@ -9,9 +9,8 @@ y left, z up, metres), stood on the floor and scaled to the person's stature.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
@@ -60,7 +59,9 @@ def random_shape(height_range_m: tuple[float, float], rng: np.random.Generator) 
     # Weight rises a little with age; muscle falls after 40 (population trends, not exact).
     weight = float(np.clip(rng.normal(0.48 + 0.002 * (age - 30.0), 0.16), 0.08, 0.95))
     muscle = float(
-        np.clip(rng.normal(0.5 + (0.08 if male else -0.04) - 0.002 * max(age - 40.0, 0), 0.13), 0.1, 0.9)
+        np.clip(
+            rng.normal(0.5 + (0.08 if male else -0.04) - 0.002 * max(age - 40.0, 0), 0.13), 0.1, 0.9
+        )
     )
     z = (height_m - mean) / sd
     height = float(np.clip(0.5 + 0.18 * z, 0.1, 0.9))
