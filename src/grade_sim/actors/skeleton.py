@@ -59,9 +59,13 @@ class BodyParams:
     leg_ratio: float  # ~1: leg length relative to the reference proportions
     shoulder_ratio: float  # ~1: shoulder width relative to the reference
     hip_ratio: float  # ~1: hip width relative to the reference
-    # A MakeHuman body (people.body: makehuman): its rest skeleton and skin come from the shaped
-    # MakeHuman mesh (actors.makehuman) instead of the proportions above.
+    # A MakeHuman body (people.body: makehuman, actors.makehuman.dress.makehuman_params): its
+    # skin comes from the shaped MakeHuman mesh, and so do its rest offsets ((J, 3) flattened)
+    # and COCO face points ((5, 3) flattened, in the head joint's frame), which replace the
+    # proportions above.
     shape: MakeHumanShape | None = None
+    rest_offsets_m: tuple[float, ...] | None = None
+    face_m: tuple[float, ...] | None = None
 
     @property
     def scale(self) -> float:
@@ -94,11 +98,8 @@ def rest_offsets(body: BodyParams) -> FloatArray:
 
 @functools.lru_cache(maxsize=256)
 def _rest_offsets(body: BodyParams) -> FloatArray:
-    if body.shape is not None:
-        # Imported here: the MakeHuman body module builds on this one (JOINTS, PARENTS).
-        from grade_sim.actors.makehuman.body import makehuman_body
-
-        mh: FloatArray = makehuman_body(body.shape).rest_offsets()
+    if body.rest_offsets_m is not None:
+        mh = np.array(body.rest_offsets_m, dtype=np.float64).reshape(N_JOINTS, 3)
         mh.flags.writeable = False
         return mh
     s = body.scale
@@ -139,11 +140,8 @@ def _rest_offsets(body: BodyParams) -> FloatArray:
 
 def face_points(body: BodyParams) -> FloatArray:
     """(5, 3) COCO nose, eyes and ears in the head joint's frame for `body`."""
-    if body.shape is not None:
-        from grade_sim.actors.makehuman.body import makehuman_body
-
-        mh: FloatArray = makehuman_body(body.shape).face_points
-        return mh
+    if body.face_m is not None:
+        return np.array(body.face_m, dtype=np.float64).reshape(5, 3)
     out: FloatArray = np.array([o for _, o in _COCO17[:5]]) * body.scale
     return out
 

@@ -11,6 +11,7 @@ import pytest
 from grade_sim.actors.body_mesh import Clothing, body_mesh, clothing_texture, skin_vertices
 from grade_sim.actors.makehuman.assets import MakeHumanDataError, load_assets
 from grade_sim.actors.makehuman.body import PART_BODY, PART_EYE, makehuman_body
+from grade_sim.actors.makehuman.dress import makehuman_params
 from grade_sim.actors.makehuman.look import Hair, random_outfit
 from grade_sim.actors.makehuman.shape import (
     AGE_RANGE_YEARS,
@@ -38,7 +39,7 @@ def _shapes(seed: int, n: int) -> list[MakeHumanShape]:
 
 
 def _params(shape: MakeHumanShape) -> BodyParams:
-    return BodyParams(shape.height_m, 0.5, 1.0, 1.0, 1.0, shape=shape)
+    return makehuman_params(shape)
 
 
 def test_the_same_seed_gives_bit_identical_shapes_and_meshes() -> None:

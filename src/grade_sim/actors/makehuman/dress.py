@@ -7,10 +7,27 @@ from dataclasses import replace
 import numpy as np
 
 from grade_sim.actors.body_mesh import Clothing, Region
+from grade_sim.actors.makehuman.body import makehuman_body
 from grade_sim.actors.makehuman.look import Top, random_outfit
-from grade_sim.actors.makehuman.shape import random_shape
+from grade_sim.actors.makehuman.shape import MakeHumanShape, random_shape
 from grade_sim.actors.people import PersonSpec
 from grade_sim.actors.skeleton import BodyParams
+
+
+def makehuman_params(shape: MakeHumanShape) -> BodyParams:
+    """The skeleton parameters of a MakeHuman body: its stature, and its rest offsets and face
+    points measured on its mesh (the proportion fields are unused and neutral)."""
+    body = makehuman_body(shape)
+    return BodyParams(
+        height_m=shape.height_m,
+        build=float(np.clip(0.5 * shape.weight + 0.5 * shape.muscle, 0.0, 1.0)),
+        leg_ratio=1.0,
+        shoulder_ratio=1.0,
+        hip_ratio=1.0,
+        shape=shape,
+        rest_offsets_m=tuple(float(v) for v in body.rest_offsets().ravel()),
+        face_m=tuple(float(v) for v in body.face_points.ravel()),
+    )
 
 
 def dress_makehuman(
@@ -19,14 +36,7 @@ def dress_makehuman(
     """`spec` with a seeded MakeHuman shape (its stature replaces spec.height_m) and outfit."""
     shape = random_shape(height_range_m, rng)
     outfit = random_outfit(shape, rng)
-    body = BodyParams(
-        height_m=shape.height_m,
-        build=float(np.clip(0.5 * shape.weight + 0.5 * shape.muscle, 0.0, 1.0)),
-        leg_ratio=1.0,
-        shoulder_ratio=1.0,
-        hip_ratio=1.0,
-        shape=shape,
-    )
+    body = makehuman_params(shape)
     colors = {
         Region.HAIR: outfit.hair_rgb,
         Region.SKIN: outfit.skin,

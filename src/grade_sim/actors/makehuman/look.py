@@ -397,11 +397,11 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
     img = np.zeros((TEXTURE_PX, TEXTURE_PX, 3))
     img[t.rows, t.cols] = col
     # Bleed the islands outwards so filtering at the seams never picks up the empty background.
-    mask = np.zeros((TEXTURE_PX, TEXTURE_PX), np.uint8)
+    mask: NDArray[np.uint8] = np.zeros((TEXTURE_PX, TEXTURE_PX), np.uint8)
     mask[t.rows, t.cols] = 255
-    img8 = np.clip(np.round(img * 255), 0, 255).astype(np.uint8)
+    img8: NDArray[np.uint8] = np.clip(np.round(img * 255), 0, 255).astype(np.uint8)
     for _ in range(4):
         grown = cv2.dilate(img8, np.ones((3, 3), np.uint8))
-        img8 = np.where(mask[..., None] > 0, img8, grown)
-        mask = cv2.dilate(mask, np.ones((3, 3), np.uint8))
+        img8 = np.where(mask[..., None] > 0, img8, grown).astype(np.uint8)
+        mask = np.asarray(cv2.dilate(mask, np.ones((3, 3), np.uint8)), dtype=np.uint8)
     return img8

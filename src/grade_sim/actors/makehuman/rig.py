@@ -83,7 +83,8 @@ def merged_weights(
     for bone in sorted(weights):
         pairs = weights[bone]
         if len(pairs):
-            np.add.at(w, (pairs[:, 0].astype(np.int64), JOINT_INDEX[bmap[bone]]), pairs[:, 1])
+            rows = pairs[:, 0].astype(np.int64)
+            np.add.at(w[:, JOINT_INDEX[bmap[bone]]], rows, pairs[:, 1])
     total = w.sum(axis=1, keepdims=True)
     np.divide(w, total, out=w, where=total > 0)
     return w
