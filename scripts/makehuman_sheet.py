@@ -73,13 +73,15 @@ def crowd(out: Path, seed: int) -> None:
     w, h = 640, 400
     cams = FreeCameraRenderer(scene, w, h)
     tiles = []
-    k = scene.n_steps - 1
-    joints = scene.skeleton_poses(k)[0][:, 0]
-    for r, (a, b) in enumerate(((0, 1), (2, 3), (4, 5), (6, 7))):
-        mid = 0.5 * (joints[a, :2] + joints[b, :2])
-        free = cams.clearance_m(np.array([*mid, 1.3]), 45.0 + 90.0 * r, -12.0, 15.0)
-        dist = float(np.clip(free - 0.3, 2.0, 5.0))
-        tiles.append(cams.render(k, np.array([*mid, 1.0]), 45.0 + 90.0 * r, -12.0, dist, (w, h)))
+    for r in range(4):
+        # A moment and a person per tile; the camera where the room is most open behind it.
+        k = int((0.3 + 0.23 * r) * (scene.n_steps - 1))
+        lookat = np.array([*scene.skeleton_poses(k)[0][5 * r, 0, :2], 1.0])
+        cams.pose(k)
+        az = max(range(0, 360, 30), key=lambda a: cams.clearance_m(lookat, a, -12.0, 15.0))
+        free = cams.clearance_m(lookat, az, -12.0, 15.0)
+        dist = float(np.clip(free - 0.3, 1.5, 4.5))
+        tiles.append(cams.render(k, lookat, float(az), -12.0, dist, (w, h)))
     top = np.concatenate(tiles[:2], axis=1)
     bottom = np.concatenate(tiles[2:], axis=1)
     write_image(out, np.concatenate([top, bottom], axis=0))

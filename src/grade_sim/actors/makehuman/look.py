@@ -319,8 +319,11 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
             side = (x < ear_x + 0.02) & (z > face[0, 2] - 0.04)
             scalp |= body & side & (z > jz["neck"])
         if outfit.hair is Hair.LONG:  # down the back to the shoulder blades
-            scalp |= torso & (x < j[JOINT_INDEX["neck"], 0] - 0.035) & (z > jz["clavicle_l"] - 0.16)
-            scalp &= ~(torso & (np.abs(y) > 0.11) & (z < jz["neck"]))
+            # A tapering fall of hair over the upper back, rounded at its ends.
+            fall = jz["clavicle_l"] - 0.13 + 0.9 * np.abs(y) ** 1.5 * 10.0
+            scalp |= (
+                torso & (x < j[JOINT_INDEX["neck"], 0] - 0.035) & (z > fall) & (np.abs(y) < 0.09)
+            )
         scalp &= ~((x > face[1, 0] - 0.03) & (z < hairline))  # never over the face
         mix = 0.6 if outfit.hair is Hair.BUZZ else 1.0
         col[scalp] = (1 - mix) * col[scalp] + mix * hair * strands[scalp, None]
@@ -356,7 +359,7 @@ def outfit_texture(outfit: Outfit) -> NDArray[np.uint8]:
         + 0.01
         - np.where(x > neck[0], 0.05 * np.clip(1 - np.abs(y) / 0.08, 0, 1), 0.0)
     )
-    opening = (collar_r < 0.085) & (z > collar_z)
+    opening = (collar_r < np.where(x > neck[0], 0.085, 0.06)) & (z > collar_z)
     neck_cut = np.where(opening, -np.inf, jz["neck"] - 0.01)
     top_body = (
         torso & (z < neck_cut) & (z > (waist - 0.09 if outfit.top is Top.JACKET else waist - 0.03))
