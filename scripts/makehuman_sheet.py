@@ -58,7 +58,7 @@ def closeup(out: Path, seed: int) -> None:
         heading = float(np.degrees(tl.heading_rad[k]))
         lookat = np.array([centre[0], centre[1], 0.95 * scene.people[i].height_m / 1.75])
         for az in (heading + 180.0, heading + 90.0):
-            tiles.append(cams.render_posed(lookat, az, -4.0, 2.1, (TILE_W, TILE_H)))
+            tiles.append(cams.render(None, lookat, az, -4.0, 2.1, (TILE_W, TILE_H)))
     rows = [np.concatenate(tiles[r * 8 : r * 8 + 8], axis=1) for r in range(len(tiles) // 8)]
     write_image(out, np.concatenate(rows, axis=0))
     cams.close()

@@ -49,7 +49,7 @@ class FreeCameraRenderer:
         return self._mocap
 
     def refresh(self) -> None:
-        """Applies mocap poses set by hand in `data` (then render with render_posed)."""
+        """Applies mocap poses set by hand in `data` (then render with step None)."""
         self._mj.mj_forward(self.model, self.data)
         self._posed = None
 
@@ -65,26 +65,17 @@ class FreeCameraRenderer:
 
     def render(
         self,
-        step: int,
+        step: int | None,
         lookat: np.ndarray,
         azimuth_deg: float,
         elevation_deg: float,
         distance_m: float,
         size: tuple[int, int],
     ) -> np.ndarray:
-        """RGB (height, width, 3) of the scene at `step`; size = (width, height)."""
-        self.pose(step)
-        return self.render_posed(lookat, azimuth_deg, elevation_deg, distance_m, size)
-
-    def render_posed(
-        self,
-        lookat: np.ndarray,
-        azimuth_deg: float,
-        elevation_deg: float,
-        distance_m: float,
-        size: tuple[int, int],
-    ) -> np.ndarray:
-        """RGB (height, width, 3) of the scene as posed now; size = (width, height)."""
+        """RGB (height, width, 3) of the scene at `step` (None: as posed now, by `pose` or by
+        hand and `refresh`); size = (width, height)."""
+        if step is not None:
+            self.pose(step)
         mj = self._mj
         cam = mj.MjvCamera()
         cam.type = mj.mjtCamera.mjCAMERA_FREE
