@@ -12,11 +12,9 @@ the compiled model, and so every run, stays identical to those runs.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -31,19 +29,21 @@ from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
+from grade_sim.engine.bake.albedo import baked_cube
+from grade_sim.engine.bake.cache import baked_lightmaps
+from grade_sim.engine.bake.lightmap import Lightmaps
 from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import Material, Sky, StaticMesh, StaticShape, TextureKind
+from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape, TextureKind
 from grade_sim.world.sky import sky_cube
 from grade_sim.world.textures import (
-    TextureCache,
     TextureSpec,
-    default_cache_dir,
     is_procedural,
+    shared_cache,
     surface_of,
 )
 
@@ -77,16 +77,6 @@ _BUILTIN_TEXTURES = {
 
 
 SKY_FACE_PX = 256
-
-
-@functools.lru_cache(maxsize=4)
-def _cache_at(folder: str) -> TextureCache:
-    return TextureCache(Path(folder))
-
-
-def texture_cache() -> TextureCache:
-    """The process's texture cache for the current cache folder (images stay in memory too)."""
-    return _cache_at(str(default_cache_dir()))
 
 
 @dataclass(frozen=True)
@@ -227,7 +217,7 @@ class _SceneBuilder:
         )
         tex_name = self._textures.get(tex_spec)
         if tex_name is None:
-            image = texture_cache().image(tex_spec)
+            image = shared_cache().image(tex_spec)
             tex_name = f"tex_{len(self._textures)}_{mat.texture.value}"
             tex = spec.add_texture(
                 name=tex_name,
@@ -306,6 +296,43 @@ class _SceneBuilder:
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = self._image_textures[key]
         return name
 
+    def _lightmaps(self) -> Lightmaps | None:
+        """The world's baked lighting when the scenario turns it on (cached on disk)."""
+        cfg = self.scene.scenario.lights.bake
+        if not cfg.enabled or not self.scene.world.lights:
+            return None
+        maps, _ = baked_lightmaps(self.scene.world, cfg)
+        return maps
+
+    def _baked_material(self, k: int, box: StaticBox, irradiance: list[FloatArray]) -> str:
+        """A box's own cube texture (albedo x lightmap per face) and a fully emissive material:
+        the image is the final colour, the live lights only add their specular highlights."""
+        sc = self.scene.scenario
+        cfg = sc.lights.bake
+        image = baked_cube(
+            box, irradiance, cfg.texture_px_per_m, cfg.max_face_px, sc.render.texture_size_px
+        )
+        n = image.shape[1]
+        tex = self.spec.add_texture(
+            name=f"baked_{k}",
+            type=mujoco.mjtTexture.mjTEXTURE_CUBE,
+            width=n,
+            height=6 * n,
+            nchannel=3,
+        )
+        tex.data = image.tobytes()
+        surface = surface_of(box.material.texture)
+        material = self.spec.add_material(
+            name=f"mat_baked_{k}",
+            rgba=[1.0, 1.0, 1.0, 1.0],
+            emission=1.0,
+            specular=surface.specular,
+            shininess=surface.shininess,
+            reflectance=surface.reflectance,
+        )
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
+        return str(material.name)
+
     def _add_world(self) -> None:
         scene, world = self.scene, self.spec.worldbody
         shadows = bool(scene.scenario.lights.shadows)
@@ -328,7 +355,15 @@ class _SceneBuilder:
                     else mujoco.mjtLightType.mjLIGHT_SPOT
                 ),
             )
-        for box in scene.world.boxes:
+        lightmaps = self._lightmaps()
+        for k, box in enumerate(scene.world.boxes):
+            irradiance = lightmaps.of_box(k) if lightmaps is not None else None
+            if irradiance is not None:
+                material = self._baked_material(k, box, irradiance)
+            else:
+                material = self._box_material(
+                    box.name, box.material, main_face_m(box.half_size_xyz)
+                )
             if box.shape is StaticShape.CYLINDER:
                 shape = {
                     "type": mujoco.mjtGeom.mjGEOM_CYLINDER,
@@ -342,7 +377,7 @@ class _SceneBuilder:
                 box.name,
                 pos=_g(box.center_xyz),
                 **shape,
-                material=self._box_material(box.name, box.material, main_face_m(box.half_size_xyz)),
+                material=material,
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )

@@ -1,0 +1,98 @@
+"""What a baked face shows: the material's albedo, sampled in metres, times its lightmap.
+
+The raster renderer draws a baked box with a cube texture (each face of the box spans one face
+image, `lightmap.FACES` gives the axes) and a fully emissive material, so the image is the final
+colour and the live lights no longer add to it. Procedural textures are sampled spatially (one
+tile every `texrepeat_m` metres along the face, as MuJoCo's texuniform maps them), first reduced
+to the face image's density so they do not alias.
+"""
+
+from __future__ import annotations
+
+import math
+
+import cv2
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+from grade_sim.engine.bake.lightmap import FACES
+from grade_sim.world.model import Material, StaticBox
+from grade_sim.world.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural, shared_cache
+
+# Per face: the box axes MuJoCo's 2D mapping uses for (u, v) (x, y on top and bottom; x, z on
+# the faces along y; y, z on the faces along x).
+_UV_AXES = {0: (1, 2), 1: (0, 2), 2: (0, 1)}
+
+
+def _tile(material: Material, size_px: int = DEFAULT_SIZE_PX) -> NDArray[np.uint8] | None:
+    if not is_procedural(material.texture):
+        return None
+    spec = TextureSpec(
+        material.texture,
+        (material.rgba[0], material.rgba[1], material.rgba[2]),
+        material.rgb2,
+        seed=material.seed,
+        size_px=size_px,
+    )
+    return shared_cache().image(spec)
+
+
+def material_mean_rgb(material: Material) -> FloatArray:
+    """The mean reflected colour (0..1): the texture's mean, else the material colour."""
+    tile = _tile(material)
+    if tile is None:
+        out: FloatArray = np.asarray(material.rgba[:3], dtype=np.float64)
+        return out
+    mean: FloatArray = tile.reshape(-1, 3).mean(axis=0) / 255.0
+    return mean
+
+
+def face_px(box: StaticBox, px_per_m: float, max_px: int) -> int:
+    """Side of each (square) cube face image of a baked box."""
+    longest = 2.0 * max(box.half_size_xyz)
+    return int(np.clip(math.ceil(longest * px_per_m), 8, max_px))
+
+
+def baked_cube(
+    box: StaticBox,
+    irradiance: list[NDArray[np.float32]],
+    px_per_m: float,
+    max_px: int,
+    texture_size_px: int,
+) -> NDArray[np.uint8]:
+    """The (6 n, n, 3) cube texture of a baked box: albedo x irradiance per face, MuJoCo order."""
+    n = face_px(box, px_per_m, max_px)
+    half = np.asarray(box.half_size_xyz, dtype=np.float64)
+    tile = _tile(box.material, texture_size_px)
+    flat = np.asarray(box.material.rgba[:3], dtype=np.float32)
+    if tile is not None:
+        # Reduce the tile to about the face image's density (area filter: no aliasing).
+        side = max(4, round(px_per_m * box.material.texrepeat_m))
+        small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
+        tile_f = small.astype(np.float32) / 255.0
+    out = np.empty((6 * n, n, 3), np.uint8)
+    centres = (np.arange(n, dtype=np.float64) + 0.5) / n
+    for f, (n_ax, _n_sign, c_ax, c_sign, r_ax, r_sign) in enumerate(FACES):
+        light = cv2.resize(irradiance[f], (n, n), interpolation=cv2.INTER_LINEAR)
+        if tile is None:
+            albedo: NDArray[np.float32] = np.broadcast_to(flat, (n, n, 3))
+        else:
+            coord = np.zeros((n, n, 3))
+            coord[:, :, c_ax] = (c_sign * (2 * centres - 1) * half[c_ax])[None, :]
+            coord[:, :, r_ax] = (r_sign * (2 * centres - 1) * half[r_ax])[:, None]
+            a_u, a_v = _UV_AXES[n_ax]
+            side = tile_f.shape[0]
+            # Tile pixels: u along the first axis, v down the second (image rows go down).
+            map_x = (coord[:, :, a_u] / box.material.texrepeat_m * side) % side
+            map_y = (-coord[:, :, a_v] / box.material.texrepeat_m * side) % side
+            albedo = cv2.remap(
+                tile_f,
+                map_x.astype(np.float32) - 0.5,
+                map_y.astype(np.float32) - 0.5,
+                interpolation=cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_WRAP,
+            )
+        rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
+        out[f * n : (f + 1) * n] = rgb.astype(np.uint8)
+    return out
