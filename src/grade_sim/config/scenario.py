@@ -374,8 +374,8 @@ class BakeConfig:
     ao_distance_m: float = field(default=0.6, metadata=bounds(0.05, 10.0))
     # Share of the scene's ambient light kept: the bounce now carries part of what it stood for.
     ambient_scale: float = field(default=0.6, metadata=bounds(0.0, 1.0))
-    texture_px_per_m: float = field(default=96.0, metadata=bounds(8.0, 512.0))
-    max_face_px: int = field(default=512, metadata=bounds(16, 2048))
+    texture_px_per_m: float = field(default=48.0, metadata=bounds(8.0, 512.0))
+    max_face_px: int = field(default=256, metadata=bounds(16, 2048))
     seed: int = 0
 
 

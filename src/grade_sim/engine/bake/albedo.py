@@ -22,6 +22,7 @@ from grade_sim.world.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural
 
 # Per face: the box axes MuJoCo's 2D mapping uses for (u, v) (x, y on top and bottom; x, z on
 # the faces along y; y, z on the faces along x).
+TERRAIN_MAX_PX = 2048
 _UV_AXES = {0: (1, 2), 1: (0, 2), 2: (0, 1)}
 
 
@@ -95,4 +96,44 @@ def baked_cube(
             )
         rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
         out[f * n : (f + 1) * n] = rgb.astype(np.uint8)
+    return out
+
+
+def baked_terrain(
+    material: Material,
+    extent_xy: tuple[float, float, float, float],
+    irradiance: NDArray[np.float32],
+    px_per_m: float,
+    texture_size_px: int,
+) -> NDArray[np.uint8]:
+    """The terrain's own 2D texture over its grid (x0, y0, x1, y1): albedo x irradiance, rows
+    along y from y0, columns along x from x0 (texcoords (x - x0) / w, (y - y0) / h address it)."""
+    x0, y0, x1, y1 = extent_xy
+    w = int(np.clip(math.ceil((x1 - x0) * px_per_m), 8, TERRAIN_MAX_PX))
+    h = int(np.clip(math.ceil((y1 - y0) * px_per_m), 8, TERRAIN_MAX_PX))
+    light = cv2.resize(irradiance, (w, h), interpolation=cv2.INTER_LINEAR)
+    tile = _tile(material, texture_size_px)
+    if tile is None:
+        albedo: NDArray[np.float32] = np.broadcast_to(
+            np.asarray(material.rgba[:3], dtype=np.float32), (h, w, 3)
+        )
+    else:
+        density = min(w / (x1 - x0), h / (y1 - y0))
+        side = max(4, round(density * material.texrepeat_m))
+        small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
+        tile_f = small.astype(np.float32) / 255.0
+        xs = x0 + (np.arange(w) + 0.5) / w * (x1 - x0)
+        ys = y0 + (np.arange(h) + 0.5) / h * (y1 - y0)
+        # The mesh's own texcoords are x, y in metres, one tile per texrepeat_m.
+        map_x = np.broadcast_to((xs / material.texrepeat_m * side) % side, (h, w))
+        map_y = np.broadcast_to(((ys / material.texrepeat_m * side) % side)[:, None], (h, w))
+        albedo = cv2.remap(
+            tile_f,
+            np.ascontiguousarray(map_x, dtype=np.float32) - 0.5,
+            np.ascontiguousarray(map_y, dtype=np.float32) - 0.5,
+            interpolation=cv2.INTER_LINEAR,
+            borderMode=cv2.BORDER_WRAP,
+        )
+    rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
+    out: NDArray[np.uint8] = rgb.astype(np.uint8)
     return out

@@ -24,6 +24,7 @@ from grade_sim.world.model import World
 # Bump when the bake's output changes for the same inputs: older files are then ignored.
 BAKE_VERSION = 1
 CACHE_ENV = "GRADE_BAKE_CACHE"
+TERRAIN_KEY = "terrain"
 
 
 def default_cache_dir() -> Path:
@@ -36,7 +37,9 @@ def default_cache_dir() -> Path:
 
 def bake_key(world: World, config: BakeConfig) -> str:
     """Hash of everything a bake depends on: geometry, materials, lights, ambience, settings."""
-    h = hashlib.sha256(f"v{BAKE_VERSION}|{config!r}".encode())
+    # Only the settings of the lightmaps themselves: the texture density is applied afterwards.
+    lighting = dataclasses.replace(config, enabled=True, texture_px_per_m=1.0, max_face_px=16)
+    h = hashlib.sha256(f"v{BAKE_VERSION}|{lighting!r}".encode())
     for box in world.boxes:
         h.update(repr(box).encode())
     for mesh in world.meshes:
@@ -53,18 +56,24 @@ def _read(path: Path) -> Lightmaps | None:
     try:
         with np.load(path) as data:
             faces = {}
+            terrain = None
             for name in data.files:
+                if name == TERRAIN_KEY:
+                    terrain = np.asarray(data[name], dtype=np.float32)
+                    continue
                 box, face = (int(v) for v in name.split("_"))
                 faces[(box, face)] = np.asarray(data[name], dtype=np.float32)
-    except (OSError, ValueError) as err:
+    except (OSError, ValueError, KeyError) as err:
         print(f"bake cache: {path} is damaged ({err}); baking again", file=sys.stderr)
         path.unlink(missing_ok=True)
         return None
-    return Lightmaps(faces)
+    return Lightmaps(faces, terrain)
 
 
 def _store(path: Path, maps: Lightmaps) -> None:
     arrays = {f"{b}_{f}": v for (b, f), v in maps.faces.items()}
+    if maps.terrain is not None:
+        arrays[TERRAIN_KEY] = maps.terrain
     try:
         with StagedOutput(path) as staged, open(staged, "wb") as out:
             np.savez(out, **arrays)

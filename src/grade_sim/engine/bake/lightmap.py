@@ -42,6 +42,7 @@ from grade_sim.config.scenario import BakeConfig
 from grade_sim.engine import tessellate
 from grade_sim.engine.raycast import EmbreeDevice, InstanceMesh, InstanceScene
 from grade_sim.world.model import Light, Material, StaticBox, StaticShape, World
+from grade_sim.world.terrain import Terrain
 
 # Per cube-map face (MuJoCo's order +x, -x, +y, -y, +z, -z): the normal's axis and sign, then
 # the box axis and sign that image columns and rows run along (OpenGL's cube-map convention,
@@ -55,6 +56,7 @@ FACES: tuple[tuple[int, int, int, int, int, int], ...] = (
     (2, -1, 0, -1, 1, -1),
 )
 MAX_TEXELS_PER_SIDE = 192
+MAX_TERRAIN_TEXELS = 512
 RAY_EPSILON_M = 2e-3
 FAR_M = 1e4
 CHUNK_TEXELS = 2048
@@ -82,6 +84,8 @@ class Lightmaps:
     """Irradiance (renderer units, RGB) per face of each baked box: (rows, cols, 3) float32."""
 
     faces: dict[tuple[int, int], NDArray[np.float32]]  # (box index, face) -> irradiance
+    # The terrain's ground (outdoor worlds): rows along y, columns along x over its grid.
+    terrain: NDArray[np.float32] | None = None
 
     def of_box(self, box: int) -> list[NDArray[np.float32]] | None:
         """The six faces of box `box`, or None when it is not baked."""
@@ -124,6 +128,44 @@ def face_grids(world: World, texel_m: float) -> list[FaceGrid]:
             normal[n_ax] = n_sign
             grids.append(FaceGrid(b, f, rows, cols, local @ rot.T + centre, rot @ normal))
     return grids
+
+
+def terrain_mesh_index(world: World) -> int | None:
+    """Index in World.meshes of the terrain's drawn ground, or None (no terrain)."""
+    if world.terrain is None:
+        return None
+    count = world.terrain.heights_m.size
+    for k, mesh in enumerate(world.meshes):
+        if mesh.label == "ground" and len(mesh.vertices_xyz) == count:
+            return k
+    return None
+
+
+def terrain_extent(terrain: Terrain) -> tuple[float, float, float, float]:
+    """(x0, y0, x1, y1) of the terrain's grid."""
+    nx, ny = (n - 1 for n in terrain.heights_m.shape)
+    x0, y0 = terrain.origin_xy
+    return (x0, y0, x0 + nx * terrain.spacing_m, y0 + ny * terrain.spacing_m)
+
+
+def terrain_texels(terrain: Terrain, texel_m: float) -> tuple[int, int, FloatArray, FloatArray]:
+    """rows, cols, points and unit normals of the terrain's texels (on the drawn triangles)."""
+    x0, y0, x1, y1 = terrain_extent(terrain)
+    cols = int(np.clip(math.ceil((x1 - x0) / texel_m), 2, MAX_TERRAIN_TEXELS))
+    rows = int(np.clip(math.ceil((y1 - y0) / texel_m), 2, MAX_TERRAIN_TEXELS))
+    yy, xx = np.meshgrid(
+        y0 + (np.arange(rows) + 0.5) / rows * (y1 - y0),
+        x0 + (np.arange(cols) + 0.5) / cols * (x1 - x0),
+        indexing="ij",
+    )
+    x, y = xx.ravel(), yy.ravel()
+    e = 0.25 * terrain.spacing_m
+    dzdx = (terrain.height_at(x + e, y) - terrain.height_at(x - e, y)) / (2 * e)
+    dzdy = (terrain.height_at(x, y + e) - terrain.height_at(x, y - e)) / (2 * e)
+    normals = np.stack([-dzdx, -dzdy, np.ones_like(x)], axis=1)
+    normals /= np.linalg.norm(normals, axis=1, keepdims=True)
+    points = np.stack([x, y, terrain.height_at(x, y)], axis=1)
+    return rows, cols, points, normals
 
 
 def occluders(world: World) -> tuple[list[InstanceMesh], FloatArray]:
@@ -390,11 +432,17 @@ def bake_lightmaps(
             same for any count.
     """
     grids = face_grids(world, config.texel_m)
-    if not grids:
+    ground = None
+    if world.terrain is not None and terrain_mesh_index(world) is not None:
+        ground = terrain_texels(world.terrain, config.texel_m)
+    if not grids and ground is None:
         return Lightmaps({})
     tracer = _Tracer(world, config)
-    points = np.concatenate([g.points_xyz for g in grids])
-    normals = np.concatenate([np.broadcast_to(g.normal_xyz, g.points_xyz.shape) for g in grids])
+    points = np.concatenate([g.points_xyz for g in grids] + ([ground[2]] if ground else []))
+    normals = np.concatenate(
+        [np.broadcast_to(g.normal_xyz, g.points_xyz.shape) for g in grids]
+        + ([ground[3]] if ground else [])
+    )
     starts = list(range(0, len(points), CHUNK_TEXELS))
 
     def chunk(c: int) -> slice:
@@ -432,12 +480,23 @@ def bake_lightmaps(
             face, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE
         )
         at += size
-    return Lightmaps(faces)
+    terrain = None
+    if ground is not None:
+        rows, cols = ground[0], ground[1]
+        terrain = np.minimum(
+            irradiance[at:].reshape(rows, cols, 3).astype(np.float32), RASTER_MAX_IRRADIANCE
+        )
+        terrain = cv2.GaussianBlur(terrain, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE)
+    return Lightmaps(faces, terrain)
 
 
 def texel_count(world: World, texel_m: float) -> int:
     """How many texels a bake of `world` gathers (its cost)."""
-    return sum(g.rows * g.cols for g in face_grids(world, texel_m))
+    n = sum(g.rows * g.cols for g in face_grids(world, texel_m))
+    if world.terrain is not None and terrain_mesh_index(world) is not None:
+        rows, cols, _, _ = terrain_texels(world.terrain, texel_m)
+        n += rows * cols
+    return n
 
 
 def boxes_baked(boxes: Sequence[StaticBox]) -> list[int]:

@@ -29,9 +29,9 @@ from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
-from grade_sim.engine.bake.albedo import baked_cube
+from grade_sim.engine.bake.albedo import baked_cube, baked_terrain
 from grade_sim.engine.bake.cache import baked_lightmaps
-from grade_sim.engine.bake.lightmap import Lightmaps
+from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
 from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
@@ -40,6 +40,7 @@ from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape, TextureKind
 from grade_sim.world.sky import sky_cube
+from grade_sim.world.terrain import Terrain
 from grade_sim.world.textures import (
     TextureSpec,
     is_procedural,
@@ -305,8 +306,7 @@ class _SceneBuilder:
         return maps
 
     def _baked_material(self, k: int, box: StaticBox, irradiance: list[FloatArray]) -> str:
-        """A box's own cube texture (albedo x lightmap per face) and a fully emissive material:
-        the image is the final colour, the live lights only add their specular highlights."""
+        """A box's own cube texture (albedo x lightmap per face) in an emissive material."""
         sc = self.scene.scenario
         cfg = sc.lights.bake
         image = baked_cube(
@@ -321,17 +321,44 @@ class _SceneBuilder:
             nchannel=3,
         )
         tex.data = image.tobytes()
-        surface = surface_of(box.material.texture)
+        return self._emissive_material(f"mat_baked_{k}", tex.name, box.material.texture)
+
+    def _baked_terrain_material(
+        self, mesh: StaticMesh, terrain: Terrain, irradiance: NDArray[np.float32]
+    ) -> str:
+        """The terrain's own baked 2D texture (addressed by texcoords over its grid)."""
+        sc = self.scene.scenario
+        image = baked_terrain(
+            mesh.material,
+            terrain_extent(terrain),
+            irradiance,
+            sc.lights.bake.texture_px_per_m,
+            sc.render.texture_size_px,
+        )
+        tex = self.spec.add_texture(
+            name="baked_terrain",
+            type=mujoco.mjtTexture.mjTEXTURE_2D,
+            width=image.shape[1],
+            height=image.shape[0],
+            nchannel=3,
+        )
+        tex.data = image.tobytes()
+        return self._emissive_material("mat_baked_terrain", tex.name, mesh.material.texture)
+
+    def _emissive_material(self, name: str, texture: str, kind: TextureKind) -> str:
+        """A fully emissive material showing `texture` as the final colour: the live lights
+        only add their specular highlights."""
+        surface = surface_of(kind)
         material = self.spec.add_material(
-            name=f"mat_baked_{k}",
+            name=name,
             rgba=[1.0, 1.0, 1.0, 1.0],
             emission=1.0,
             specular=surface.specular,
             shininess=surface.shininess,
             reflectance=surface.reflectance,
         )
-        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex.name
-        return str(material.name)
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture
+        return name
 
     def _add_world(self) -> None:
         scene, world = self.scene, self.spec.worldbody
@@ -384,13 +411,22 @@ class _SceneBuilder:
             geom.alt.type = mujoco.mjtOrientation.mjORIENTATION_EULER
             geom.alt.euler = [0.0, 0.0, _g(box.yaw_rad)[0]]
         parts_seen: dict[int, int] = {}
-        for mesh in scene.world.meshes:
+        ground = terrain_mesh_index(scene.world)
+        for m, mesh in enumerate(scene.world.meshes):
             # Several meshes may share an instance (parts of one object): number the later ones.
             k = parts_seen[mesh.instance_id] = parts_seen.get(mesh.instance_id, -1) + 1
             mesh_name = f"mesh_{mesh.instance_id}" if k == 0 else f"mesh_{mesh.instance_id}_{k}"
             textured: dict[str, Any] = {}
-            if mesh.texcoords_uv is not None:
-                textured["usertexcoord"] = _g(mesh.texcoords_uv.ravel())
+            ground_light = lightmaps.terrain if lightmaps is not None and m == ground else None
+            if ground_light is not None and scene.world.terrain is not None:
+                material = self._baked_terrain_material(mesh, scene.world.terrain, ground_light)
+                x0, y0, x1, y1 = terrain_extent(scene.world.terrain)
+                uv = (mesh.vertices_xyz[:, :2] - [x0, y0]) / [x1 - x0, y1 - y0]
+                textured["usertexcoord"] = _g(uv.ravel())
+            else:
+                material = self._mesh_material(f"mat_{mesh_name}", mesh)
+                if mesh.texcoords_uv is not None:
+                    textured["usertexcoord"] = _g(mesh.texcoords_uv.ravel())
             if not mesh.collides:
                 # Flat or open surfaces have no convex hull; they are drawn only.
                 textured["inertia"] = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
@@ -399,7 +435,7 @@ class _SceneBuilder:
                 mesh.instance_id,
                 mesh.name,
                 **self._add_mesh(mesh_name, mesh.vertices_xyz, mesh.faces, **textured),
-                material=self._mesh_material(f"mat_{mesh_name}", mesh),
+                material=material,
                 contype=WORLD_CONTYPE if mesh.collides else 0,
                 conaffinity=WORLD_CONAFFINITY if mesh.collides else 0,
             )
