@@ -185,7 +185,12 @@ def test_procedural_rooms_are_textured_from_the_library() -> None:
     assert floor.material.texture in {look[0] for look in FLOOR_LOOKS}
     assert {w.material.texture for w in walls} & {look[0] for look in WALL_LOOKS}
     assert world.ambience.headlight_rgb == (0.0, 0.0, 0.0)
-    engine = MujocoEngine(_room_scene(3))
+    # Unbaked: the library's images themselves (baked boxes get their own cube images).
+    scene = _room_scene(3)
+    sc = scene.scenario
+    bake_off = dataclasses.replace(sc.lights.bake, enabled=False)
+    scenario = dataclasses.replace(sc, lights=dataclasses.replace(sc.lights, bake=bake_off))
+    engine = MujocoEngine(dataclasses.replace(scene, scenario=scenario))
     try:
         assert engine.model.ntex >= 3
         assert set(engine.model.tex_width.tolist()) == {128}

@@ -10,13 +10,15 @@ to the face image's density so they do not alias.
 from __future__ import annotations
 
 import math
+from collections.abc import Sequence
+from typing import Any
 
 import cv2
 import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.engine.bake.lightmap import FACES
+from grade_sim.engine.bake.faces import FACES
 from grade_sim.world.model import Material, StaticBox
 from grade_sim.world.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural, shared_cache
 
@@ -57,7 +59,7 @@ def face_px(box: StaticBox, px_per_m: float, max_px: int) -> int:
 
 def baked_cube(
     box: StaticBox,
-    irradiance: list[NDArray[np.float32]],
+    irradiance: Sequence[NDArray[np.floating[Any]]],
     px_per_m: float,
     max_px: int,
     texture_size_px: int,
@@ -87,12 +89,15 @@ def baked_cube(
             # Tile pixels: u along the first axis, v down the second (image rows go down).
             map_x = (coord[:, :, a_u] / box.material.texrepeat_m * side) % side
             map_y = (-coord[:, :, a_v] / box.material.texrepeat_m * side) % side
-            albedo = cv2.remap(
-                tile_f,
-                map_x.astype(np.float32) - 0.5,
-                map_y.astype(np.float32) - 0.5,
-                interpolation=cv2.INTER_LINEAR,
-                borderMode=cv2.BORDER_WRAP,
+            albedo = np.asarray(
+                cv2.remap(
+                    tile_f,
+                    map_x.astype(np.float32) - 0.5,
+                    map_y.astype(np.float32) - 0.5,
+                    interpolation=cv2.INTER_LINEAR,
+                    borderMode=cv2.BORDER_WRAP,
+                ),
+                dtype=np.float32,
             )
         rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
         out[f * n : (f + 1) * n] = rgb.astype(np.uint8)
@@ -127,12 +132,15 @@ def baked_terrain(
         # The mesh's own texcoords are x, y in metres, one tile per texrepeat_m.
         map_x = np.broadcast_to((xs / material.texrepeat_m * side) % side, (h, w))
         map_y = np.broadcast_to(((ys / material.texrepeat_m * side) % side)[:, None], (h, w))
-        albedo = cv2.remap(
-            tile_f,
-            np.ascontiguousarray(map_x, dtype=np.float32) - 0.5,
-            np.ascontiguousarray(map_y, dtype=np.float32) - 0.5,
-            interpolation=cv2.INTER_LINEAR,
-            borderMode=cv2.BORDER_WRAP,
+        albedo = np.asarray(
+            cv2.remap(
+                tile_f,
+                np.ascontiguousarray(map_x, dtype=np.float32) - 0.5,
+                np.ascontiguousarray(map_y, dtype=np.float32) - 0.5,
+                interpolation=cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_WRAP,
+            ),
+            dtype=np.float32,
         )
     rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
     out: NDArray[np.uint8] = rgb.astype(np.uint8)

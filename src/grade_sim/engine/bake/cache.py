@@ -76,7 +76,7 @@ def _store(path: Path, maps: Lightmaps) -> None:
         arrays[TERRAIN_KEY] = maps.terrain
     try:
         with StagedOutput(path) as staged, open(staged, "wb") as out:
-            np.savez(out, **arrays)
+            np.savez(out, **arrays)  # type: ignore[arg-type]
     except OutputExistsError:
         pass  # stored meanwhile by a concurrent process: the same bake
 
@@ -93,7 +93,7 @@ def baked_lightmaps(
         return cached, True
     from tqdm import tqdm
 
-    total = texel_count(world, config.texel_m)
+    total = 2 * texel_count(world, config.texel_m)  # two passes over every texel
     with tqdm(
         total=total, desc="bake lighting", unit="texel", file=sys.stderr, disable=not show_progress
     ) as bar:

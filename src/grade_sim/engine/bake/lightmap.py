@@ -40,21 +40,12 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import BakeConfig
 from grade_sim.engine import tessellate
+from grade_sim.engine.bake.albedo import material_mean_rgb
+from grade_sim.engine.bake.faces import FACES
 from grade_sim.engine.raycast import EmbreeDevice, InstanceMesh, InstanceScene
-from grade_sim.world.model import Light, Material, StaticBox, StaticShape, World
+from grade_sim.world.model import Light, StaticBox, StaticShape, World
 from grade_sim.world.terrain import Terrain
 
-# Per cube-map face (MuJoCo's order +x, -x, +y, -y, +z, -z): the normal's axis and sign, then
-# the box axis and sign that image columns and rows run along (OpenGL's cube-map convention,
-# which MuJoCo uses for a box with a cube texture: each face spans its image once).
-FACES: tuple[tuple[int, int, int, int, int, int], ...] = (
-    (0, 1, 2, -1, 1, -1),
-    (0, -1, 2, 1, 1, -1),
-    (1, 1, 0, 1, 2, 1),
-    (1, -1, 0, 1, 2, -1),
-    (2, 1, 0, 1, 1, -1),
-    (2, -1, 0, -1, 1, -1),
-)
 MAX_TEXELS_PER_SIDE = 192
 MAX_TERRAIN_TEXELS = 512
 RAY_EPSILON_M = 2e-3
@@ -184,19 +175,12 @@ def occluders(world: World) -> tuple[list[InstanceMesh], FloatArray]:
         )
         tri = tessellate.transform(local, rotation_z(box.yaw_rad), np.asarray(box.center_xyz))
         meshes.append(InstanceMesh(k + 1, tri, np.zeros(len(tri))))
-        albedo.append(mean_albedo(box.material))
+        albedo.append(material_mean_rgb(box.material))
     for mesh in world.meshes:
         tri = np.asarray(mesh.vertices_xyz, dtype=np.float64)[np.asarray(mesh.faces)]
         meshes.append(InstanceMesh(mesh.instance_id, tri, np.zeros(len(tri))))
-        albedo.append(mean_albedo(mesh.material))
+        albedo.append(material_mean_rgb(mesh.material))
     return meshes, np.asarray(albedo, dtype=np.float64).reshape(-1, 3)
-
-
-def mean_albedo(material: Material) -> FloatArray:
-    """The mean colour a material reflects (its texture's mean for procedural kinds)."""
-    from grade_sim.engine.bake.albedo import material_mean_rgb  # the texture library, lazily
-
-    return material_mean_rgb(material)
 
 
 def _basis(normals: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -339,7 +323,7 @@ class _Tracer:
         hit = geom >= 0
         ao = (~hit | (tfar > cfg.ao_distance_m)).reshape(n, h).mean(axis=1)
         sky_seen = (~hit).reshape(n, h).mean(axis=1)
-        total = direct + cfg.ambient_scale * ao[:, None] * self.ambient[None, :]
+        total: FloatArray = direct + cfg.ambient_scale * ao[:, None] * self.ambient[None, :]
         for light in self.sky:
             total += sky_seen[:, None] * np.asarray(light.diffuse_rgb)[None, :]
         idx = np.flatnonzero(hit)
@@ -365,7 +349,8 @@ class _Tracer:
         per_ray = np.zeros((n * h, 3))
         per_ray[idx] = landed * self.albedo[geom[idx]]
         bounce: FloatArray = per_ray.reshape(n, h, 3).mean(axis=1)
-        return total + bounce
+        out: FloatArray = total + bounce
+        return out
 
 
 class _DirectTable:
@@ -476,8 +461,8 @@ def bake_lightmaps(
         face = irradiance[at : at + size].reshape(g.rows, g.cols, 3).astype(np.float32)
         np.minimum(face, RASTER_MAX_IRRADIANCE, out=face)
         # A light blur takes the sampling noise out (the texels are ~texel_m apart).
-        faces[(g.box, g.face)] = cv2.GaussianBlur(
-            face, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE
+        faces[(g.box, g.face)] = np.asarray(
+            cv2.GaussianBlur(face, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE), dtype=np.float32
         )
         at += size
     terrain = None
@@ -486,7 +471,10 @@ def bake_lightmaps(
         terrain = np.minimum(
             irradiance[at:].reshape(rows, cols, 3).astype(np.float32), RASTER_MAX_IRRADIANCE
         )
-        terrain = cv2.GaussianBlur(terrain, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE)
+        terrain = np.asarray(
+            cv2.GaussianBlur(terrain, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE),
+            dtype=np.float32,
+        )
     return Lightmaps(faces, terrain)
 
 

@@ -305,7 +305,7 @@ class _SceneBuilder:
         maps, _ = baked_lightmaps(self.scene.world, cfg)
         return maps
 
-    def _baked_material(self, k: int, box: StaticBox, irradiance: list[FloatArray]) -> str:
+    def _baked_material(self, k: int, box: StaticBox, irradiance: list[NDArray[np.float32]]) -> str:
         """A box's own cube texture (albedo x lightmap per face) in an emissive material."""
         sc = self.scene.scenario
         cfg = sc.lights.bake
