@@ -17,6 +17,7 @@ import numpy as np
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_sim.bench import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
+from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
 
@@ -32,13 +33,12 @@ VARIANTS: tuple[tuple[str, float, bool, bool], ...] = (
 
 def _variant(scene: Scene, supersample: float, shadows: bool, baked: bool) -> Scene:
     sc = scene.scenario
-    bake = dataclasses.replace(sc.lights.bake, enabled=baked)
     scenario = dataclasses.replace(
         sc,
         render=dataclasses.replace(sc.render, supersample=supersample),
-        lights=dataclasses.replace(sc.lights, shadows=shadows, bake=bake),
+        lights=dataclasses.replace(sc.lights, shadows=shadows),
     )
-    return dataclasses.replace(scene, scenario=scenario)
+    return with_bake(dataclasses.replace(scene, scenario=scenario), baked)
 
 
 def _pose(engine: MujocoEngine, scene: Scene, k: int, frames: int) -> None:

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
+from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
@@ -186,11 +187,7 @@ def test_procedural_rooms_are_textured_from_the_library() -> None:
     assert {w.material.texture for w in walls} & {look[0] for look in WALL_LOOKS}
     assert world.ambience.headlight_rgb == (0.0, 0.0, 0.0)
     # Unbaked: the library's images themselves (baked boxes get their own cube images).
-    scene = _room_scene(3)
-    sc = scene.scenario
-    bake_off = dataclasses.replace(sc.lights.bake, enabled=False)
-    scenario = dataclasses.replace(sc, lights=dataclasses.replace(sc.lights, bake=bake_off))
-    engine = MujocoEngine(dataclasses.replace(scene, scenario=scenario))
+    engine = MujocoEngine(with_bake(_room_scene(3), False))
     try:
         assert engine.model.ntex >= 3
         assert set(engine.model.tex_width.tolist()) == {128}
