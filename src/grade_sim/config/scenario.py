@@ -366,7 +366,7 @@ class BakeConfig:
     enabled: bool = True
     texel_m: float = field(default=0.1, metadata=bounds(0.02, 1.0))  # lightmap texel size
     light_samples: int = field(default=8, metadata=bounds(1, 64))  # per light and texel
-    hemisphere_samples: int = field(default=32, metadata=bounds(4, 256))  # bounce and AO rays
+    hemisphere_samples: int = field(default=64, metadata=bounds(4, 256))  # bounce and AO rays
     fixture_radius_m: float = field(default=0.15, metadata=bounds(0.0, 2.0))  # area of a fixture
     sun_radius_deg: float = field(
         default=1.5, metadata=bounds(0.0, 10.0)

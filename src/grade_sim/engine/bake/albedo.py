@@ -9,6 +9,7 @@ to the face image's density so they do not alias.
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Sequence
 from typing import Any
@@ -41,6 +42,7 @@ def _tile(material: Material, size_px: int = DEFAULT_SIZE_PX) -> NDArray[np.uint
     return shared_cache().image(spec)
 
 
+@functools.lru_cache(maxsize=256)
 def material_mean_rgb(material: Material) -> FloatArray:
     """The mean reflected colour (0..1): the texture's mean, else the material colour."""
     tile = _tile(material)
