@@ -363,7 +363,7 @@ class BakeConfig:
     lights, one bounce of indirect light and ambient occlusion, computed once per world and
     drawn by the raster renderer at no frame cost. Changes RGB only."""
 
-    enabled: bool = True
+    enabled: bool = False
     texel_m: float = field(default=0.1, metadata=bounds(0.02, 1.0))  # lightmap texel size
     light_samples: int = field(default=8, metadata=bounds(1, 64))  # per light and texel
     hemisphere_samples: int = field(default=64, metadata=bounds(4, 256))  # bounce and AO rays
@@ -499,7 +499,7 @@ class CameraConfig:
 
 @dataclass(frozen=True)
 class ImuConfig:
-    enabled: bool = True
+    enabled: bool = False
     mount: MountConfig = field(default_factory=MountConfig)
 
 

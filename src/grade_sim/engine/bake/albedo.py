@@ -23,9 +23,12 @@ from grade_sim.engine.bake.faces import FACES
 from grade_sim.world.model import Material, StaticBox
 from grade_sim.world.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural, shared_cache
 
+TERRAIN_MAX_PX = 2048  # the largest 2D texture side (terrain, floors, ceilings)
+TOP_FACE, BOTTOM_FACE = 4, 5  # +z, -z in faces.FACES
+SINGLE_FACE_LABELS = {"floor": TOP_FACE, "ground": TOP_FACE, "ceiling": BOTTOM_FACE}
+Image = NDArray[np.float32]
 # Per face: the box axes MuJoCo's 2D mapping uses for (u, v) (x, y on top and bottom; x, z on
 # the faces along y; y, z on the faces along x).
-TERRAIN_MAX_PX = 2048
 _UV_AXES = {0: (1, 2), 1: (0, 2), 2: (0, 1)}
 
 
@@ -59,6 +62,61 @@ def face_px(box: StaticBox, px_per_m: float, max_px: int) -> int:
     return int(np.clip(math.ceil(longest * px_per_m), 8, max_px))
 
 
+def _tile_at_density(material: Material, px_per_m: float, texture_size_px: int) -> Image | None:
+    """The material's tile reduced to about `px_per_m` (area filter: no aliasing), float RGB."""
+    tile = _tile(material, texture_size_px)
+    if tile is None:
+        return None
+    side = max(4, round(px_per_m * material.texrepeat_m))
+    small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
+    out: Image = small.astype(np.float32) / 255.0
+    return out
+
+
+def _face_image(
+    box: StaticBox,
+    face: tuple[int, int, int, int, int, int],
+    irradiance: NDArray[np.floating[Any]],
+    rows: int,
+    cols: int,
+    tile: Image | None,
+) -> NDArray[np.uint8]:
+    """One face's (rows, cols, 3) image: albedo (sampled in metres) x irradiance, laid out
+    along `face`'s axes (`faces.FACES` convention)."""
+    n_ax, _n_sign, c_ax, c_sign, r_ax, r_sign = face
+    light = cv2.resize(
+        np.asarray(irradiance, np.float32), (cols, rows), interpolation=cv2.INTER_LINEAR
+    )
+    if tile is None:
+        albedo: Image = np.broadcast_to(
+            np.asarray(box.material.rgba[:3], dtype=np.float32), (rows, cols, 3)
+        )
+    else:
+        half = np.asarray(box.half_size_xyz, dtype=np.float64)
+        coord = np.zeros((rows, cols, 3))
+        s = (np.arange(cols) + 0.5) / cols
+        t = (np.arange(rows) + 0.5) / rows
+        coord[:, :, c_ax] = (c_sign * (2 * s - 1) * half[c_ax])[None, :]
+        coord[:, :, r_ax] = (r_sign * (2 * t - 1) * half[r_ax])[:, None]
+        a_u, a_v = _UV_AXES[n_ax]
+        side = tile.shape[0]
+        # Tile pixels: u along the first axis, v down the second (image rows go down).
+        map_x = (coord[:, :, a_u] / box.material.texrepeat_m * side) % side
+        map_y = (-coord[:, :, a_v] / box.material.texrepeat_m * side) % side
+        albedo = np.asarray(
+            cv2.remap(
+                tile,
+                map_x.astype(np.float32) - 0.5,
+                map_y.astype(np.float32) - 0.5,
+                interpolation=cv2.INTER_LINEAR,
+                borderMode=cv2.BORDER_WRAP,
+            ),
+            dtype=np.float32,
+        )
+    out: NDArray[np.uint8] = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0).astype(np.uint8)
+    return out
+
+
 def baked_cube(
     box: StaticBox,
     irradiance: Sequence[NDArray[np.floating[Any]]],
@@ -68,42 +126,41 @@ def baked_cube(
 ) -> NDArray[np.uint8]:
     """The (6 n, n, 3) cube texture of a baked box: albedo x irradiance per face, MuJoCo order."""
     n = face_px(box, px_per_m, max_px)
-    half = np.asarray(box.half_size_xyz, dtype=np.float64)
-    tile = _tile(box.material, texture_size_px)
-    flat = np.asarray(box.material.rgba[:3], dtype=np.float32)
-    if tile is not None:
-        # Reduce the tile to about the face image's density (area filter: no aliasing).
-        side = max(4, round(px_per_m * box.material.texrepeat_m))
-        small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
-        tile_f = small.astype(np.float32) / 255.0
-    out = np.empty((6 * n, n, 3), np.uint8)
-    centres = (np.arange(n, dtype=np.float64) + 0.5) / n
-    for f, (n_ax, _n_sign, c_ax, c_sign, r_ax, r_sign) in enumerate(FACES):
-        light = cv2.resize(irradiance[f], (n, n), interpolation=cv2.INTER_LINEAR)
-        if tile is None:
-            albedo: NDArray[np.float32] = np.broadcast_to(flat, (n, n, 3))
-        else:
-            coord = np.zeros((n, n, 3))
-            coord[:, :, c_ax] = (c_sign * (2 * centres - 1) * half[c_ax])[None, :]
-            coord[:, :, r_ax] = (r_sign * (2 * centres - 1) * half[r_ax])[:, None]
-            a_u, a_v = _UV_AXES[n_ax]
-            side = tile_f.shape[0]
-            # Tile pixels: u along the first axis, v down the second (image rows go down).
-            map_x = (coord[:, :, a_u] / box.material.texrepeat_m * side) % side
-            map_y = (-coord[:, :, a_v] / box.material.texrepeat_m * side) % side
-            albedo = np.asarray(
-                cv2.remap(
-                    tile_f,
-                    map_x.astype(np.float32) - 0.5,
-                    map_y.astype(np.float32) - 0.5,
-                    interpolation=cv2.INTER_LINEAR,
-                    borderMode=cv2.BORDER_WRAP,
-                ),
-                dtype=np.float32,
-            )
-        rgb = np.clip(albedo * light * 255.0 + 0.5, 0.0, 255.0)
-        out[f * n : (f + 1) * n] = rgb.astype(np.uint8)
-    return out
+    tile = _tile_at_density(box.material, px_per_m, texture_size_px)
+    return np.concatenate(
+        [_face_image(box, face, irradiance[f], n, n, tile) for f, face in enumerate(FACES)]
+    )
+
+
+def one_face(box: StaticBox) -> int | None:
+    """The one face that is ever seen of a floor (its top) or a ceiling (its bottom), else None.
+
+    Such a box is drawn with a 2D texture, which MuJoCo mipmaps (it does not mipmap cube
+    textures, whose cost then grows with their size), so it can be sharp at no frame cost.
+    """
+    return SINGLE_FACE_LABELS.get(box.label)
+
+
+def baked_plane(
+    box: StaticBox,
+    irradiance: Sequence[NDArray[np.floating[Any]]],
+    px_per_m: float,
+    texture_size_px: int,
+) -> NDArray[np.uint8]:
+    """The 2D texture of a floor or ceiling: its seen face's albedo x irradiance, columns along
+    the box's +x and rows along its -y (MuJoCo's 2D mapping of a box's top and bottom faces,
+    texuniform off, texrepeat 1)."""
+    face = one_face(box)
+    if face is None:
+        raise ValueError(f"box {box.name!r} ({box.label}) has no single seen face")
+    light = np.asarray(irradiance[face])
+    if face == BOTTOM_FACE:
+        light = light[:, ::-1]  # the bottom face's cube layout runs along -x
+    hx, hy = box.half_size_xyz[0], box.half_size_xyz[1]
+    cols = int(np.clip(math.ceil(2 * hx * px_per_m), 8, TERRAIN_MAX_PX))
+    rows = int(np.clip(math.ceil(2 * hy * px_per_m), 8, TERRAIN_MAX_PX))
+    tile = _tile_at_density(box.material, px_per_m, texture_size_px)
+    return _face_image(box, FACES[TOP_FACE], light, rows, cols, tile)
 
 
 def baked_terrain(

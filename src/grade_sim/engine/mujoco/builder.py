@@ -29,7 +29,7 @@ from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
-from grade_sim.engine.bake.albedo import baked_cube, baked_terrain
+from grade_sim.engine.bake.albedo import baked_cube, baked_plane, baked_terrain, one_face
 from grade_sim.engine.bake.cache import baked_lightmaps
 from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
 from grade_sim.engine.mujoco.animal_coats import animal_materials
@@ -306,22 +306,29 @@ class _SceneBuilder:
         return maps
 
     def _baked_material(self, k: int, box: StaticBox, irradiance: list[NDArray[np.float32]]) -> str:
-        """A box's own cube texture (albedo x lightmap per face) in an emissive material."""
+        """A box's own texture (albedo x lightmap) in an emissive material: a 2D texture for a
+        floor or ceiling (one face is seen; MuJoCo mipmaps it), else a cube texture (one image
+        per face)."""
         sc = self.scene.scenario
         cfg = sc.lights.bake
-        image = baked_cube(
-            box, irradiance, cfg.texture_px_per_m, cfg.max_face_px, sc.render.texture_size_px
-        )
-        n = image.shape[1]
+        if one_face(box) is not None:
+            image = baked_plane(box, irradiance, cfg.texture_px_per_m, sc.render.texture_size_px)
+            kind, height = mujoco.mjtTexture.mjTEXTURE_2D, image.shape[0]
+        else:
+            image = baked_cube(
+                box, irradiance, cfg.texture_px_per_m, cfg.max_face_px, sc.render.texture_size_px
+            )
+            kind, height = mujoco.mjtTexture.mjTEXTURE_CUBE, image.shape[0]
         tex = self.spec.add_texture(
-            name=f"baked_{k}",
-            type=mujoco.mjtTexture.mjTEXTURE_CUBE,
-            width=n,
-            height=6 * n,
-            nchannel=3,
+            name=f"baked_{k}", type=kind, width=image.shape[1], height=height, nchannel=3
         )
         tex.data = image.tobytes()
-        return self._emissive_material(f"mat_baked_{k}", tex.name, box.material.texture)
+        name = self._emissive_material(f"mat_baked_{k}", tex.name, box.material.texture)
+        if kind == mujoco.mjtTexture.mjTEXTURE_2D:
+            # Each face spans the image once: the seen face shows it as baked.
+            self.spec.material(name).texuniform = False
+            self.spec.material(name).texrepeat = [1.0, 1.0]
+        return name
 
     def _baked_terrain_material(
         self, mesh: StaticMesh, terrain: Terrain, irradiance: NDArray[np.float32]
