@@ -499,7 +499,7 @@ class CameraConfig:
 
 @dataclass(frozen=True)
 class ImuConfig:
-    enabled: bool = False
+    enabled: bool = True
     mount: MountConfig = field(default_factory=MountConfig)
 
 
