@@ -377,6 +377,9 @@ class BakeConfig:
     texture_px_per_m: float = field(default=48.0, metadata=bounds(8.0, 512.0))
     max_face_px: int = field(default=256, metadata=bounds(16, 2048))
     seed: int = 0
+    # Dark see-through patches on the ground under people and animals, in the RGB pass only
+    # (engine/mujoco/contact_shadows.py): cheap but hard-edged, so off unless asked for.
+    contact_shadows: bool = False
 
 
 @dataclass(frozen=True)

@@ -21,17 +21,28 @@ ALL_STREAMS = frozenset(
 COARSE_BAKE = {"texel_m": 0.3, "light_samples": 2, "hemisphere_samples": 4}
 
 
-def _scene(baked: bool) -> Scene:
-    lights = {"count": 2, "bake": {"enabled": baked, **COARSE_BAKE}}
-    return build_scene(small_scenario(people={"count": 2}, lights=lights))
+def _scene(baked: bool, supersample: float) -> Scene:
+    # Contact shadows on: they are drawn in the RGB pass only and must not reach depth or masks.
+    bake = {"enabled": baked, "contact_shadows": True, **COARSE_BAKE}
+    return build_scene(
+        small_scenario(
+            people={"count": 2},
+            lights={"count": 2, "bake": bake},
+            render={"supersample": supersample},
+        )
+    )
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("supersample", [1.0, 1.5])  # without it, RGB and depth share a pass
 def test_the_bake_changes_rgb_only(
-    engine_of: Callable[[Scene], MujocoEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    engine_of: Callable[[Scene], MujocoEngine],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    supersample: float,
 ) -> None:
     monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
-    plain, baked = _scene(False), _scene(True)
+    plain, baked = _scene(False, supersample), _scene(True, supersample)
     engines = [engine_of(plain), engine_of(baked)]
     assert list(tmp_path.glob("*.npz"))  # the bake ran (and is cached)
     robot = plain.robots[0].model.name
