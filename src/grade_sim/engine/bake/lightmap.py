@@ -1,6 +1,7 @@
-"""Lightmaps of a world's static boxes: soft direct light, one bounce, ambient occlusion.
+"""Lightmaps of a world's static boxes and terrain: soft direct light, one bounce, AO.
 
-Every face of every opaque static box gets a grid of texels (about `texel_m` apart). At each
+Every face of every opaque static box gets a grid of texels (about `texel_m` apart), and the
+terrain's ground one over its grid. At each
 texel the irradiance is gathered in the raster renderer's own light units, so that a lit,
 unshadowed texel comes out as bright as MuJoCo draws it today:
 
@@ -13,17 +14,18 @@ unshadowed texel comes out as bright as MuJoCo draws it today:
   Directional lights that cast no shadow (the sky fill) light the texel by the share of the
   sky it sees.
 - bounce: `hemisphere_samples` cosine-weighted rays; where a ray hits the world, the light
-  leaving that point (its mean albedo times the direct light of one randomly picked light
-  there, times the number of lights) is averaged in: one bounce of indirect light.
+  leaving that point (its mean albedo times the first pass's direct light of the texel there;
+  on unbaked geometry, the direct light of one randomly picked light times the number of
+  lights) is averaged in: one bounce of indirect light.
 - AO: the share of those rays that travel further than `ao_distance_m`.
 
 Units: a colour is albedo * E (the renderer's convention), so E carries the 1/pi of a
 Lambertian surface already and the bounce is the plain mean of the colours its rays see. As the
 renderer does, E is clamped to 1 per channel (`RASTER_MAX_IRRADIANCE`).
 
-Randomness: one numpy Generator per chunk of texels, seeded by (seed, chunk), so the result does
-not depend on how chunks are spread over threads; the same world, lights and settings give the
-same bytes.
+Randomness: one numpy Generator per chunk of texels, seeded by (seed, pass, chunk), so the
+result does not depend on how chunks are spread over threads; the same world, lights and
+settings give the same bytes.
 """
 
 from __future__ import annotations
