@@ -100,8 +100,3 @@ def baked_lightmaps(
         maps = bake_lightmaps(world, config, progress=bar.update)
     _store(path, maps)
     return maps, False
-
-
-def settings_of(config: BakeConfig) -> dict[str, object]:
-    """The bake settings as plain values (for reports)."""
-    return dataclasses.asdict(config)

@@ -487,8 +487,3 @@ def texel_count(world: World, texel_m: float) -> int:
         rows, cols, _, _ = terrain_texels(world.terrain, texel_m)
         n += rows * cols
     return n
-
-
-def boxes_baked(boxes: Sequence[StaticBox]) -> list[int]:
-    """Indices of the boxes a bake covers."""
-    return [k for k, b in enumerate(boxes) if is_baked(b)]
