@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_render import tessellate
 from grade_render.errors import RenderError
+from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.io.record import ExperimentRecord, scene_from_record
 from grade_sim.scene import build_scene
@@ -87,7 +88,8 @@ class WorldState:
                 f"the record has {record.n_steps} steps but its scenario only "
                 f"{self.scene.n_steps}; the record does not belong to this scenario"
             )
-        self.engine = MujocoEngine(self.scene)
+        # Cycles lights the world itself: the model's materials without the baked light.
+        self.engine = MujocoEngine(with_bake(self.scene, False))
         self.model: Any = self.engine.model
         self.data: Any = self.engine.data
 

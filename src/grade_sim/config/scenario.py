@@ -360,6 +360,31 @@ class AnimalsConfig:
 
 
 @dataclass(frozen=True)
+class BakeConfig:
+    """Baked lighting of the static world (engine/bake; docs/looks.md): soft shadows from area
+    lights, one bounce of indirect light and ambient occlusion, computed once per world and
+    drawn by the raster renderer at no frame cost. Changes RGB only."""
+
+    enabled: bool = False
+    texel_m: float = field(default=0.1, metadata=bounds(0.02, 1.0))  # lightmap texel size
+    light_samples: int = field(default=8, metadata=bounds(1, 64))  # per light and texel
+    hemisphere_samples: int = field(default=64, metadata=bounds(4, 256))  # bounce and AO rays
+    fixture_radius_m: float = field(default=0.15, metadata=bounds(0.0, 2.0))  # area of a fixture
+    sun_radius_deg: float = field(
+        default=1.5, metadata=bounds(0.0, 10.0)
+    )  # softness of sun shadows
+    ao_distance_m: float = field(default=0.6, metadata=bounds(0.05, 10.0))
+    # Share of the scene's ambient light kept: the bounce now carries part of what it stood for.
+    ambient_scale: float = field(default=0.6, metadata=bounds(0.0, 1.0))
+    texture_px_per_m: float = field(default=48.0, metadata=bounds(8.0, 512.0))
+    max_face_px: int = field(default=256, metadata=bounds(16, 2048))
+    seed: int = 0
+    # Dark see-through patches on the ground under people and animals, in the RGB pass only
+    # (engine/mujoco/contact_shadows.py): cheap but hard-edged, so off unless asked for.
+    contact_shadows: bool = False
+
+
+@dataclass(frozen=True)
 class LightsConfig:
     count: int = field(default=2, metadata=bounds(1, 8))
     intensity: Range = field(default=(0.45, 0.8), metadata=bounds(0.0, 2.0))
@@ -370,6 +395,7 @@ class LightsConfig:
     color_temperature_k: Range = field(default=(2700.0, 6500.0), metadata=bounds(1000.0, 12000.0))
     ambient: Range = field(default=(0.1, 0.2), metadata=bounds(0.0, 1.0))
     time_of_day_h: Range = field(default=(7.0, 17.0), metadata=bounds(0.0, 24.0))
+    bake: BakeConfig = field(default_factory=BakeConfig)
 
     def validate(self, path: str) -> None:
         for name in ("intensity", "color_temperature_k", "ambient", "time_of_day_h"):

@@ -13,6 +13,7 @@ the material.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import math
@@ -510,6 +511,16 @@ class TextureCache:
             _store(path, img)
         self._memory[spec] = img
         return img
+
+
+@functools.lru_cache(maxsize=4)
+def _cache_at(folder: str) -> TextureCache:
+    return TextureCache(Path(folder))
+
+
+def shared_cache() -> TextureCache:
+    """The process's texture cache for the current cache folder (images stay in memory too)."""
+    return _cache_at(str(default_cache_dir()))
 
 
 def _read(path: Path, size: int) -> Image | None:

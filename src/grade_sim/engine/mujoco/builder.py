@@ -12,11 +12,9 @@ the compiled model, and so every run, stays identical to those runs.
 
 from __future__ import annotations
 
-import functools
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import mujoco
@@ -31,19 +29,22 @@ from grade_sim.actors.flying import ObjectShape
 from grade_sim.actors.people import PartShape
 from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
+from grade_sim.engine.bake.albedo import baked_cube, baked_plane, baked_terrain, one_face
+from grade_sim.engine.bake.cache import baked_lightmaps
+from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
 from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import Material, Sky, StaticMesh, StaticShape, TextureKind
+from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape, TextureKind
 from grade_sim.world.sky import sky_cube
+from grade_sim.world.terrain import Terrain
 from grade_sim.world.textures import (
-    TextureCache,
     TextureSpec,
-    default_cache_dir,
     is_procedural,
+    shared_cache,
     surface_of,
 )
 
@@ -77,16 +78,6 @@ _BUILTIN_TEXTURES = {
 
 
 SKY_FACE_PX = 256
-
-
-@functools.lru_cache(maxsize=4)
-def _cache_at(folder: str) -> TextureCache:
-    return TextureCache(Path(folder))
-
-
-def texture_cache() -> TextureCache:
-    """The process's texture cache for the current cache folder (images stay in memory too)."""
-    return _cache_at(str(default_cache_dir()))
 
 
 @dataclass(frozen=True)
@@ -227,7 +218,7 @@ class _SceneBuilder:
         )
         tex_name = self._textures.get(tex_spec)
         if tex_name is None:
-            image = texture_cache().image(tex_spec)
+            image = shared_cache().image(tex_spec)
             tex_name = f"tex_{len(self._textures)}_{mat.texture.value}"
             tex = spec.add_texture(
                 name=tex_name,
@@ -306,6 +297,76 @@ class _SceneBuilder:
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = self._image_textures[key]
         return name
 
+    def _lightmaps(self) -> Lightmaps | None:
+        """The world's baked lighting when the scenario turns it on (cached on disk)."""
+        cfg = self.scene.scenario.lights.bake
+        if not cfg.enabled or not self.scene.world.lights:
+            return None
+        maps, _ = baked_lightmaps(self.scene.world, cfg)
+        return maps
+
+    def _baked_material(self, k: int, box: StaticBox, irradiance: list[NDArray[np.float32]]) -> str:
+        """A box's own texture (albedo x lightmap) in an emissive material: a 2D texture for a
+        floor or ceiling (one face is seen; MuJoCo mipmaps it), else a cube texture (one image
+        per face)."""
+        sc = self.scene.scenario
+        cfg = sc.lights.bake
+        if one_face(box) is not None:
+            image = baked_plane(box, irradiance, cfg.texture_px_per_m, sc.render.texture_size_px)
+            kind, height = mujoco.mjtTexture.mjTEXTURE_2D, image.shape[0]
+        else:
+            image = baked_cube(
+                box, irradiance, cfg.texture_px_per_m, cfg.max_face_px, sc.render.texture_size_px
+            )
+            kind, height = mujoco.mjtTexture.mjTEXTURE_CUBE, image.shape[0]
+        tex = self.spec.add_texture(
+            name=f"baked_{k}", type=kind, width=image.shape[1], height=height, nchannel=3
+        )
+        tex.data = image.tobytes()
+        name = self._emissive_material(f"mat_baked_{k}", tex.name, box.material.texture)
+        if kind == mujoco.mjtTexture.mjTEXTURE_2D:
+            # Each face spans the image once: the seen face shows it as baked.
+            self.spec.material(name).texuniform = False
+            self.spec.material(name).texrepeat = [1.0, 1.0]
+        return name
+
+    def _baked_terrain_material(
+        self, mesh: StaticMesh, terrain: Terrain, irradiance: NDArray[np.float32]
+    ) -> str:
+        """The terrain's own baked 2D texture (addressed by texcoords over its grid)."""
+        sc = self.scene.scenario
+        image = baked_terrain(
+            mesh.material,
+            terrain_extent(terrain),
+            irradiance,
+            sc.lights.bake.texture_px_per_m,
+            sc.render.texture_size_px,
+        )
+        tex = self.spec.add_texture(
+            name="baked_terrain",
+            type=mujoco.mjtTexture.mjTEXTURE_2D,
+            width=image.shape[1],
+            height=image.shape[0],
+            nchannel=3,
+        )
+        tex.data = image.tobytes()
+        return self._emissive_material("mat_baked_terrain", tex.name, mesh.material.texture)
+
+    def _emissive_material(self, name: str, texture: str, kind: TextureKind) -> str:
+        """A fully emissive material showing `texture` as the final colour: the live lights
+        only add their specular highlights."""
+        surface = surface_of(kind)
+        material = self.spec.add_material(
+            name=name,
+            rgba=[1.0, 1.0, 1.0, 1.0],
+            emission=1.0,
+            specular=surface.specular,
+            shininess=surface.shininess,
+            reflectance=surface.reflectance,
+        )
+        material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = texture
+        return name
+
     def _add_world(self) -> None:
         scene, world = self.scene, self.spec.worldbody
         shadows = bool(scene.scenario.lights.shadows)
@@ -328,7 +389,15 @@ class _SceneBuilder:
                     else mujoco.mjtLightType.mjLIGHT_SPOT
                 ),
             )
-        for box in scene.world.boxes:
+        lightmaps = self._lightmaps()
+        for k, box in enumerate(scene.world.boxes):
+            irradiance = lightmaps.of_box(k) if lightmaps is not None else None
+            if irradiance is not None:
+                material = self._baked_material(k, box, irradiance)
+            else:
+                material = self._box_material(
+                    box.name, box.material, main_face_m(box.half_size_xyz)
+                )
             if box.shape is StaticShape.CYLINDER:
                 shape = {
                     "type": mujoco.mjtGeom.mjGEOM_CYLINDER,
@@ -342,20 +411,29 @@ class _SceneBuilder:
                 box.name,
                 pos=_g(box.center_xyz),
                 **shape,
-                material=self._box_material(box.name, box.material, main_face_m(box.half_size_xyz)),
+                material=material,
                 contype=WORLD_CONTYPE,
                 conaffinity=WORLD_CONAFFINITY,
             )
             geom.alt.type = mujoco.mjtOrientation.mjORIENTATION_EULER
             geom.alt.euler = [0.0, 0.0, _g(box.yaw_rad)[0]]
         parts_seen: dict[int, int] = {}
-        for mesh in scene.world.meshes:
+        ground = terrain_mesh_index(scene.world)
+        for m, mesh in enumerate(scene.world.meshes):
             # Several meshes may share an instance (parts of one object): number the later ones.
             k = parts_seen[mesh.instance_id] = parts_seen.get(mesh.instance_id, -1) + 1
             mesh_name = f"mesh_{mesh.instance_id}" if k == 0 else f"mesh_{mesh.instance_id}_{k}"
             textured: dict[str, Any] = {}
-            if mesh.texcoords_uv is not None:
-                textured["usertexcoord"] = _g(mesh.texcoords_uv.ravel())
+            ground_light = lightmaps.terrain if lightmaps is not None and m == ground else None
+            if ground_light is not None and scene.world.terrain is not None:
+                material = self._baked_terrain_material(mesh, scene.world.terrain, ground_light)
+                x0, y0, x1, y1 = terrain_extent(scene.world.terrain)
+                uv = (mesh.vertices_xyz[:, :2] - [x0, y0]) / [x1 - x0, y1 - y0]
+                textured["usertexcoord"] = _g(uv.ravel())
+            else:
+                material = self._mesh_material(f"mat_{mesh_name}", mesh)
+                if mesh.texcoords_uv is not None:
+                    textured["usertexcoord"] = _g(mesh.texcoords_uv.ravel())
             if not mesh.collides:
                 # Flat or open surfaces have no convex hull; they are drawn only.
                 textured["inertia"] = mujoco.mjtMeshInertia.mjMESH_INERTIA_SHELL
@@ -364,7 +442,7 @@ class _SceneBuilder:
                 mesh.instance_id,
                 mesh.name,
                 **self._add_mesh(mesh_name, mesh.vertices_xyz, mesh.faces, **textured),
-                material=self._mesh_material(f"mat_{mesh_name}", mesh),
+                material=material,
                 contype=WORLD_CONTYPE if mesh.collides else 0,
                 conaffinity=WORLD_CONAFFINITY if mesh.collides else 0,
             )

@@ -31,6 +31,7 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
+from grade_sim.engine.mujoco.contact_shadows import ContactShadows
 from grade_sim.engine.mujoco.render_thread import RenderThread
 from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
@@ -63,6 +64,11 @@ class _CameraSlot:
     cam_id: int
     robot: str
     output_cam_id: int | None = None  # a distorted camera's view: the camera it is rendered for
+
+
+def _wants_contact(scene: Scene) -> bool:
+    bake = scene.scenario.lights.bake
+    return bake.enabled and bake.contact_shadows and bool(scene.people or scene.animals)
 
 
 class MujocoEngine:
@@ -160,6 +166,9 @@ class MujocoEngine:
         self._render_thread: RenderThread | None = None
         self._version = 0  # changes whenever the state a camera would see may have changed
         self.gl_renderer = ""
+        self._contact = (
+            ContactShadows.of_scene(scene, self.model) if _wants_contact(scene) else None
+        )
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
         self._vopt.skingroup[HIDDEN_GROUP] = 0
@@ -430,6 +439,12 @@ class MujocoEngine:
             self.scene.scenario.render.supersampled(w),
             self.scene.scenario.render.supersampled(h),
         )
+        # Contact shadows join the scene for the RGB pass only: depth then comes from the
+        # exact pass, which draws without them.
+        plain_ngeom = vscene.ngeom
+        if want_rgb and self._contact is not None:
+            self._contact.add_to(mj, vscene, self._render_data)
+        decals = vscene.ngeom != plain_ngeom
         if (big_w, big_h) != (w, h) and want_rgb:
             # Antialiasing: RGB drawn larger and averaged down. Depth and masks come from the
             # exact segmentation pass below, never from blended samples.
@@ -444,12 +459,14 @@ class MujocoEngine:
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else None
             # The skybox writes depth; with a sky, depth comes from the exact pass below.
             sky = bool(vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX])
-            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth and not sky else None
+            exact = sky or decals
+            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth and not exact else None
             mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf[::-1], cfg)
+        vscene.ngeom = plain_ngeom
         exact_depth = want_depth and out_depth is None
         if segment or exact_depth:
             geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)

@@ -23,8 +23,8 @@ from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import ReturnMode
+from grade_sim.engine.raycast import Hits
 from grade_sim.sensors.lidar.beams import BeamFiring
-from grade_sim.sensors.lidar.raycast import Hits
 
 
 @dataclass(frozen=True)

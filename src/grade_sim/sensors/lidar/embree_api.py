@@ -23,8 +23,8 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_sim.engine.raycast import INSTALL_HINT
 from grade_sim.errors import LidarError
-from grade_sim.sensors.lidar.raycast import INSTALL_HINT
 
 GEOMETRY_TRIANGLE = 0
 GEOMETRY_INSTANCE = 121

@@ -24,10 +24,10 @@ from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarKind, LidarPreset
+from grade_sim.engine.raycast import Hits, InstanceMesh
 from grade_sim.sensors.lidar import embree_api
 from grade_sim.sensors.lidar.beams import BeamFiring, firing
 from grade_sim.sensors.lidar.divergence import Bundles, Footprint, combine, expand
-from grade_sim.sensors.lidar.raycast import Hits, InstanceMesh
 from grade_sim.sensors.schedule import stamp_ns_of, step_stamps_ns, steps_at_or_before
 
 # times (n,) ns -> positions (n, 3) and rotations (n, 3, 3) of the sensor in the world

@@ -16,11 +16,11 @@ from numpy.typing import NDArray
 from grade_common.rotations import matrix_to_quat
 from grade_common.types import Float32Array, FloatArray
 from grade_sim.config.lidar import LidarConfig, RayDropKind
+from grade_sim.engine.raycast import InstanceMesh
 from grade_sim.sensors.lidar.beams import BeamFiring
 from grade_sim.sensors.lidar.cloud import POINT_DTYPE, LidarScan
 from grade_sim.sensors.lidar.divergence import Footprint
 from grade_sim.sensors.lidar.learned_drop import LearnedRayDrop
-from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.returns import NoRayDrop, PhysicsRayDrop, RayDropModel
 from grade_sim.sensors.lidar.scanner import (
     MovingPart,

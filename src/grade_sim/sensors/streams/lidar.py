@@ -18,12 +18,12 @@ from grade_common.rotations import quat_from_rpy, quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarConfig, LidarKind
 from grade_sim.engine.protocol import EngineBackend, MeshOwner, RayMesh
+from grade_sim.engine.raycast import InstanceMesh
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors import messages as msgs
 from grade_sim.sensors.lidar.beams import column_azimuths_rad, firing, sweep_ns
 from grade_sim.sensors.lidar.classes import class_lookup
 from grade_sim.sensors.lidar.pose_track import PoseTrack, interpolate
-from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.scanner import MovingPart
 from grade_sim.sensors.lidar.sensor import LidarSensor, ScanResult, luminance
 from grade_sim.sensors.messages import QosProfile, TopicSpec

@@ -10,9 +10,9 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarKind, LidarPreset, ReturnMode
 from grade_sim.engine import tessellate
+from grade_sim.engine.raycast import InstanceMesh
 from grade_sim.sensors.lidar.beams import firing
 from grade_sim.sensors.lidar.divergence import Footprint, expand
-from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.scanner import RawScan, ScanCaster
 
 pytest.importorskip("embreex")

@@ -7,8 +7,8 @@ import pytest
 
 from grade_sim.config.lidar import LidarConfig, LidarKind, RayDropKind
 from grade_sim.engine import tessellate
+from grade_sim.engine.raycast import InstanceMesh
 from grade_sim.sensors.lidar.cloud import POINT_DTYPE
-from grade_sim.sensors.lidar.raycast import InstanceMesh
 from grade_sim.sensors.lidar.returns import PhysicsRayDrop
 from grade_sim.sensors.lidar.sensor import LidarSensor
 

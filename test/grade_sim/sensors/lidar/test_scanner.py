@@ -10,8 +10,8 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_sim.config.lidar import LidarKind, LidarPreset
 from grade_sim.engine import tessellate
+from grade_sim.engine.raycast import EmbreeDevice, Hits, InstanceMesh, InstanceScene
 from grade_sim.sensors.lidar.beams import sweep_ns
-from grade_sim.sensors.lidar.raycast import EmbreeDevice, Hits, InstanceMesh, InstanceScene
 from grade_sim.sensors.lidar.scanner import MovingPart, ScanCaster
 
 pytest.importorskip("embreex")

@@ -1,0 +1,102 @@
+"""Bakes kept on disk, keyed by a hash of the world, its lights and the bake settings.
+
+A second build of the same world (the same scenario and seed) reads its lightmaps back instead
+of baking again. Files are written under a staged name and renamed into place, so processes
+baking the same world at once never read a half-written file.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import os
+import sys
+from pathlib import Path
+
+import numpy as np
+
+from grade_common.atomic import StagedOutput
+from grade_common.errors import OutputExistsError
+from grade_sim.config.scenario import BakeConfig
+from grade_sim.engine.bake.lightmap import Lightmaps, bake_lightmaps, texel_count
+from grade_sim.world.model import World
+
+# Bump when the bake's output changes for the same inputs: older files are then ignored.
+BAKE_VERSION = 1
+CACHE_ENV = "GRADE_BAKE_CACHE"
+TERRAIN_KEY = "terrain"
+
+
+def default_cache_dir() -> Path:
+    """$GRADE_BAKE_CACHE, else $XDG_CACHE_HOME/grade/bake (~/.cache/grade/bake)."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(xdg) / "grade" / "bake"
+
+
+def bake_key(world: World, config: BakeConfig) -> str:
+    """Hash of everything a bake depends on: geometry, materials, lights, ambience, settings."""
+    # Only the settings of the lightmaps themselves: the texture density is applied afterwards.
+    lighting = dataclasses.replace(config, enabled=True, texture_px_per_m=1.0, max_face_px=16)
+    h = hashlib.sha256(f"v{BAKE_VERSION}|{lighting!r}".encode())
+    for box in world.boxes:
+        h.update(repr(box).encode())
+    for mesh in world.meshes:
+        h.update(repr((mesh.name, mesh.material)).encode())
+        h.update(np.ascontiguousarray(mesh.vertices_xyz, dtype=np.float64).tobytes())
+        h.update(np.ascontiguousarray(mesh.faces, dtype=np.int64).tobytes())
+    h.update(repr((world.lights, world.ambience)).encode())
+    return h.hexdigest()[:24]
+
+
+def _read(path: Path) -> Lightmaps | None:
+    if not path.is_file():
+        return None
+    try:
+        with np.load(path) as data:
+            faces = {}
+            terrain = None
+            for name in data.files:
+                if name == TERRAIN_KEY:
+                    terrain = np.asarray(data[name], dtype=np.float32)
+                    continue
+                box, face = (int(v) for v in name.split("_"))
+                faces[(box, face)] = np.asarray(data[name], dtype=np.float32)
+    except (OSError, ValueError, KeyError) as err:
+        print(f"bake cache: {path} is damaged ({err}); baking again", file=sys.stderr)
+        path.unlink(missing_ok=True)
+        return None
+    return Lightmaps(faces, terrain)
+
+
+def _store(path: Path, maps: Lightmaps) -> None:
+    arrays = {f"{b}_{f}": v for (b, f), v in maps.faces.items()}
+    if maps.terrain is not None:
+        arrays[TERRAIN_KEY] = maps.terrain
+    try:
+        with StagedOutput(path) as staged, open(staged, "wb") as out:
+            np.savez(out, **arrays)  # type: ignore[arg-type]
+    except OutputExistsError:
+        pass  # stored meanwhile by a concurrent process: the same bake
+
+
+def baked_lightmaps(
+    world: World, config: BakeConfig, folder: Path | None = None, show_progress: bool = True
+) -> tuple[Lightmaps, bool]:
+    """The lightmaps of `world`: from the cache folder, else baked (with a progress bar on
+    stderr) and stored. Returns them and whether they came from the cache."""
+    root = folder if folder is not None else default_cache_dir()
+    path = root / f"{bake_key(world, config)}.npz"
+    cached = _read(path)
+    if cached is not None:
+        return cached, True
+    from tqdm import tqdm
+
+    total = 2 * texel_count(world, config.texel_m)  # two passes over every texel
+    with tqdm(
+        total=total, desc="bake lighting", unit="texel", file=sys.stderr, disable=not show_progress
+    ) as bar:
+        maps = bake_lightmaps(world, config, progress=bar.update)
+    _store(path, maps)
+    return maps, False

@@ -1,0 +1,147 @@
+"""Baked lighting in the MuJoCo renderer: RGB changes, nothing else does."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from grade_sim.config.scenario import Stream, scenario_from_mapping
+from grade_sim.engine.mujoco.engine import MujocoEngine
+from grade_sim.robots.model import robot_model
+from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
+from grade_sim.world.model import Ambience, Light, Material, OccupancyGrid, StaticBox, World
+from scenario_kit import small_scenario
+
+ALL_STREAMS = frozenset(
+    {Stream.RGB, Stream.DEPTH, Stream.INSTANCE, Stream.SEMANTIC, Stream.NORMALS, Stream.FLOW}
+)
+COARSE_BAKE = {"texel_m": 0.3, "light_samples": 2, "hemisphere_samples": 4}
+
+
+def _scene(baked: bool, supersample: float) -> Scene:
+    # Contact shadows on: they are drawn in the RGB pass only and must not reach depth or masks.
+    bake = {"enabled": baked, "contact_shadows": True, **COARSE_BAKE}
+    return build_scene(
+        small_scenario(
+            people={"count": 2},
+            lights={"count": 2, "bake": bake},
+            render={"supersample": supersample},
+        )
+    )
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("supersample", [1.0, 1.5])  # without it, RGB and depth share a pass
+def test_the_bake_changes_rgb_only(
+    engine_of: Callable[[Scene], MujocoEngine],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    supersample: float,
+) -> None:
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
+    plain, baked = _scene(False, supersample), _scene(True, supersample)
+    engines = [engine_of(plain), engine_of(baked)]
+    assert list(tmp_path.glob("*.npz"))  # the bake ran (and is cached)
+    robot = plain.robots[0].model.name
+    camera = plain.robots[0].model.config.cameras[0].name
+    rgb_differs = False
+    for step in (0, plain.n_steps // 2, plain.n_steps - 1):  # people move: flow is non-zero
+        frames = []
+        for scene, engine in zip((plain, baked), engines, strict=True):
+            pos, quat = scene.actor_body_poses(step)
+            engine.set_actor_poses(pos, quat)
+            engine.update_kinematic_sensors()
+            frames.append(engine.render(robot, camera, ALL_STREAMS))
+        a, b = frames
+        for name in ("depth_m", "instance", "semantic", "normals_cam", "flow_px"):
+            x, y = getattr(a, name), getattr(b, name)
+            assert x is not None, name
+            assert y is not None, name
+            assert x.tobytes() == y.tobytes(), f"{name} differs at step {step}"
+        assert a.rgb is not None
+        assert b.rgb is not None
+        rgb_differs |= not np.array_equal(a.rgb, b.rgb)
+    assert rgb_differs
+
+
+FLOOR_ID, CUBE_ID, ROBOT_ID = 1, 2, 9
+GREY = Material((0.6, 0.6, 0.6, 1.0))
+
+
+def _shadow_scene(shadows: bool, baked: bool) -> Scene:
+    """A floor, a cube and one spot light above it; a robot camera looking at the cube's shadow."""
+    scenario = scenario_from_mapping(
+        {
+            "duration_s": 1.0,
+            "bootstrap_s": 0.0,
+            "people": {"count": 0},
+            "flying_objects": {"count": 0},
+            "lights": {"shadows": shadows, "bake": {"enabled": baked, "texel_m": 0.05}},
+            "render": {"supersample": 1},
+            "robots": [
+                {
+                    "name": "uav1",
+                    "motion": {"mode": "commands"},
+                    "cameras": [{"name": "camera", "width": 160, "height": 120}],
+                }
+            ],
+        }
+    )
+    boxes = (
+        StaticBox("floor", "floor", FLOOR_ID, (2.0, 0.0, -0.05), (3.0, 3.0, 0.05), 0.0, GREY),
+        StaticBox("cube", "furniture", CUBE_ID, (2.5, 0.4, 0.25), (0.25,) * 3, 0.0, GREY),
+    )
+    light = Light(
+        position_xyz=(2.5, -0.3, 2.0),
+        diffuse_rgb=(0.9, 0.9, 0.9),
+        cutoff_deg=80.0,
+        exponent=1.0,
+        attenuation=(1.0, 0.0, 0.02),
+    )
+    grid = OccupancyGrid((-1.0, -3.0), 0.1, np.zeros((60, 60), dtype=bool))
+    world = World(
+        boxes,
+        (),
+        (light,),
+        grid,
+        (-1.0, -3.0, -0.1),
+        (5.0, 3.0, 3.0),
+        ambience=Ambience((0.1, 0.1, 0.1), (0.0, 0.0, 0.0)),
+    )
+    rc = scenario.robots[0]
+    setup = RobotSetup(robot_model(rc), ROBOT_ID, np.array([0.0, 0.0, 1.5]), 0.0, None)
+    instances = {
+        FLOOR_ID: InstanceInfo(FLOOR_ID, "floor", "floor"),
+        CUBE_ID: InstanceInfo(CUBE_ID, "cube", "furniture"),
+        ROBOT_ID: InstanceInfo(ROBOT_ID, rc.name, "robot_uav"),
+    }
+    return Scene(scenario, world, (), (), (), (), (setup,), instances, 241)
+
+
+@pytest.mark.slow
+def test_baked_shadows_fall_where_the_live_shadow_map_puts_them(
+    engine_of: Callable[[Scene], MujocoEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The baked floor is dark where MuJoCo's own shadow map darkens it and lit elsewhere: the
+    lightmap lands on the right place of the right face (2D floor texture, cube texture)."""
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
+    streams = frozenset({Stream.RGB, Stream.INSTANCE})
+    frames = {}
+    for name, shadows, baked in (
+        ("live", False, False),
+        ("map", True, False),
+        ("baked", False, True),
+    ):
+        engine = engine_of(_shadow_scene(shadows, baked))
+        frames[name] = engine.render("uav1", "camera", streams)
+    live, shadow_map, baked = (frames[k].rgb.astype(np.float64).mean(axis=2) for k in frames)
+    floor = frames["live"].instance == FLOOR_ID
+    shadowed = floor & (shadow_map < 0.5 * live)
+    lit = floor & (shadow_map > 0.95 * live) & (live > 40)
+    assert shadowed.sum() > 50  # the view shows the shadow
+    assert lit.sum() > 500
+    assert np.median(baked[shadowed] / live[shadowed]) < 0.6
+    assert np.median(baked[lit] / live[lit]) > 0.8
