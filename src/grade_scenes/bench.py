@@ -36,7 +36,7 @@ def main(argv: list[str]) -> int:
     )
     t3 = time.perf_counter()
     config = SelectConfig(count=args.select)
-    best = select_scenes(scenes, len(catalog), config)
+    best = select_scenes(scenes, len(catalog), config, np.random.default_rng(args.seed))
     t4 = time.perf_counter()
     baseline = random_selection(scenes, len(catalog), config, np.random.default_rng(args.seed))
     print(
@@ -45,10 +45,11 @@ def main(argv: list[str]) -> int:
     )
     print(f"objects + stable poses (16 objects):  {t2 - t1:8.2f} s")
     print(f"generate {args.candidates} candidates:            {t3 - t2:8.2f} s")
-    print(f"select {args.select} (ILP):                     {t4 - t3:8.2f} s")
+    print(f"select {args.select} (ILP + swap search):     {t4 - t3:8.2f} s")
     print(f"generate + select total:              {t4 - t1:8.2f} s (objects included)")
     print(
         f"coverage {best.coverage}/{best.possible_pairs} pairs, gap {best.optimality_gap:.3g}; "
-        f"random selection {baseline.coverage}"
+        f"random selection {baseline.coverage}; diversity {best.diversity_bits:.2f} bits, "
+        f"random {baseline.diversity_bits:.2f}"
     )
     return 0

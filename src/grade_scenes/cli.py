@@ -18,6 +18,7 @@ from grade_scenes.generate import GenerateConfig, generate_scenes
 from grade_scenes.objects import default_object_set, load_object_set
 from grade_scenes.overlay import OverlayConfig, blend, load_rgb
 from grade_scenes.plot_scenes import plot_scene_grid
+from grade_scenes.pose_check import check_poses, describe_failures, settled_catalog
 from grade_scenes.reach.plot import plot_reachability
 from grade_scenes.reach.reachability import (
     compute_reachability,
@@ -33,13 +34,13 @@ from grade_scenes.scenefile import (
     write_candidates,
 )
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
-from grade_scenes.settle import settle
+from grade_scenes.settle import DRIFT_TOLERANCE_M, TILT_TOLERANCE_DEG, settle
 from grade_scenes.table import TableConfig
 from grade_sim.config.tabletop import load_tabletop_scene
 
 REACH_FILE = "reachability.npz"
 SETTLE_FILE = "settle.yaml"
-SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
+POSE_CHECK_FILE = "pose_check.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -122,29 +123,44 @@ def _generate(args: argparse.Namespace) -> int:
         else:
             reach = compute_reachability(TableConfig(), reach_rng)
         t1 = time.perf_counter()
-        catalog = build_catalog(config, base)
+        checks = check_poses(build_catalog(config, base), reach.table)
+        rejected = describe_failures(checks)
+        catalog = settled_catalog(build_catalog(config, base), checks)
         scenes = generate_scenes(catalog, reach, gen_config, scene_rng)
         t2 = time.perf_counter()
         header = {"seed": args.seed, "objects_per_scene": args.objects_per_scene}
         write_candidates(folder, scenes, catalog, reach.table, header)
+        (folder / POSE_CHECK_FILE).write_text(
+            yaml.safe_dump(
+                {
+                    "drift_tolerance_m": DRIFT_TOLERANCE_M,
+                    "tilt_tolerance_deg": TILT_TOLERANCE_DEG,
+                    "rejected": rejected,
+                },
+                sort_keys=False,
+            )
+        )
         save_reachability(reach, folder / REACH_FILE)
         plot_reachability(reach, folder / "reachability.png")
-        moved = {
-            scene_name(s.index): round(
-                settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml").max_displacement_m, 6
-            )
+        results = {
+            scene_name(s.index): settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml")
             for s in scenes
         }
-        (folder / SETTLE_FILE).write_text(
-            yaml.safe_dump({"tolerance_m": SETTLE_TOLERANCE_M, "max_displacement_m": moved})
-        )
+        settled = {
+            "drift_tolerance_m": DRIFT_TOLERANCE_M,
+            "tilt_tolerance_deg": TILT_TOLERANCE_DEG,
+            "max_displacement_m": {n: round(r.max_displacement_m, 6) for n, r in results.items()},
+            "max_tilt_deg": {n: round(r.max_tilt_deg, 4) for n, r in results.items()},
+        }
+        (folder / SETTLE_FILE).write_text(yaml.safe_dump(settled))
         t3 = time.perf_counter()
-    unsettled = sorted(n for n, m in moved.items() if m >= SETTLE_TOLERANCE_M)
+    unsettled = sorted(n for n, r in results.items() if not r.stays)
+    print(f"stable poses rejected by the physics check: {rejected or 'none'}")
     print(
         f"{len(scenes)} scenes of {args.objects_per_scene} objects -> {args.out} "
         f"(reachability {t1 - t0:.1f} s, generation {t2 - t1:.1f} s, settling {t3 - t2:.1f} s); "
-        f"{len(unsettled)} move >= {SETTLE_TOLERANCE_M} m when settling (select skips them): "
-        f"{unsettled}"
+        f"{len(unsettled)} move >= {DRIFT_TOLERANCE_M} m or tilt >= {TILT_TOLERANCE_DEG} deg "
+        f"when settling (select skips them): {unsettled}"
     )
     return 0
 
@@ -154,16 +170,22 @@ def _select(args: argparse.Namespace) -> int:
     names, scenes = read_candidates(source)
     settle_file = source / SETTLE_FILE
     if settle_file.is_file():
-        moved = yaml.safe_load(settle_file.read_text())["max_displacement_m"]
-        stable = tuple(s for s in scenes if moved[scene_name(s.index)] < SETTLE_TOLERANCE_M)
-        print(f"{len(scenes) - len(stable)} candidates skipped: they move when settling")
+        settled = yaml.safe_load(settle_file.read_text())
+        moved, tilted = settled["max_displacement_m"], settled["max_tilt_deg"]
+        stable = tuple(
+            s
+            for s in scenes
+            if moved[scene_name(s.index)] < DRIFT_TOLERANCE_M
+            and tilted[scene_name(s.index)] < TILT_TOLERANCE_DEG
+        )
+        print(f"{len(scenes) - len(stable)} candidates skipped: they move or tilt when settling")
         scenes = stable
     reach = load_reachability(source / REACH_FILE)
     config = SelectConfig(
         count=args.count, min_per_object=args.min_per_object, max_per_object=args.max_per_object
     )
     t0 = time.perf_counter()
-    best = select_scenes(scenes, len(names), config)
+    best = select_scenes(scenes, len(names), config, np.random.default_rng(args.seed))
     elapsed = time.perf_counter() - t0
     baseline = random_selection(scenes, len(names), config, np.random.default_rng(args.seed))
     chosen = [s for s in scenes if s.index in best.scene_indices]
@@ -177,18 +199,24 @@ def _select(args: argparse.Namespace) -> int:
             for obj in load_tabletop_scene(source / SCENE_DIR / name).objects:
                 rgba[obj.name] = obj.rgba
         summary = {
-            "method": "integer linear programme (HiGHS via scipy.optimize.milp), max coverage",
+            "method": (
+                "max coverage (integer linear programme, HiGHS via scipy.optimize.milp), then "
+                "one-swap search for SceneReplica's diversity"
+            ),
             "count": config.count,
             "per_object_bounds": [config.min_per_object, config.max_per_object],
             "scenes": [f"scene_{i:03d}" for i in best.scene_indices],
             "coverage_pairs": best.coverage,
             "possible_pairs": best.possible_pairs,
             "optimality_gap": float(best.optimality_gap),
-            "entropy_bits": round(best.entropy_bits, 4),
+            "diversity_bits": round(best.diversity_bits, 4),
+            "diversity_swaps": best.swaps,
+            "joint_entropy_bits": round(best.joint_entropy_bits, 4),
             "object_counts": dict(zip(names, best.object_counts, strict=True)),
             "random_baseline": {
                 "coverage_pairs": baseline.coverage,
-                "entropy_bits": round(baseline.entropy_bits, 4),
+                "diversity_bits": round(baseline.diversity_bits, 4),
+                "joint_entropy_bits": round(baseline.joint_entropy_bits, 4),
             },
             "solve_time_s": round(elapsed, 3),
         }
@@ -207,8 +235,11 @@ def _select(args: argparse.Namespace) -> int:
                 write_png(image, folder / "references" / f"{name}.png")
     print(
         f"{len(chosen)} scenes -> {args.out}: coverage {best.coverage}/{best.possible_pairs} "
-        f"pairs (gap {best.optimality_gap:.3g}), random selection {baseline.coverage}; "
-        f"entropy {best.entropy_bits:.3f} vs {baseline.entropy_bits:.3f} bits"
+        f"pairs (coverage stage gap {best.optimality_gap:.3g}), random selection "
+        f"{baseline.coverage}; SceneReplica diversity (sum of per-object pose entropies) "
+        f"{best.diversity_bits:.3f} bits after {best.swaps} swaps vs {baseline.diversity_bits:.3f} "
+        f"random; joint (object, pose) entropy {best.joint_entropy_bits:.3f} vs "
+        f"{baseline.joint_entropy_bits:.3f} bits"
     )
     return 0
 
