@@ -80,15 +80,28 @@ class Executor:
         self.step(max(1, round(seconds / self.world.model.opt.timestep)), watch=watch)
 
     def follow(self, path: FloatArray, watch: bool = True) -> None:
-        """Move the reference along the configurations of `path`, then let the arm settle."""
+        """Move the reference along `path` (configurations), then let the arm settle.
+
+        The path is timed by its length in the max-joint norm with a smooth start and stop
+        (s = 3 tau^2 - 2 tau^3, peak speed `max_speed_rad_s`): no velocity jumps that would
+        shake a held object out of the fingers.
+        """
         dt = self.world.model.opt.timestep
-        for q_next in path[1:]:
-            delta = q_next - self.q_ref
-            steps = max(1, int(np.ceil(float(np.max(np.abs(delta))) / (self.max_speed_rad_s * dt))))
-            start = self.q_ref.copy()
+        path = np.vstack([self.q_ref, path])
+        lengths = np.max(np.abs(np.diff(path, axis=0)), axis=1)
+        arc = np.concatenate([[0.0], np.cumsum(lengths)])
+        total = float(arc[-1])
+        if total > 1e-9:
+            duration = 1.5 * total / self.max_speed_rad_s
+            steps = max(1, int(np.ceil(duration / dt)))
             for k in range(1, steps + 1):
-                self.q_ref = start + delta * (k / steps)
+                tau = k / steps
+                s = total * (3 * tau**2 - 2 * tau**3)
+                i = min(int(np.searchsorted(arc, s, side="right")) - 1, len(path) - 2)
+                frac = (s - arc[i]) / max(float(lengths[i]), 1e-12)
+                self.q_ref = path[i] + min(frac, 1.0) * (path[i + 1] - path[i])
                 self.step(watch=watch)
+            self.q_ref = path[-1].copy()
         self.wait(0.3, watch=watch)
 
     def set_gripper(self, open_: bool, seconds: float = 0.6) -> None:

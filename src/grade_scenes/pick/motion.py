@@ -9,14 +9,49 @@ itself), so executing it cannot pass through the table.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, replace
+
 import mujoco
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_scenes.pick.world import PickWorld
 from grade_scenes.reach.ik import in_collision, solve_top_down
 from grade_scenes.reach.robot import ArmModel
 
 MAX_STEP_RAD = 0.02  # largest joint change between two checked configurations
+
+
+@dataclass(frozen=True)
+class Carried:
+    """An object held by the gripper: it moves with the TCP and is checked like the arm."""
+
+    qpos_adr: int  # its free joint's qpos address
+    geom: int
+    transform_tcp_object: FloatArray  # (4, 4), fixed while held
+
+    @staticmethod
+    def grasped(arm: ArmModel, world: PickWorld, k: int) -> Carried:
+        """Object k as it sits in the gripper now (arm.data synced with the physics state)."""
+        tcp = np.eye(4)
+        tcp[:3, :3] = arm.data.site_xmat[arm.tcp_site].reshape(3, 3)
+        tcp[:3, 3] = arm.data.site_xpos[arm.tcp_site]
+        return Carried(
+            world.object_qpos[k], world.object_geoms[k], np.linalg.inv(tcp) @ world.object_pose(k)
+        )
+
+    def place(self, arm: ArmModel, q: FloatArray) -> None:
+        """Put the object where the TCP holds it at configuration q (planning data only)."""
+        arm.data.qpos[arm.qpos_ids] = q
+        mujoco.mj_kinematics(arm.model, arm.data)
+        tcp = np.eye(4)
+        tcp[:3, :3] = arm.data.site_xmat[arm.tcp_site].reshape(3, 3)
+        tcp[:3, 3] = arm.data.site_xpos[arm.tcp_site]
+        pose = tcp @ self.transform_tcp_object
+        quat = np.zeros(4)
+        mujoco.mju_mat2Quat(quat, pose[:3, :3].ravel())
+        arm.data.qpos[self.qpos_adr : self.qpos_adr + 3] = pose[:3, 3]
+        arm.data.qpos[self.qpos_adr + 3 : self.qpos_adr + 7] = quat
 
 
 def interpolate(
@@ -30,11 +65,20 @@ def interpolate(
 
 
 def first_collision(
-    arm: ArmModel, path: FloatArray, allowed: frozenset[tuple[int, int]]
+    arm: ArmModel,
+    path: FloatArray,
+    allowed: frozenset[tuple[int, int]],
+    carried: Carried | None = None,
 ) -> int | None:
-    """Index of the first configuration of `path` in collision, or None if all are free."""
+    """Index of the first configuration of `path` in collision, or None if all are free.
+
+    With `carried`, the held object moves with the TCP and counts as part of the arm.
+    """
+    checked = arm if carried is None else replace(arm, robot_geoms=arm.robot_geoms | {carried.geom})
     for k, q in enumerate(path):
-        if in_collision(arm, q, allowed):
+        if carried is not None:
+            carried.place(arm, q)
+        if in_collision(checked, q, allowed):
             return k
     return None
 
@@ -45,17 +89,18 @@ def plan_joint_path(
     q_to: FloatArray,
     allowed: frozenset[tuple[int, int]],
     vias: list[FloatArray],
+    carried: Carried | None = None,
 ) -> FloatArray | None:
     """A collision-free path q_from -> q_to: the straight line, else through each via in turn.
 
     Returns None when neither the line nor any one-via detour is free.
     """
     direct = interpolate(q_from, q_to)
-    if first_collision(arm, direct, allowed) is None:
+    if first_collision(arm, direct, allowed, carried) is None:
         return direct
     for via in vias:
         path = np.vstack([interpolate(q_from, via), interpolate(via, q_to)[1:]])
-        if first_collision(arm, path, allowed) is None:
+        if first_collision(arm, path, allowed, carried) is None:
             return path
     return None
 

@@ -18,6 +18,7 @@ moving), missed (closed without lifting it), slip (lifted, then lost).
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,7 +40,7 @@ from grade_scenes.pick.grasp import (
     obstacle_manager,
     sample_grasps,
 )
-from grade_scenes.pick.motion import cartesian_line, first_collision, plan_joint_path
+from grade_scenes.pick.motion import Carried, cartesian_line, first_collision, plan_joint_path
 from grade_scenes.pick.world import BinSpec, PickWorld, build_pick_world
 from grade_scenes.reach.ik import home_contacts, solve_top_down
 from grade_scenes.reach.robot import HOME_Q, ArmModel
@@ -176,12 +177,17 @@ def _in_bin(world: PickWorld, k: int) -> bool:
 
 
 def _park(world: PickWorld, k: int) -> None:
-    """Take object k out of the scene: onto the floor far behind the robot, at rest."""
+    """Take object k out of the scene: far behind the robot, weightless and without contacts
+    (the model's arrays are this world's own)."""
     adr = world.object_qpos[k]
-    world.data.qpos[adr : adr + 7] = [-3.0, 0.5 * k, 0.2, 1.0, 0.0, 0.0, 0.0]
+    world.data.qpos[adr : adr + 7] = [-3.0, 0.5 * k, 1.0, 1.0, 0.0, 0.0, 0.0]
     body = world.object_bodies[k]
     dof = int(world.model.body_dofadr[body])
     world.data.qvel[dof : dof + 6] = 0.0
+    world.model.body_gravcomp[body] = 1.0
+    geom = world.object_geoms[k]
+    world.model.geom_contype[geom] = 0
+    world.model.geom_conaffinity[geom] = 0
     mujoco.mj_forward(world.model, world.data)
 
 
@@ -244,12 +250,21 @@ def pick_object(
     z0 = float(world.data.xpos[world.object_bodies[k], 2])
     executor.unplanned_contacts = 0
     executor.held_object = None
+    snap = context.get("snapshot")
+    label = f"{name}:"
+
+    def shot(what: str) -> None:
+        if callable(snap):
+            snap(world, f"{label} {what}")
+
     executor.set_gripper(True, 0.2)
     executor.follow(plan.to_pregrasp)
+    shot("pre-grasp")
     executor.held_object = k  # the fingers come close to the target from here on
     executor.follow(plan.descent)
     collided = executor.unplanned_contacts > 0
     executor.set_gripper(False, 0.8)
+    shot("closed")
     grasped = executor.pads_touch(world.object_geoms[k])
     lift = plan.descent[::-1]
     _sync(world, arm)
@@ -261,6 +276,7 @@ def pick_object(
     )
     executor.follow(up if up is not None else lift)
     executor.wait(config.hold_s)
+    shot(f"held {config.hold_s:g} s")
     z = float(world.data.xpos[world.object_bodies[k], 2])
     tcp = world.data.site_xpos[world.tcp_site]
     near = float(np.linalg.norm(world.data.xpos[world.object_bodies[k]] - tcp)) < 0.12
@@ -276,14 +292,19 @@ def pick_object(
     _sync(world, arm)
     q_drop = context["q_drop"]
     assert isinstance(q_drop, np.ndarray)
+    carry = Carried.grasped(arm, world, k)
     holding = self_contacts | _held_pairs(world, k)
-    path = plan_joint_path(arm, world.data.qpos[world.arm_qpos].copy(), q_drop, holding, [HOME_Q])
+    q_lift = world.data.qpos[world.arm_qpos].copy()
+    raised = solve_top_down(arm, world.data.site_xpos[world.tcp_site] + [0.0, 0.0, 0.2], q_lift)
+    vias = [v for v in (raised, HOME_Q) if v is not None]
+    path = plan_joint_path(arm, q_lift, q_drop, holding, vias, carry)
     if path is None:
         executor.set_gripper(True, 0.6)
         _return_home(world, executor, arm, self_contacts)
         _clear_if_off_table(world, k, present)
         return outcome(True, True, False, Failure.COLLISION)
     executor.follow(path)
+    shot("over the bin")
     still = (
         float(
             np.linalg.norm(
@@ -300,9 +321,7 @@ def pick_object(
     _park(world, k)
     present[k] = False
     _return_home(world, executor, arm, self_contacts)
-    return (
-        outcome(True, still, placed, failure) if not still else outcome(True, True, placed, failure)
-    )
+    return outcome(True, True, placed, failure)
 
 
 def _return_home(
@@ -341,7 +360,7 @@ def run_scene(
     config: PickConfig,
     grasp_config: GraspConfig | None = None,
     settle_s: float = 1.0,
-    snapshot: object | None = None,
+    snapshot: Callable[[PickWorld, str], None] | None = None,
 ) -> SceneOutcome:
     """All objects of one scene, near to far (module doc). `snapshot(world, label)` is called
     at the key moments of each attempt when given (for contact sheets)."""
@@ -360,6 +379,7 @@ def run_scene(
         "self_contacts": home_contacts(arm),
         "shapes": gripper_shapes(world),
         "q_drop": _drop_configuration(world, arm),
+        "snapshot": snapshot,
     }
     from grade_sim.config.tabletop import load_tabletop_scene
 

@@ -176,6 +176,10 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
     hand.add_camera(
         name=WRIST_CAMERA, pos=[0.06, 0.0, 0.02], quat=[0.0, 0.7071068, 0.7071068, 0.0], fovy=75
     )
+    for pad in ("finger1_pad_collision", "finger2_pad_collision"):
+        # robosuite's pads give no torsional friction (condim 3): an object held off its centre
+        # of mass turns about the grasp axis and slides out. A real pad's rubber patch resists.
+        gripper.geom(pad).condim = 4
     hand.add_frame().attach_body(gripper.body("right_gripper"), GRIPPER_PREFIX, "")
     base = base_pose_world(table)
     spec.worldbody.add_frame(pos=base[:3, 3].tolist()).attach_body(arm.body("base"), PREFIX, "")
@@ -192,8 +196,8 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
         quat=_look_at_quat(head_pos, head_target),
         fovy=fovy,
     )
-    view_pos = np.array([1.75, -1.0, 1.55])
-    view_target = np.array([0.55, -0.15, table.top_height_m])
+    view_pos = np.array([1.9, -1.35, 1.85])
+    view_target = np.array([0.45, -0.15, table.top_height_m + 0.12])
     spec.worldbody.add_camera(
         name=VIEW_CAMERA, pos=view_pos.tolist(), quat=_look_at_quat(view_pos, view_target), fovy=45
     )
