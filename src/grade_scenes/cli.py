@@ -1,4 +1,4 @@
-"""`grade scenes reach|generate|select|overlay`: SceneReplica's tabletop scenes."""
+"""`grade scenes reach|generate|select|run|overlay`: SceneReplica's tabletop scenes."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import trimesh
 import yaml
 
 from grade_common.atomic import StagedOutput
-from grade_common.cli_args import command_parser
+from grade_common.cli_args import add_quiet, command_parser
 from grade_scenes.catalog import build_catalog
 from grade_scenes.generate import GenerateConfig, generate_scenes
 from grade_scenes.objects import default_object_set, load_object_set
@@ -70,6 +70,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip rendering the reference images (references/scene_NNN.png)",
     )
+    run = sub.add_parser("run", help="pick and place every scene of a selection with the Panda")
+    run.add_argument("selection", help="a folder made by `grade scenes select`")
+    run.add_argument("--out", required=True, help="run folder (an existing one is resumed)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+    run.add_argument("--pose-noise-m", type=float, default=0.0, help="perception noise (xy)")
+    run.add_argument("--pose-noise-deg", type=float, default=0.0, help="perception noise")
+    run.add_argument("--no-sheets", dest="sheets", action="store_false", help="no contact sheets")
+    add_quiet(run)
     ovl = sub.add_parser("overlay", help="blend a live image file with a reference image")
     ovl.add_argument("live", help="image file of the live camera")
     ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
@@ -244,9 +253,36 @@ def _select(args: argparse.Namespace) -> int:
     return 0
 
 
+def _run(args: argparse.Namespace) -> int:
+    from grade_scenes.pick.protocol import PickConfig
+    from grade_scenes.pick.run import RESULTS_FILE, TABLES_FILE, run_selection
+
+    config = PickConfig(
+        seed=args.seed, pose_noise_m=args.pose_noise_m, pose_noise_deg=args.pose_noise_deg
+    )
+    attempts = run_selection(
+        Path(args.selection), Path(args.out), config, args.sheets, args.quiet, args.scenes
+    )
+    lifted = sum(a.lifted for a in attempts)
+    placed = sum(a.placed for a in attempts)
+    n = max(len(attempts), 1)
+    print(
+        f"{len(attempts)} objects: grasp success (lifted and held) {lifted} "
+        f"({100 * lifted / n:.1f} %), pick and place {placed} ({100 * placed / n:.1f} %) -> "
+        f"{Path(args.out) / RESULTS_FILE}, tables in {Path(args.out) / TABLES_FILE}"
+    )
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one `grade scenes` command; returns the exit code."""
-    handlers = {"reach": _reach, "generate": _generate, "select": _select, "overlay": _overlay}
+    handlers = {
+        "reach": _reach,
+        "generate": _generate,
+        "select": _select,
+        "overlay": _overlay,
+        "run": _run,
+    }
     return handlers[args.command](args)
 
 

@@ -9,6 +9,7 @@ itself), so executing it cannot pass through the table.
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass, replace
 
 import mujoco
@@ -126,6 +127,5 @@ def cartesian_line(
             return None
         path.append(q)
     return np.vstack(
-        [interpolate(a, b)[:-1] for a, b in zip(path[:-1], path[1:], strict=True)]
-        + [path[-1][None]]
+        [interpolate(a, b)[:-1] for a, b in itertools.pairwise(path)] + [path[-1][None]]
     )

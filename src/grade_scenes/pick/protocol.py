@@ -18,8 +18,8 @@ moving), missed (closed without lifting it), slip (lifted, then lost).
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -160,7 +160,9 @@ def _plan(
         any_ik = True
         if first_collision(arm, descent, touching) is not None:
             continue
-        via = solve_top_down(arm, above + [0.0, 0.0, 0.2], q_pre, closing_xy=grasp.closing_xy)
+        via = solve_top_down(
+            arm, above + np.array([0.0, 0.0, 0.2]), q_pre, closing_xy=grasp.closing_xy
+        )
         vias = [v for v in (HOME_Q, via) if v is not None]
         to_pre = plan_joint_path(arm, q_now, q_pre, self_contacts, vias)
         if to_pre is None:
