@@ -87,7 +87,8 @@ def results_table(attempts: tuple[Attempt, ...]) -> str:
 
 def dump_attempts(attempts: tuple[Attempt, ...]) -> str:
     """The YAML text `load_attempts` reads back."""
-    return yaml.safe_dump([to_mapping(a) for a in attempts], sort_keys=False)
+    text: str = yaml.safe_dump([to_mapping(a) for a in attempts], sort_keys=False)
+    return text
 
 
 def _rate(n: int, total: int) -> str:

@@ -383,13 +383,7 @@ def run_scene(
         "q_drop": _drop_configuration(world, arm),
         "snapshot": snapshot,
     }
-    from grade_sim.config.tabletop import load_tabletop_scene
-
-    spec = load_tabletop_scene(scene_file)
-    hulls = []
-    for obj in spec.objects:
-        mesh = trimesh.load(Path(scene_file).parent / obj.mesh, force="mesh")
-        hulls.append(mesh.convex_hull)
+    hulls = [world.object_hull(k) for k in range(len(world.object_names))]
     present = [True] * len(world.object_names)
     outcomes = []
     tried: set[int] = set()
@@ -402,4 +396,4 @@ def run_scene(
         outcomes.append(
             pick_object(world, executor, arm, k, present, hulls, config, grasp_config, rng, context)
         )
-    return SceneOutcome(spec.name, tuple(outcomes))
+    return SceneOutcome(world.scene_name, tuple(outcomes))

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import mujoco
 import numpy as np
+import trimesh
 
 from grade_common.types import FloatArray
 from grade_scenes.assets import robosuite_assets
@@ -78,6 +79,7 @@ class PickWorld:
     robot_geoms: frozenset[int]
     table_geom: int
     scene_file: Path
+    scene_name: str
 
     def planning_arm(self) -> ArmModel:
         """An ArmModel over this model with its own MjData (IK and collision checks never
@@ -97,6 +99,18 @@ class PickWorld:
             robot_geoms=self.robot_geoms,
             world_geoms=world_geoms,
         )
+
+    def object_hull(self, k: int) -> trimesh.Trimesh:
+        """Object k's collision hull (what the physics collides) in its body frame."""
+        model, g = self.model, self.object_geoms[k]
+        mesh = int(model.geom_dataid[g])
+        start, count = model.mesh_vertadr[mesh], model.mesh_vertnum[mesh]
+        rotation = np.zeros(9)
+        mujoco.mju_quat2Mat(rotation, model.geom_quat[g])
+        local = np.asarray(model.mesh_vert[start : start + count], dtype=np.float64)
+        points = local @ rotation.reshape(3, 3).T + model.geom_pos[g]
+        hull: trimesh.Trimesh = trimesh.convex.convex_hull(points)
+        return hull
 
     def object_pose(self, k: int) -> FloatArray:
         """(4, 4) world pose of object k (centre-of-mass frame) in the physics state."""
@@ -249,5 +263,6 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
         robot_geoms=robot_geoms,
         table_geom=table_geom,
         scene_file=file,
+        scene_name=scene_spec.name,
     )
     return world
