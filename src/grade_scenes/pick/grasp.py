@@ -1,15 +1,16 @@
 """Grasp planning for a parallel gripper approaching from above: antipodal pairs sampled on
 the object's collision mesh, ranked, and checked with FCL against the table and the objects.
 
-The samples are taken on the object's convex hull, the surface the simulator collides. For a
-point p with outward normal n, the ray from p along -n leaves the hull at q (normal n_q); the
-pair is antipodal when both normals lie within the friction cone of the axis q - p. Only pairs
-whose axis is nearly horizontal are kept, so the hand can come straight down with its fingers
-on either side (top-down grasps; side and tilted approaches are not planned). A grasp is ranked
-by how antipodal its normals are, how close its centre lies to the object's centre of mass and
-how level its axis is; it is kept when it fits the open gripper, its finger pads stay above the
-table, and the open gripper at the grasp pose (its real collision meshes, FCL) touches neither
-the table, nor the other objects, nor the target.
+The samples are taken on the object's convex hull, the surface the simulator collides. The hand
+comes straight down, so the closing axis is horizontal (top-down grasps; side and tilted
+approaches are not planned): for a point p with outward normal n, the horizontal ray from p
+along -n's horizontal part leaves the hull at q (normal n_q); the pair is antipodal when both
+normals lie within the friction cone of that axis. (Casting along -n itself would find only
+diameters on curved objects: a lying can's lower chords, which keep the palm clear of its top,
+would be missed.) A grasp is ranked by how antipodal its normals are and how close its centre
+lies to the object's centre of mass; it is kept when it fits the open gripper, its finger pads
+stay above the table, and the open gripper at the grasp pose (its real collision meshes, FCL)
+touches neither the table, nor the other objects, nor the target.
 """
 
 from __future__ import annotations
@@ -33,7 +34,6 @@ class GraspConfig:
     max_width_m: float = 0.075  # the pads open to 0.079 m; keep a margin
     min_width_m: float = 0.005
     friction_cone_rad: float = 0.35
-    max_axis_tilt_rad: float = 0.26  # how far the axis may leave the horizontal
     pad_clearance_m: float = 0.012  # pad centre above the table top (pad half height 8 mm)
     keep: int = 40  # best-ranked grasps handed to IK
 
@@ -118,9 +118,15 @@ def sample_grasps(
     a[flip], b[flip] = 1 - a[flip], 1 - b[flip]
     points = tri[:, 0] + a[:, None] * (tri[:, 1] - tri[:, 0]) + b[:, None] * (tri[:, 2] - tri[:, 0])
     normals = world_hull.face_normals[faces]
+    inward = -normals.copy()
+    inward[:, 2] = 0.0
+    level = np.linalg.norm(inward, axis=1)
+    usable = level > np.sin(config.friction_cone_rad)  # else n is outside any horizontal cone
+    points, normals = points[usable], normals[usable]
+    inward = inward[usable] / level[usable, None]
     origins = points - 1e-5 * normals
     hits, ray_ids, hit_faces = world_hull.ray.intersects_location(
-        origins, -normals, multiple_hits=False
+        origins, inward, multiple_hits=False
     )
     grasps = []
     cos_cone = np.cos(config.friction_cone_rad)
@@ -134,14 +140,12 @@ def sample_grasps(
         n_q = world_hull.face_normals[face]
         if float(-n @ axis) < cos_cone or float(n_q @ axis) < cos_cone:
             continue
-        if abs(float(axis[2])) > np.sin(config.max_axis_tilt_rad):
-            continue
         center = (p + hit) / 2
         if center[2] < table_top_m + config.pad_clearance_m:
             continue
         quality = float(-n @ n_q)
         off_com = float(np.linalg.norm(center[:2] - com[:2]))
-        score = quality - 2.0 * abs(float(axis[2])) - 10.0 * off_com - 3.0 * abs(center[2] - com[2])
+        score = quality - 10.0 * off_com - 3.0 * abs(center[2] - com[2])
         grasps.append(Grasp(_tcp_pose(center, axis), center, width, score))
     grasps.sort(key=lambda g: -g.score)
     return grasps

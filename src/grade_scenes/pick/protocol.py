@@ -30,7 +30,7 @@ from scipy.spatial.transform import Rotation
 
 from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
-from grade_scenes.errors import ObjectSetError
+from grade_scenes.errors import ObjectSetError, ScenesError
 from grade_scenes.pick.execute import Executor
 from grade_scenes.pick.grasp import (
     Grasp,
@@ -75,6 +75,7 @@ class PickConfig(Checked):
     hold_s: float = field(default=2.0, metadata=bounds(0.0, 30.0))
     max_speed_rad_s: float = field(default=1.0, metadata=bounds(0.05, 3.0))
     drop_height_m: float = field(default=0.3, metadata=bounds(0.05, 1.0))  # TCP above bin floor
+    ik_restarts: int = field(default=4, metadata=bounds(0, 100))  # random IK seeds per grasp
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,9 @@ def _plan(
         tcp = grasp.transform_world_tcp[:3, 3]
         above = tcp + np.array([0.0, 0.0, config.pregrasp_m])
         q_pre = None
-        for seed in (q_now, HOME_Q):
+        # Near the edge of the reach the ready pose is a poor seed: seeded random restarts too.
+        restarts = [rng.uniform(arm.lower, arm.upper) for _ in range(config.ik_restarts)]
+        for seed in (q_now, HOME_Q, *restarts):
             q_pre = solve_top_down(arm, above, seed, closing_xy=grasp.closing_xy)
             if q_pre is not None:
                 break
@@ -193,12 +196,19 @@ def _park(world: PickWorld, k: int) -> None:
     mujoco.mj_forward(world.model, world.data)
 
 
-def _drop_configuration(world: PickWorld, arm: ArmModel) -> FloatArray:
+def _drop_configuration(world: PickWorld, arm: ArmModel, height_m: float) -> FloatArray:
+    """The arm with its TCP `height_m` over the bin's centre, pointing down.
+
+    Raises:
+        ScenesError: the bin is out of the arm's reach at that height.
+    """
     b = world.bin
-    target = np.array([*b.center_xy, b.floor_z_m + 0.3])
+    target = np.array([*b.center_xy, b.floor_z_m + height_m])
     q = solve_top_down(arm, target, HOME_Q)
     if q is None:
-        raise RuntimeError(f"the bin at {b.center_xy} is out of the arm's reach")
+        raise ScenesError(
+            f"the bin at {b.center_xy}, {height_m:.2f} m over its floor, is out of the arm's reach"
+        )
     return q
 
 
@@ -292,11 +302,15 @@ def pick_object(
         _clear_if_off_table(world, k, present)
         return outcome(grasped, False, False, failure)
     _sync(world, arm)
-    q_drop = context["q_drop"]
-    assert isinstance(q_drop, np.ndarray)
     carry = Carried.grasped(arm, world, k)
     holding = self_contacts | _held_pairs(world, k)
     q_lift = world.data.qpos[world.arm_qpos].copy()
+    # Over the bin, the held object's lowest point must clear the walls.
+    hull_world = hulls[k].copy().apply_transform(world.object_pose(k))
+    below_m = float(world.data.site_xpos[world.tcp_site, 2] - hull_world.bounds[0, 2])
+    b = world.bin
+    drop_m = max(config.drop_height_m, b.wall_height_m + below_m + 0.03)
+    q_drop = _drop_configuration(world, arm, drop_m)
     raised = solve_top_down(arm, world.data.site_xpos[world.tcp_site] + [0.0, 0.0, 0.2], q_lift)
     vias = [v for v in (raised, HOME_Q) if v is not None]
     path = plan_joint_path(arm, q_lift, q_drop, holding, vias, carry)
@@ -380,7 +394,6 @@ def run_scene(
     context: dict[str, object] = {
         "self_contacts": home_contacts(arm),
         "shapes": gripper_shapes(world),
-        "q_drop": _drop_configuration(world, arm),
         "snapshot": snapshot,
     }
     hulls = [world.object_hull(k) for k in range(len(world.object_names))]
