@@ -182,10 +182,10 @@ def _in_bin(world: PickWorld, k: int) -> bool:
 
 
 def _park(world: PickWorld, k: int) -> None:
-    """Take object k out of the scene: far behind the robot, weightless and without contacts
-    (the model's arrays are this world's own)."""
+    """Take object k out of the scene: under the floor, weightless and without contacts (the
+    model's arrays are this world's own)."""
     adr = world.object_qpos[k]
-    world.data.qpos[adr : adr + 7] = [-3.0, 0.5 * k, 1.0, 1.0, 0.0, 0.0, 0.0]
+    world.data.qpos[adr : adr + 7] = [0.0, 0.5 * k, -5.0, 1.0, 0.0, 0.0, 0.0]
     body = world.object_bodies[k]
     dof = int(world.model.body_dofadr[body])
     world.data.qvel[dof : dof + 6] = 0.0
@@ -379,7 +379,8 @@ def run_scene(
     snapshot: Callable[[PickWorld, str], None] | None = None,
 ) -> SceneOutcome:
     """All objects of one scene, near to far (module doc). `snapshot(world, label)` is called
-    at the key moments of each attempt when given (for contact sheets)."""
+    once with label "start" (settled, arm at home) and at the key moments of each attempt
+    ("OBJECT: pre-grasp", ...), when given."""
     grasp_config = grasp_config or GraspConfig()
     world = build_pick_world(scene_file, config.timestep_s, BinSpec())
     rng = np.random.default_rng(config.seed)
@@ -398,6 +399,8 @@ def run_scene(
     }
     hulls = [world.object_hull(k) for k in range(len(world.object_names))]
     present = [True] * len(world.object_names)
+    if snapshot is not None:
+        snapshot(world, "start")
     outcomes = []
     tried: set[int] = set()
     while True:

@@ -210,10 +210,10 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
         quat=_look_at_quat(head_pos, head_target),
         fovy=fovy,
     )
-    view_pos = np.array([1.9, -1.35, 1.85])
-    view_target = np.array([0.45, -0.15, table.top_height_m + 0.12])
+    view_pos = np.array([1.65, -1.1, 1.65])
+    view_target = np.array([0.4, -0.15, table.top_height_m + 0.2])
     spec.worldbody.add_camera(
-        name=VIEW_CAMERA, pos=view_pos.tolist(), quat=_look_at_quat(view_pos, view_target), fovy=45
+        name=VIEW_CAMERA, pos=view_pos.tolist(), quat=_look_at_quat(view_pos, view_target), fovy=50
     )
     model = spec.compile()
     data = mujoco.MjData(model)
