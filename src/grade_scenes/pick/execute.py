@@ -16,6 +16,7 @@ import mujoco
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_scenes.pick.record import BagRecorder
 from grade_scenes.pick.world import FINGER_OPEN_M, PickWorld
 
 KP = np.array([600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 60.0])
@@ -32,6 +33,7 @@ class Executor:
     gripper_open: bool = True
     unplanned_contacts: int = 0
     held_object: int | None = None  # object index whose contacts with the gripper are expected
+    recorder: BagRecorder | None = None  # the run's bag: joint states, commands
 
     def __post_init__(self) -> None:
         self.q_ref = self.world.data.qpos[self.world.arm_qpos].copy()
@@ -69,12 +71,27 @@ class Executor:
                 self.unplanned_contacts += 1
                 return
 
+    @property
+    def stamp_ns(self) -> int:
+        return round(float(self.world.data.time) * 1e9)
+
     def step(self, count: int = 1, watch: bool = True) -> None:
+        w, d = self.world, self.world.data
         for _ in range(count):
             self._control()
-            mujoco.mj_step(self.world.model, self.world.data)
+            mujoco.mj_step(w.model, d)
             if watch:
                 self._count_contacts()
+            if self.recorder is not None and self.recorder.due(self.stamp_ns):
+                self.record_state()
+
+    def record_state(self) -> None:
+        """Write the joint states of this instant to the recorder."""
+        assert self.recorder is not None
+        w, d = self.world, self.world.data
+        joints = np.concatenate([w.arm_qpos, w.finger_qpos])
+        dofs = np.concatenate([w.arm_dofs, w.finger_dofs])
+        self.recorder.joint_states(self.stamp_ns, d.qpos[joints], d.qvel[dofs])
 
     def wait(self, seconds: float, watch: bool = False) -> None:
         self.step(max(1, round(seconds / self.world.model.opt.timestep)), watch=watch)
@@ -94,6 +111,8 @@ class Executor:
         if total > 1e-9:
             duration = 1.5 * total / self.max_speed_rad_s
             steps = max(1, int(np.ceil(duration / dt)))
+            if self.recorder is not None:
+                self._record_trajectory(path, arc, steps * dt)
             for k in range(1, steps + 1):
                 tau = k / steps
                 s = total * (3 * tau**2 - 2 * tau**3)
@@ -104,8 +123,19 @@ class Executor:
             self.q_ref = path[-1].copy()
         self.wait(0.3, watch=watch)
 
+    def _record_trajectory(self, path: FloatArray, arc: FloatArray, duration_s: float) -> None:
+        """The path as the JointTrajectory command it is: at most 50 waypoints, each at the
+        time the smooth timing reaches it."""
+        assert self.recorder is not None
+        keep = np.unique(np.linspace(0, len(path) - 1, min(len(path), 50)).round().astype(int))
+        taus = np.linspace(0.0, 1.0, 2001)
+        reached = np.interp(arc[keep] / arc[-1], 3 * taus**2 - 2 * taus**3, taus)
+        self.recorder.trajectory(self.stamp_ns, path[keep], reached * duration_s)
+
     def set_gripper(self, open_: bool, seconds: float = 0.6) -> None:
         self.gripper_open = open_
+        if self.recorder is not None:
+            self.recorder.gripper(self.stamp_ns, 2 * FINGER_OPEN_M if open_ else 0.0)
         self.wait(seconds)
 
     def pads_touch(self, geom: int) -> bool:

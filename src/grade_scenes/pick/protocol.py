@@ -41,6 +41,7 @@ from grade_scenes.pick.grasp import (
     sample_grasps,
 )
 from grade_scenes.pick.motion import Carried, cartesian_line, first_collision, plan_joint_path
+from grade_scenes.pick.record import BagRecorder
 from grade_scenes.pick.world import BinSpec, PickWorld, build_pick_world
 from grade_scenes.reach.ik import home_contacts, solve_top_down
 from grade_scenes.reach.robot import HOME_Q, ArmModel
@@ -377,10 +378,12 @@ def run_scene(
     grasp_config: GraspConfig | None = None,
     settle_s: float = 1.0,
     snapshot: Callable[[PickWorld, str], None] | None = None,
+    bag_dir: Path | None = None,
 ) -> SceneOutcome:
     """All objects of one scene, near to far (module doc). `snapshot(world, label)` is called
     once with label "start" (settled, arm at home) and at the key moments of each attempt
-    ("OBJECT: pre-grasp", ...), when given."""
+    ("OBJECT: pre-grasp", ...), when given. With `bag_dir` (a new path), the arm's joint
+    states and commands are recorded there (`record`)."""
     grasp_config = grasp_config or GraspConfig()
     world = build_pick_world(scene_file, config.timestep_s, BinSpec())
     rng = np.random.default_rng(config.seed)
@@ -389,6 +392,30 @@ def run_scene(
     d.qpos[world.finger_qpos] = [0.04, -0.04]
     mujoco.mj_forward(world.model, d)
     executor = Executor(world, config.max_speed_rad_s)
+    if bag_dir is not None:
+        executor.recorder = BagRecorder(bag_dir)
+        executor.record_state()  # t = 0: the samples then fall on the rate's grid
+    try:
+        return _run_objects(world, executor, config, grasp_config, settle_s, snapshot, rng)
+    except BaseException:
+        if executor.recorder is not None:
+            executor.recorder.abort()
+            executor.recorder = None
+        raise
+    finally:
+        if executor.recorder is not None:
+            executor.recorder.close()
+
+
+def _run_objects(
+    world: PickWorld,
+    executor: Executor,
+    config: PickConfig,
+    grasp_config: GraspConfig,
+    settle_s: float,
+    snapshot: Callable[[PickWorld, str], None] | None,
+    rng: np.random.Generator,
+) -> SceneOutcome:
     executor.wait(settle_s)
     arm = world.planning_arm()
     _sync(world, arm)

@@ -4,7 +4,9 @@ resumable run folder.
 Scenes run in the selection's order (SceneReplica's: by scene index). Each scene gets its own
 folder `RUN/scene_NNN/` with the head camera's RGB-D view before the first grasp
 (`head_rgb.png`, `head_depth_mm.png` as 16-bit millimetres), the settled object poses
-(`ground_truth.yaml`), the contact sheet of the grasp sequence (`sheet.png`) and, written last
+(`ground_truth.yaml`), the arm's rosbag2 in simulated time (`bag/`: /clock, /joint_states,
+/arm/joint_trajectory, /gripper/command; `record`), the contact sheet of the grasp sequence
+(`sheet.png`) and, written last
 (it marks the scene done), `attempts.yaml` in `grade_eval.pick_place`'s format. A second run
 into the same folder with the same selection and settings (`run.yaml`) skips finished scenes;
 other settings are refused. `results.yaml` (all attempts) and `results.md`
@@ -47,6 +49,7 @@ from grade_scenes.scenefile import SCENE_DIR
 RUN_FILE = "run.yaml"  # the selection and the settings: a resumed run must keep them
 ATTEMPTS_FILE = "attempts.yaml"
 RESULTS_FILE = "results.yaml"
+BAG_DIR = "bag"
 TABLES_FILE = "results.md"
 
 
@@ -138,7 +141,7 @@ def run_one(
             frames.append((label, cams.rgb(VIEW_CAMERA)))
 
     try:
-        outcome = run_scene(scene_file, config, snapshot=snapshot)
+        outcome = run_scene(scene_file, config, snapshot=snapshot, bag_dir=folder / BAG_DIR)
     finally:
         for cams in cameras.values():
             cams.close()

@@ -10,39 +10,14 @@ import mujoco
 import numpy as np
 import pytest
 
-from grade_scenes.catalog import build_catalog
-from grade_scenes.generate import PlacedObject, Scene
-from grade_scenes.objects import ObjectSetConfig, ObjectSpec, Shape
 from grade_scenes.pick.motion import interpolate, plan_joint_path
 from grade_scenes.pick.protocol import Failure, PickConfig, run_scene
 from grade_scenes.pick.world import BinSpec, PickWorld, build_pick_world
 from grade_scenes.reach.ik import home_contacts, solve_top_down
 from grade_scenes.reach.robot import HOME_Q
-from grade_scenes.scenefile import SCENE_DIR, write_candidates
 from grade_scenes.table import TableConfig
 
 TABLE = TableConfig()
-BOX = ObjectSpec(name="box", shape=Shape.BOX, size_m=(0.05, 0.06, 0.12), density_kg_m3=400.0)
-CAN = ObjectSpec(name="can", shape=Shape.CYLINDER, size_m=(0.03, 0.1), density_kg_m3=600.0)
-
-
-def _scene_file(folder: Path, specs: tuple[ObjectSpec, ...], xy: list[tuple[float, float]]) -> Path:
-    catalog = build_catalog(ObjectSetConfig(objects=specs))
-    placed = []
-    for k, entry in enumerate(catalog):
-        # The standing pose: the one with the highest rest height.
-        pose = max(range(len(entry.poses)), key=lambda i: entry.poses[i].rest_height_m)
-        transform = entry.poses[pose].transform_table_object.copy()
-        transform[:2, 3] = xy[k]
-        transform[2, 3] += TABLE.top_height_m
-        placed.append(PlacedObject(k, pose, transform))
-    write_candidates(folder, (Scene(0, tuple(placed)),), catalog, TABLE, {})
-    return folder / SCENE_DIR / "scene_000.yaml"
-
-
-@pytest.fixture(scope="module")
-def box_scene(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return _scene_file(tmp_path_factory.mktemp("box") / "c", (BOX,), [(0.62, 0.05)])
 
 
 @pytest.mark.slow
@@ -132,8 +107,8 @@ def _fields(outcome: object) -> list[tuple[object, ...]]:
 
 
 @pytest.mark.slow
-def test_same_seed_same_scene_run(tmp_path: Path) -> None:
-    scene = _scene_file(tmp_path / "c", (BOX, CAN), [(0.62, 0.05), (0.66, -0.12)])
+def test_same_seed_same_scene_run(two_object_scene: Path) -> None:
+    scene = two_object_scene
     runs = []
     for seed in (5, 5, 6):
         config = PickConfig(seed=seed, pose_noise_m=0.003, pose_noise_deg=2.0, hold_s=0.5)
