@@ -23,6 +23,26 @@ KP = np.array([600.0, 600.0, 600.0, 600.0, 250.0, 150.0, 60.0])
 KD = np.array([60.0, 60.0, 60.0, 60.0, 25.0, 15.0, 6.0])
 
 
+@dataclass(frozen=True)
+class TimedTrajectory:
+    """A joint trajectory as a JointTrajectory command gives it: waypoints reached at times
+    after `start_s`, starting from where the arm was (`q_start`); linear in between, the last
+    waypoint held afterwards."""
+
+    start_s: float
+    q_start: FloatArray  # (7,)
+    times_s: FloatArray  # (n,) increasing, > 0
+    positions: FloatArray  # (n, 7)
+
+    def at(self, t_s: float) -> FloatArray:
+        """The reference configuration at simulated time t_s."""
+        times = np.concatenate([[0.0], self.times_s])
+        points = np.vstack([self.q_start, self.positions])
+        tau = float(np.clip(t_s - self.start_s, 0.0, times[-1]))
+        out: FloatArray = np.array([np.interp(tau, times, points[:, j]) for j in range(7)])
+        return out
+
+
 @dataclass
 class Executor:
     """Steps the world, keeping the arm on its reference and the gripper at its command."""
@@ -30,7 +50,7 @@ class Executor:
     world: PickWorld
     max_speed_rad_s: float
     q_ref: FloatArray = field(init=False)
-    gripper_open: bool = True
+    gripper_opening_m: float = 2 * FINGER_OPEN_M  # commanded distance between the pads
     unplanned_contacts: int = 0
     held_object: int | None = None  # object index whose contacts with the gripper are expected
     recorder: BagRecorder | None = None  # the run's bag: joint states, commands
@@ -51,8 +71,8 @@ class Executor:
         dq = d.qvel[w.arm_dofs]
         tau = d.qfrc_bias[w.arm_dofs] + KP * (self.q_ref - q) - KD * dq
         d.ctrl[w.arm_actuators] = np.clip(tau, *self._limits)
-        opening = FINGER_OPEN_M if self.gripper_open else 0.0
-        d.ctrl[w.finger_actuators] = [opening, -opening]
+        finger = float(np.clip(self.gripper_opening_m / 2, 0.0, FINGER_OPEN_M))
+        d.ctrl[w.finger_actuators] = [finger, -finger]
 
     def _count_contacts(self) -> None:
         w, d = self.world, self.world.data
@@ -133,10 +153,14 @@ class Executor:
         self.recorder.trajectory(self.stamp_ns, path[keep], reached * duration_s)
 
     def set_gripper(self, open_: bool, seconds: float = 0.6) -> None:
-        self.gripper_open = open_
-        if self.recorder is not None:
-            self.recorder.gripper(self.stamp_ns, 2 * FINGER_OPEN_M if open_ else 0.0)
+        self.command_gripper(2 * FINGER_OPEN_M if open_ else 0.0)
         self.wait(seconds)
+
+    def command_gripper(self, opening_m: float) -> None:
+        """Set the commanded distance between the pads (0 = closed: squeeze with 20 N)."""
+        self.gripper_opening_m = opening_m
+        if self.recorder is not None:
+            self.recorder.gripper(self.stamp_ns, opening_m)
 
     def pads_touch(self, geom: int) -> bool:
         """Whether both finger pads (or fingers) touch the given geom."""
