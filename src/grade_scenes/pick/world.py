@@ -210,8 +210,8 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
         quat=_look_at_quat(head_pos, head_target),
         fovy=fovy,
     )
-    view_pos = np.array([1.65, -1.1, 1.65])
-    view_target = np.array([0.4, -0.15, table.top_height_m + 0.2])
+    view_pos = np.array([1.45, -1.15, 1.6])
+    view_target = np.array([0.4, -0.2, table.top_height_m + 0.22])
     spec.worldbody.add_camera(
         name=VIEW_CAMERA, pos=view_pos.tolist(), quat=_look_at_quat(view_pos, view_target), fovy=50
     )
