@@ -15,13 +15,15 @@ touches neither the table, nor the other objects, nor the target.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import mujoco
 import numpy as np
 import trimesh
 
+from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
+from grade_scenes.errors import ObjectSetError
 from grade_scenes.pick.world import PAD_BELOW_TCP_M, PickWorld
 from grade_scenes.reach.robot import HOME_Q
 
@@ -29,13 +31,17 @@ DOWN = np.array([0.0, 0.0, -1.0])
 
 
 @dataclass(frozen=True)
-class GraspConfig:
-    samples: int = 400  # surface points per object
-    max_width_m: float = 0.075  # the pads open to 0.079 m; keep a margin
-    min_width_m: float = 0.005
-    friction_cone_rad: float = 0.35
-    pad_clearance_m: float = 0.012  # pad centre above the table top (pad half height 8 mm)
-    keep: int = 40  # best-ranked grasps handed to IK
+class GraspConfig(Checked):
+    WORDING = Wording(error=ObjectSetError, root="grasp")
+
+    samples: int = field(default=400, metadata=bounds(1, 100000))  # surface points per object
+    # the pads open to 0.079 m; keep a margin
+    max_width_m: float = field(default=0.075, metadata=bounds(0.001, 0.079))
+    min_width_m: float = field(default=0.005, metadata=bounds(0.0, 0.079))
+    friction_cone_rad: float = field(default=0.35, metadata=bounds(0.0, 1.5))
+    # pad centre above the table top (pad half height 8 mm)
+    pad_clearance_m: float = field(default=0.012, metadata=bounds(0.008, 0.5))
+    keep: int = field(default=40, metadata=bounds(1, 10000))  # best-ranked grasps handed to IK
 
 
 @dataclass(frozen=True)

@@ -213,24 +213,31 @@ def _drop_configuration(world: PickWorld, arm: ArmModel, height_m: float) -> Flo
     return q
 
 
-def pick_object(
-    world: PickWorld,
-    executor: Executor,
-    arm: ArmModel,
-    k: int,
-    present: list[bool],
-    hulls: list[trimesh.Trimesh],
-    config: PickConfig,
-    grasp_config: GraspConfig,
-    rng: np.random.Generator,
-    context: dict[str, object],
-) -> ObjectOutcome:
+@dataclass
+class _SceneState:
+    """What the attempts of one scene share."""
+
+    world: PickWorld
+    executor: Executor
+    arm: ArmModel  # the planning copy
+    hulls: list[trimesh.Trimesh]
+    present: list[bool]  # still in the scene
+    config: PickConfig
+    grasp_config: GraspConfig
+    rng: np.random.Generator
+    self_contacts: frozenset[tuple[int, int]]  # the arm's own contacts in the home pose
+    shapes: list[tuple[trimesh.Trimesh, FloatArray]]  # the open gripper, TCP frame
+    snapshot: Callable[[PickWorld, str], None] | None
+
+
+def _attempt(state: _SceneState, k: int) -> ObjectOutcome:
     """One attempt at object k (module doc); the object leaves the scene afterwards if it is
     no longer on the table."""
+    world, executor, arm = state.world, state.executor, state.arm
+    present, hulls, config, rng = state.present, state.hulls, state.config, state.rng
+    self_contacts = state.self_contacts
     t_sim, t_wall = executor.time_s, time.perf_counter()
     name = world.object_names[k]
-    self_contacts = context["self_contacts"]
-    assert isinstance(self_contacts, frozenset)
     poses = [_perceive(world, j, config, rng) for j in range(len(present))]
     plan = _plan(
         world,
@@ -240,10 +247,10 @@ def pick_object(
         hulls,
         present,
         config,
-        grasp_config,
+        state.grasp_config,
         rng,
         self_contacts,
-        context["shapes"],  # type: ignore[arg-type]
+        state.shapes,
     )
 
     def outcome(grasped: bool, lifted: bool, placed: bool, failure: Failure) -> ObjectOutcome:
@@ -263,12 +270,10 @@ def pick_object(
     z0 = float(world.data.xpos[world.object_bodies[k], 2])
     executor.unplanned_contacts = 0
     executor.held_object = None
-    snap = context.get("snapshot")
-    label = f"{name}:"
 
     def shot(what: str) -> None:
-        if callable(snap):
-            snap(world, f"{label} {what}")
+        if state.snapshot is not None:
+            state.snapshot(world, f"{name}: {what}")
 
     executor.set_gripper(True, 0.2)
     executor.follow(plan.to_pregrasp)
@@ -419,13 +424,21 @@ def _run_objects(
     executor.wait(settle_s)
     arm = world.planning_arm()
     _sync(world, arm)
-    context: dict[str, object] = {
-        "self_contacts": home_contacts(arm),
-        "shapes": gripper_shapes(world),
-        "snapshot": snapshot,
-    }
     hulls = [world.object_hull(k) for k in range(len(world.object_names))]
     present = [True] * len(world.object_names)
+    state = _SceneState(
+        world,
+        executor,
+        arm,
+        hulls,
+        present,
+        config,
+        grasp_config,
+        rng,
+        home_contacts(arm),
+        gripper_shapes(world),
+        snapshot,
+    )
     if snapshot is not None:
         snapshot(world, "start")
     outcomes = []
@@ -436,7 +449,5 @@ def _run_objects(
             break
         k = order[0]
         tried.add(k)
-        outcomes.append(
-            pick_object(world, executor, arm, k, present, hulls, config, grasp_config, rng, context)
-        )
+        outcomes.append(_attempt(state, k))
     return SceneOutcome(world.scene_name, tuple(outcomes))
