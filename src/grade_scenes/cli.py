@@ -14,6 +14,7 @@ import yaml
 from grade_common.atomic import StagedOutput
 from grade_common.cli_args import add_quiet, command_parser
 from grade_scenes.catalog import build_catalog
+from grade_scenes.errors import ScenesError
 from grade_scenes.generate import GenerateConfig, generate_scenes
 from grade_scenes.objects import default_object_set, load_object_set
 from grade_scenes.overlay import OverlayConfig, blend, load_rgb
@@ -180,6 +181,11 @@ def _select(args: argparse.Namespace) -> int:
     settle_file = source / SETTLE_FILE
     if settle_file.is_file():
         settled = yaml.safe_load(settle_file.read_text())
+        if "max_tilt_deg" not in settled:
+            raise ScenesError(
+                f"{settle_file}: no max_tilt_deg (written before the tilt check); generate the "
+                "candidates again with `grade scenes generate`"
+            )
         moved, tilted = settled["max_displacement_m"], settled["max_tilt_deg"]
         stable = tuple(
             s
