@@ -15,6 +15,7 @@ NODE_EXECUTABLES: dict[str, str] = {
     "noise_node": "grade_noise.node.noise_node:main",
     "recorder": "grade_replay.node.recorder:main",
     "scene_overlay": "grade_scenes.node.overlay_node:main",
+    "scene_arm": "grade_scenes.node.arm_node:main",
     "slam_node": "grade_slam.node.slam_node:main",
     "lidar_odometry_node": "grade_slam.node.lidar_odometry_node:main",
 }

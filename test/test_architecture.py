@@ -23,7 +23,8 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_noise": frozenset({"grade_common"}),
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
-    "grade_scenes": frozenset({"grade_common", "grade_sim"}),
+    # `grade scenes run` scores its pick-and-place attempts with grade_eval.pick_place's tables
+    "grade_scenes": frozenset({"grade_common", "grade_sim", "grade_eval"}),
     # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
     "grade_batch": frozenset({"grade_common"}),
     # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common

@@ -1,9 +1,12 @@
 """Pick-and-place bookkeeping in SceneReplica's results-table layout.
 
 One row per (scene, object) attempt with three stages: grasped, lifted, placed (each implies
-the previous one). The table reports, per object and in total, how many attempts reached each
-stage, like the paper's per-object success tables. Rows come from a YAML list
-(`[{scene: scene_010, object: can, grasped: true, lifted: true, placed: false}, ...]`).
+the previous one), the cause of a failure and the attempt's time. The tables report, per object
+and in total, how many attempts reached each stage, like the paper's per-object success
+tables; per scene, the pick (lifted) and pick-and-place rates; and the failure causes. Rows
+come from a YAML list (`[{scene: scene_010, object: can, grasped: true, lifted: true,
+placed: false, failure: not_in_bin, time_s: 14.2}, ...]`), which `grade scenes run` writes with
+`dump_attempts`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 import yaml
 
 from grade_common.names import ros_name
-from grade_common.schema import Wording, from_mapping, named_items
+from grade_common.schema import Wording, bounds, from_mapping, named_items, to_mapping
 from grade_eval.errors import EvalConfigError
 
 WORDING = Wording(error=EvalConfigError, root="pick-and-place results")
@@ -28,6 +31,8 @@ class Attempt:
     grasped: bool = False
     lifted: bool = False
     placed: bool = False
+    failure: str = field(default="none", metadata=ros_name())  # "none" when placed
+    time_s: float = field(default=0.0, metadata=bounds(0.0, 1e6))
 
     def validate(self, path: str) -> None:
         if (self.lifted and not self.grasped) or (self.placed and not self.lifted):
@@ -77,4 +82,42 @@ def results_table(attempts: tuple[Attempt, ...]) -> str:
         label = "**total**" if name is None else name
         rate = f"{100.0 * placed / n:.1f} %" if n else "-"
         lines.append(f"| {label} | {n} | {grasped} | {lifted} | {placed} | {rate} |")
+    return "\n".join(lines)
+
+
+def dump_attempts(attempts: tuple[Attempt, ...]) -> str:
+    """The YAML text `load_attempts` reads back."""
+    text: str = yaml.safe_dump([to_mapping(a) for a in attempts], sort_keys=False)
+    return text
+
+
+def _rate(n: int, total: int) -> str:
+    return f"{100.0 * n / total:.1f} %" if total else "-"
+
+
+def scene_table(attempts: tuple[Attempt, ...]) -> str:
+    """Per scene (Markdown): objects, picked (lifted), placed, pick and pick-and-place rates."""
+    scenes = list(dict.fromkeys(a.scene for a in attempts))
+    lines = [
+        "| scene | objects | picked | placed | pick rate | pick-and-place rate |",
+        "| --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for name in [*scenes, None]:
+        rows = [a for a in attempts if name is None or a.scene == name]
+        n, lifted, placed = len(rows), sum(a.lifted for a in rows), sum(a.placed for a in rows)
+        label = "**total**" if name is None else name
+        lines.append(
+            f"| {label} | {n} | {lifted} | {placed} | {_rate(lifted, n)} | {_rate(placed, n)} |"
+        )
+    return "\n".join(lines)
+
+
+def failure_table(attempts: tuple[Attempt, ...]) -> str:
+    """How many attempts ended with each failure cause (Markdown), most frequent first."""
+    counts: dict[str, int] = {}
+    for a in attempts:
+        counts[a.failure] = counts.get(a.failure, 0) + 1
+    lines = ["| outcome | attempts | share |", "| --- | ---: | ---: |"]
+    for cause, n in sorted(counts.items(), key=lambda item: (-item[1], item[0])):
+        lines.append(f"| {cause} | {n} | {_rate(n, len(attempts))} |")
     return "\n".join(lines)

@@ -1,4 +1,4 @@
-"""`grade scenes reach|generate|select|overlay`: SceneReplica's tabletop scenes."""
+"""`grade scenes reach|generate|select|run|overlay`: SceneReplica's tabletop scenes."""
 
 from __future__ import annotations
 
@@ -12,12 +12,14 @@ import trimesh
 import yaml
 
 from grade_common.atomic import StagedOutput
-from grade_common.cli_args import command_parser
+from grade_common.cli_args import add_quiet, command_parser
 from grade_scenes.catalog import build_catalog
+from grade_scenes.errors import ScenesError
 from grade_scenes.generate import GenerateConfig, generate_scenes
 from grade_scenes.objects import default_object_set, load_object_set
 from grade_scenes.overlay import OverlayConfig, blend, load_rgb
 from grade_scenes.plot_scenes import plot_scene_grid
+from grade_scenes.pose_check import check_poses, describe_failures, settled_catalog
 from grade_scenes.reach.plot import plot_reachability
 from grade_scenes.reach.reachability import (
     compute_reachability,
@@ -33,13 +35,13 @@ from grade_scenes.scenefile import (
     write_candidates,
 )
 from grade_scenes.select import SelectConfig, random_selection, select_scenes
-from grade_scenes.settle import settle
+from grade_scenes.settle import DRIFT_TOLERANCE_M, TILT_TOLERANCE_DEG, settle
 from grade_scenes.table import TableConfig
 from grade_sim.config.tabletop import load_tabletop_scene
 
 REACH_FILE = "reachability.npz"
 SETTLE_FILE = "settle.yaml"
-SETTLE_TOLERANCE_M = 0.005  # objects may move less than this after settling
+POSE_CHECK_FILE = "pose_check.yaml"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -69,6 +71,15 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_false",
         help="skip rendering the reference images (references/scene_NNN.png)",
     )
+    run = sub.add_parser("run", help="pick and place every scene of a selection with the Panda")
+    run.add_argument("selection", help="a folder made by `grade scenes select`")
+    run.add_argument("--out", required=True, help="run folder (an existing one is resumed)")
+    run.add_argument("--seed", type=int, default=0)
+    run.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+    run.add_argument("--pose-noise-m", type=float, default=0.0, help="perception noise (xy)")
+    run.add_argument("--pose-noise-deg", type=float, default=0.0, help="perception noise")
+    run.add_argument("--no-sheets", dest="sheets", action="store_false", help="no contact sheets")
+    add_quiet(run)
     ovl = sub.add_parser("overlay", help="blend a live image file with a reference image")
     ovl.add_argument("live", help="image file of the live camera")
     ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
@@ -122,29 +133,44 @@ def _generate(args: argparse.Namespace) -> int:
         else:
             reach = compute_reachability(TableConfig(), reach_rng)
         t1 = time.perf_counter()
-        catalog = build_catalog(config, base)
+        checks = check_poses(build_catalog(config, base), reach.table)
+        rejected = describe_failures(checks)
+        catalog = settled_catalog(build_catalog(config, base), checks)
         scenes = generate_scenes(catalog, reach, gen_config, scene_rng)
         t2 = time.perf_counter()
         header = {"seed": args.seed, "objects_per_scene": args.objects_per_scene}
         write_candidates(folder, scenes, catalog, reach.table, header)
+        (folder / POSE_CHECK_FILE).write_text(
+            yaml.safe_dump(
+                {
+                    "drift_tolerance_m": DRIFT_TOLERANCE_M,
+                    "tilt_tolerance_deg": TILT_TOLERANCE_DEG,
+                    "rejected": rejected,
+                },
+                sort_keys=False,
+            )
+        )
         save_reachability(reach, folder / REACH_FILE)
         plot_reachability(reach, folder / "reachability.png")
-        moved = {
-            scene_name(s.index): round(
-                settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml").max_displacement_m, 6
-            )
+        results = {
+            scene_name(s.index): settle(folder / SCENE_DIR / f"{scene_name(s.index)}.yaml")
             for s in scenes
         }
-        (folder / SETTLE_FILE).write_text(
-            yaml.safe_dump({"tolerance_m": SETTLE_TOLERANCE_M, "max_displacement_m": moved})
-        )
+        settled = {
+            "drift_tolerance_m": DRIFT_TOLERANCE_M,
+            "tilt_tolerance_deg": TILT_TOLERANCE_DEG,
+            "max_displacement_m": {n: round(r.max_displacement_m, 6) for n, r in results.items()},
+            "max_tilt_deg": {n: round(r.max_tilt_deg, 4) for n, r in results.items()},
+        }
+        (folder / SETTLE_FILE).write_text(yaml.safe_dump(settled))
         t3 = time.perf_counter()
-    unsettled = sorted(n for n, m in moved.items() if m >= SETTLE_TOLERANCE_M)
+    unsettled = sorted(n for n, r in results.items() if not r.stays)
+    print(f"stable poses rejected by the physics check: {rejected or 'none'}")
     print(
         f"{len(scenes)} scenes of {args.objects_per_scene} objects -> {args.out} "
         f"(reachability {t1 - t0:.1f} s, generation {t2 - t1:.1f} s, settling {t3 - t2:.1f} s); "
-        f"{len(unsettled)} move >= {SETTLE_TOLERANCE_M} m when settling (select skips them): "
-        f"{unsettled}"
+        f"{len(unsettled)} move >= {DRIFT_TOLERANCE_M} m or tilt >= {TILT_TOLERANCE_DEG} deg "
+        f"when settling (select skips them): {unsettled}"
     )
     return 0
 
@@ -154,16 +180,27 @@ def _select(args: argparse.Namespace) -> int:
     names, scenes = read_candidates(source)
     settle_file = source / SETTLE_FILE
     if settle_file.is_file():
-        moved = yaml.safe_load(settle_file.read_text())["max_displacement_m"]
-        stable = tuple(s for s in scenes if moved[scene_name(s.index)] < SETTLE_TOLERANCE_M)
-        print(f"{len(scenes) - len(stable)} candidates skipped: they move when settling")
+        settled = yaml.safe_load(settle_file.read_text())
+        if "max_tilt_deg" not in settled:
+            raise ScenesError(
+                f"{settle_file}: no max_tilt_deg (written before the tilt check); generate the "
+                "candidates again with `grade scenes generate`"
+            )
+        moved, tilted = settled["max_displacement_m"], settled["max_tilt_deg"]
+        stable = tuple(
+            s
+            for s in scenes
+            if moved[scene_name(s.index)] < DRIFT_TOLERANCE_M
+            and tilted[scene_name(s.index)] < TILT_TOLERANCE_DEG
+        )
+        print(f"{len(scenes) - len(stable)} candidates skipped: they move or tilt when settling")
         scenes = stable
     reach = load_reachability(source / REACH_FILE)
     config = SelectConfig(
         count=args.count, min_per_object=args.min_per_object, max_per_object=args.max_per_object
     )
     t0 = time.perf_counter()
-    best = select_scenes(scenes, len(names), config)
+    best = select_scenes(scenes, len(names), config, np.random.default_rng(args.seed))
     elapsed = time.perf_counter() - t0
     baseline = random_selection(scenes, len(names), config, np.random.default_rng(args.seed))
     chosen = [s for s in scenes if s.index in best.scene_indices]
@@ -177,18 +214,24 @@ def _select(args: argparse.Namespace) -> int:
             for obj in load_tabletop_scene(source / SCENE_DIR / name).objects:
                 rgba[obj.name] = obj.rgba
         summary = {
-            "method": "integer linear programme (HiGHS via scipy.optimize.milp), max coverage",
+            "method": (
+                "max coverage (integer linear programme, HiGHS via scipy.optimize.milp), then "
+                "one-swap search for SceneReplica's diversity"
+            ),
             "count": config.count,
             "per_object_bounds": [config.min_per_object, config.max_per_object],
             "scenes": [f"scene_{i:03d}" for i in best.scene_indices],
             "coverage_pairs": best.coverage,
             "possible_pairs": best.possible_pairs,
             "optimality_gap": float(best.optimality_gap),
-            "entropy_bits": round(best.entropy_bits, 4),
+            "diversity_bits": round(best.diversity_bits, 4),
+            "diversity_swaps": best.swaps,
+            "joint_entropy_bits": round(best.joint_entropy_bits, 4),
             "object_counts": dict(zip(names, best.object_counts, strict=True)),
             "random_baseline": {
                 "coverage_pairs": baseline.coverage,
-                "entropy_bits": round(baseline.entropy_bits, 4),
+                "diversity_bits": round(baseline.diversity_bits, 4),
+                "joint_entropy_bits": round(baseline.joint_entropy_bits, 4),
             },
             "solve_time_s": round(elapsed, 3),
         }
@@ -207,15 +250,45 @@ def _select(args: argparse.Namespace) -> int:
                 write_png(image, folder / "references" / f"{name}.png")
     print(
         f"{len(chosen)} scenes -> {args.out}: coverage {best.coverage}/{best.possible_pairs} "
-        f"pairs (gap {best.optimality_gap:.3g}), random selection {baseline.coverage}; "
-        f"entropy {best.entropy_bits:.3f} vs {baseline.entropy_bits:.3f} bits"
+        f"pairs (coverage stage gap {best.optimality_gap:.3g}), random selection "
+        f"{baseline.coverage}; SceneReplica diversity (sum of per-object pose entropies) "
+        f"{best.diversity_bits:.3f} bits after {best.swaps} swaps vs {baseline.diversity_bits:.3f} "
+        f"random; joint (object, pose) entropy {best.joint_entropy_bits:.3f} vs "
+        f"{baseline.joint_entropy_bits:.3f} bits"
+    )
+    return 0
+
+
+def _run(args: argparse.Namespace) -> int:
+    from grade_scenes.pick.protocol import PickConfig
+    from grade_scenes.pick.run import RESULTS_FILE, TABLES_FILE, run_selection
+
+    config = PickConfig(
+        seed=args.seed, pose_noise_m=args.pose_noise_m, pose_noise_deg=args.pose_noise_deg
+    )
+    attempts = run_selection(
+        Path(args.selection), Path(args.out), config, args.sheets, args.quiet, args.scenes
+    )
+    lifted = sum(a.lifted for a in attempts)
+    placed = sum(a.placed for a in attempts)
+    n = max(len(attempts), 1)
+    print(
+        f"{len(attempts)} objects: grasp success (lifted and held) {lifted} "
+        f"({100 * lifted / n:.1f} %), pick and place {placed} ({100 * placed / n:.1f} %) -> "
+        f"{Path(args.out) / RESULTS_FILE}, tables in {Path(args.out) / TABLES_FILE}"
     )
     return 0
 
 
 def run(args: argparse.Namespace) -> int:
     """Run one `grade scenes` command; returns the exit code."""
-    handlers = {"reach": _reach, "generate": _generate, "select": _select, "overlay": _overlay}
+    handlers = {
+        "reach": _reach,
+        "generate": _generate,
+        "select": _select,
+        "overlay": _overlay,
+        "run": _run,
+    }
     return handlers[args.command](args)
 
 

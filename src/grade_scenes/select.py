@@ -1,13 +1,22 @@
 """Choosing the benchmark set: N of the candidate scenes with balanced object counts and the
-highest coverage of (object, stable pose) pairs.
+highest SceneReplica diversity.
 
-The choice is an integer linear programme, solved exactly by HiGHS (scipy.optimize.milp):
-binary x_s (scene s chosen) and y_p (pair p shown by some chosen scene);
-maximise sum y_p subject to y_p <= sum of x_s over the scenes showing p, sum x_s = N, and
-C_min <= sum of x_s over the scenes showing object o <= C_max for every object. The solver's
-dual bound gives the optimality gap (zero when solved to optimality). SceneReplica states
-diversity as the entropy of stable-pose use; it is reported beside the coverage, and ties in
-coverage are broken towards higher entropy by a small secondary term.
+SceneReplica's diversity is the sum over objects of the entropy (bits) of that object's
+stable-pose use over the chosen scenes: D = sum_o H(p_o), p_o(k) = share of object o's
+appearances that show it in pose k. It is maximised in two stages under the count bounds
+(every object appears C_min..C_max times in N scenes):
+
+1. an integer linear programme, solved exactly by HiGHS (scipy.optimize.milp), for the highest
+   coverage of (object, stable pose) pairs: binary x_s (scene s chosen) and y_p (pair p shown);
+   maximise sum y_p subject to y_p <= sum of x_s over the scenes showing p, sum x_s = N, and
+   the count bounds. The solver's dual bound gives its optimality gap. Ties in coverage are
+   broken towards scenes with rarer pairs by a small secondary term;
+2. a seeded one-swap local search from that set: exchange a chosen scene for an unchosen one
+   whenever the count bounds still hold and D grows, until no swap improves D (a local
+   optimum; D is not linear, so the programme cannot maximise it directly).
+
+The joint entropy of (object, pose) use, which earlier versions reported as "entropy_bits",
+is still computed and reported, labelled as such: it is not SceneReplica's measure.
 """
 
 from __future__ import annotations
@@ -18,6 +27,7 @@ import numpy as np
 from scipy.optimize import Bounds, LinearConstraint, milp
 
 from grade_common.schema import Checked, Wording, bounds
+from grade_common.types import FloatArray
 from grade_scenes.errors import GenerationError, ObjectSetError
 from grade_scenes.generate import Scene
 
@@ -44,28 +54,99 @@ class Selection:
     scene_indices: tuple[int, ...]
     coverage: int  # distinct (object, stable pose) pairs shown
     possible_pairs: int  # pairs shown by any candidate
-    entropy_bits: float  # of the (object, pose) use over the chosen scenes
+    diversity_bits: float  # SceneReplica's: sum over objects of their pose-use entropy
+    joint_entropy_bits: float  # entropy of the joint (object, pose) use; not SceneReplica's
     object_counts: tuple[int, ...]
-    optimality_gap: float  # (bound - coverage) / bound from the solver; 0 = proven optimal
+    optimality_gap: float  # coverage stage: (bound - coverage) / bound; 0 = proven optimal
+    swaps: int = 0  # improving swaps of the diversity stage
+
+
+def _entropy_bits(counts: FloatArray) -> float:
+    total = counts.sum()
+    if total <= 0:
+        return 0.0
+    p = counts[counts > 0] / total
+    return float(-(p * np.log2(p)).sum())
+
+
+def _use_counts(scenes: tuple[Scene, ...], chosen: list[int], num_objects: int) -> FloatArray:
+    """(num_objects, max pose + 1) appearances of each (object, pose) in the chosen scenes."""
+    poses = 1 + max((o.pose_index for s in scenes for o in s.objects), default=0)
+    uses = np.zeros((num_objects, poses))
+    for s in chosen:
+        for o in scenes[s].objects:
+            uses[o.object_index, o.pose_index] += 1
+    return uses
+
+
+def diversity_bits(uses: FloatArray) -> float:
+    """SceneReplica's diversity of a (objects, poses) use-count table: sum of the row entropies."""
+    return sum(_entropy_bits(row) for row in uses)
 
 
 def _statistics(
     scenes: tuple[Scene, ...], chosen: list[int], num_objects: int
-) -> tuple[int, float, tuple[int, ...]]:
-    uses: dict[tuple[int, int], int] = {}
-    counts = [0] * num_objects
-    for s in chosen:
-        for o in scenes[s].objects:
-            uses[(o.object_index, o.pose_index)] = uses.get((o.object_index, o.pose_index), 0) + 1
-            counts[o.object_index] += 1
-    freq = np.array(list(uses.values()), dtype=np.float64)
-    p = freq / freq.sum() if freq.size else freq
-    entropy = float(-(p * np.log2(p)).sum()) if p.size else 0.0
-    return len(uses), entropy, tuple(counts)
+) -> tuple[int, float, float, tuple[int, ...]]:
+    uses = _use_counts(scenes, chosen, num_objects)
+    counts = tuple(int(c) for c in uses.sum(axis=1))
+    coverage = int((uses > 0).sum())
+    return coverage, diversity_bits(uses), _entropy_bits(uses.ravel()), counts
 
 
-def select_scenes(scenes: tuple[Scene, ...], num_objects: int, config: SelectConfig) -> Selection:
-    """The best set (see module doc).
+def _swap_search(
+    scenes: tuple[Scene, ...],
+    chosen: list[int],
+    num_objects: int,
+    config: SelectConfig,
+    rng: np.random.Generator,
+) -> tuple[list[int], int]:
+    """One-swap local search for the highest diversity within the count bounds (module doc)."""
+    empty = _use_counts(scenes, [], num_objects)
+    per_scene = []
+    for k in range(len(scenes)):
+        table = empty.copy()
+        for o in scenes[k].objects:
+            table[o.object_index, o.pose_index] += 1
+        per_scene.append(table)
+    current = set(chosen)
+    uses = sum((per_scene[k] for k in current), empty.copy())
+    best = diversity_bits(uses)
+    swaps = 0
+    improved = True
+    while improved:
+        improved = False
+        outs = rng.permutation(sorted(current))
+        ins = rng.permutation([k for k in range(len(scenes)) if k not in current])
+        for out in (int(k) for k in outs):
+            for inn in (int(k) for k in ins):
+                if inn in current:
+                    continue
+                trial = uses - per_scene[out] + per_scene[inn]
+                counts = trial.sum(axis=1)
+                if counts.min() < config.min_per_object or counts.max() > config.max_per_object:
+                    continue
+                value = diversity_bits(trial)
+                if value > best + 1e-9:
+                    current.remove(out)
+                    current.add(inn)
+                    uses, best, swaps, improved = trial, value, swaps + 1, True
+                    break
+            if improved:
+                break
+    return sorted(current), swaps
+
+
+def select_scenes(
+    scenes: tuple[Scene, ...],
+    num_objects: int,
+    config: SelectConfig,
+    rng: np.random.Generator,
+    swap: bool = True,
+) -> Selection:
+    """The most diverse set found (see module doc); `rng` orders the swap search.
+
+    Args:
+        swap: run the diversity stage; False returns the coverage programme's set.
 
     Raises:
         GenerationError: no set of the candidates meets the count bounds.
@@ -117,11 +198,22 @@ def select_scenes(scenes: tuple[Scene, ...], num_objects: int, config: SelectCon
             "generate more candidates or widen the bounds"
         )
     chosen = [k for k in range(len(scenes)) if result.x[k] > 0.5]
-    coverage, entropy, counts = _statistics(scenes, chosen, num_objects)
+    coverage, _, _, _ = _statistics(scenes, chosen, num_objects)
     bound = -float(getattr(result, "mip_dual_bound", result.fun))
     gap = max(0.0, (np.floor(bound + 1e-6) - coverage) / max(bound, 1.0))
+    swaps = 0
+    if swap:
+        chosen, swaps = _swap_search(scenes, chosen, num_objects, config, rng)
+    coverage, diversity, joint, counts = _statistics(scenes, chosen, num_objects)
     return Selection(
-        tuple(scenes[k].index for k in chosen), coverage, len(pairs), entropy, counts, gap
+        tuple(scenes[k].index for k in chosen),
+        coverage,
+        len(pairs),
+        diversity,
+        joint,
+        counts,
+        float(gap),
+        swaps,
     )
 
 
@@ -154,8 +246,14 @@ def random_selection(
     if result.x is None:
         raise GenerationError(f"no set meets the count bounds ({result.message}); widen them")
     chosen = [k for k in range(len(scenes)) if result.x[k] > 0.5]
-    coverage, entropy, counts = _statistics(scenes, chosen, num_objects)
+    coverage, diversity, joint, counts = _statistics(scenes, chosen, num_objects)
     possible = len({p for s in scenes for p in s.pairs()})
     return Selection(
-        tuple(scenes[k].index for k in chosen), coverage, possible, entropy, counts, float("nan")
+        tuple(scenes[k].index for k in chosen),
+        coverage,
+        possible,
+        diversity,
+        joint,
+        counts,
+        float("nan"),
     )

@@ -1,4 +1,5 @@
-"""The SceneReplica table and its grid of blocks (robot base frame = world, x forward, z up)."""
+"""The SceneReplica table and its grid of blocks (world frame: origin on the floor below the
+robot base, x forward towards the table, z up; the base itself is at the table top's height)."""
 
 from __future__ import annotations
 

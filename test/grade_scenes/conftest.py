@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from grade_scenes.reach.reachability import ReachabilityMap
+from grade_scenes.reach.robot import TCP_OFFSET_M, base_pose_world
 from grade_scenes.table import TableConfig
 
 
@@ -16,4 +17,7 @@ def panda_reach() -> ReachabilityMap:
     reachable = np.zeros((16, 16), dtype=bool)
     reachable[:8] = True
     reachable[7, [0, 15]] = False
-    return ReachabilityMap(TableConfig(), 0.15, reachable, np.zeros((16, 16, 7)), 1)
+    table = TableConfig()
+    return ReachabilityMap(
+        table, 0.15, reachable, np.zeros((16, 16, 7)), 1, base_pose_world(table), TCP_OFFSET_M
+    )

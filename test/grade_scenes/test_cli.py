@@ -25,6 +25,9 @@ def test_generate_then_select(
     assert len(scenes) == 12
     settle = yaml.safe_load((cand / "settle.yaml").read_text())
     assert len(settle["max_displacement_m"]) == 12
+    assert len(settle["max_tilt_deg"]) == 12
+    rejected = yaml.safe_load((cand / "pose_check.yaml").read_text())["rejected"]
+    assert [r.split(":")[0] for r in rejected] == ["bread pose 4", "lemon pose 1"]
     selected = tmp_path / "sel"
     select = ["scenes", "select", str(cand), "--out", str(selected), "--count", "4"]
     bounds = ["--min-per-object", "0", "--max-per-object", "2", "--no-references"]
@@ -35,6 +38,7 @@ def test_generate_then_select(
     assert all(0 <= c <= 2 for c in summary["object_counts"].values())
     assert summary["coverage_pairs"] >= summary["random_baseline"]["coverage_pairs"]
     assert summary["optimality_gap"] == 0.0
+    assert summary["diversity_bits"] >= summary["random_baseline"]["diversity_bits"]
     assert sorted(p.name for p in (selected / "scenes").iterdir()) == sorted(
         f"{s}.yaml" for s in summary["scenes"]
     )

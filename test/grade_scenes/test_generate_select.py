@@ -77,7 +77,7 @@ def test_selection_meets_bounds_and_beats_random(
     catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...]
 ) -> None:
     config = SelectConfig(count=12, min_per_object=3, max_per_object=5)
-    best = select_scenes(scenes, len(catalog), config)
+    best = select_scenes(scenes, len(catalog), config, np.random.default_rng(0), swap=False)
     assert len(best.scene_indices) == 12
     assert all(3 <= c <= 5 for c in best.object_counts)
     assert sum(best.object_counts) == 60
@@ -89,6 +89,42 @@ def test_selection_meets_bounds_and_beats_random(
         assert all(3 <= c <= 5 for c in baseline.object_counts)
         assert best.coverage >= baseline.coverage
         print(f"coverage: selection {best.coverage}, random {baseline.coverage}")
+
+
+def _independent_diversity(chosen: list[Scene], num_objects: int) -> float:
+    """SceneReplica's diversity written out plainly: per object, the entropy of the poses it
+    shows over the chosen scenes, summed."""
+    import math
+    from collections import Counter
+
+    total = 0.0
+    for obj in range(num_objects):
+        poses = Counter(o.pose_index for s in chosen for o in s.objects if o.object_index == obj)
+        n = sum(poses.values())
+        total -= sum(c / n * math.log2(c / n) for c in poses.values())
+    return total
+
+
+def test_diversity_is_scenereplicas_and_the_swap_search_raises_it(
+    catalog: tuple[CatalogEntry, ...], scenes: tuple[Scene, ...]
+) -> None:
+    config = SelectConfig(count=12, min_per_object=3, max_per_object=5)
+    coverage_only = select_scenes(
+        scenes, len(catalog), config, np.random.default_rng(0), swap=False
+    )
+    best = select_scenes(scenes, len(catalog), config, np.random.default_rng(0))
+    for selection in (coverage_only, best):
+        chosen = [s for s in scenes if s.index in selection.scene_indices]
+        assert selection.diversity_bits == pytest.approx(
+            _independent_diversity(chosen, len(catalog)), abs=1e-12
+        )
+        assert all(3 <= c <= 5 for c in selection.object_counts)
+    assert best.swaps > 0
+    assert best.diversity_bits > coverage_only.diversity_bits
+    # The joint entropy is another number (it is not the sum of the per-object entropies).
+    assert abs(best.joint_entropy_bits - best.diversity_bits) > 1.0
+    again = select_scenes(scenes, len(catalog), config, np.random.default_rng(0))
+    assert again.scene_indices == best.scene_indices
 
 
 def test_scene_files_roundtrip_and_settle_in_the_simulator(
@@ -107,6 +143,7 @@ def test_scene_files_roundtrip_and_settle_in_the_simulator(
         result = settle(tmp_path / "c" / "scenes" / f"scene_{k:03d}.yaml", duration_s=2.0)
         assert len(result.names) == 5
         assert result.max_displacement_m < 0.005, result
+        assert result.max_tilt_deg < 2.0, result
 
 
 @pytest.mark.slow

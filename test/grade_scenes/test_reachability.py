@@ -68,5 +68,15 @@ def test_same_seed_same_map_and_file_roundtrip(coarse_map: ReachabilityMap, tmp_
     assert loaded.table == COARSE
     assert loaded.is_reachable_xy(np.array([0.62, 0.0]))
     assert not loaded.is_reachable_xy(np.array([2.0, 0.0]))
+    # The base pose and TCP offset travel with the joint solutions: forward kinematics of a
+    # stored solution from them lands on the block's stand-off point.
+    assert loaded.tcp_offset_m == pytest.approx(0.1034)
+    np.testing.assert_allclose(loaded.base_pose_world[:3, 3], [0.0, 0.0, COARSE.top_height_m])
+    arm = build_arm(COARSE)
+    arm.data.qpos[arm.qpos_ids] = loaded.joints_rad[0, 0]
+    mujoco.mj_forward(arm.model, arm.data)
+    np.testing.assert_allclose(
+        arm.data.xpos[arm.model.body("base").id], loaded.base_pose_world[:3, 3], atol=1e-12
+    )
     png = plot_reachability(coarse_map, tmp_path / "reach.png")
     assert png.stat().st_size > 5000

@@ -40,12 +40,12 @@ def home_contacts(arm: ArmModel) -> frozenset[tuple[int, int]]:
 
 
 def in_collision(arm: ArmModel, q: FloatArray, allowed: frozenset[tuple[int, int]]) -> bool:
-    """Whether configuration q touches the table/pedestal or itself (beyond `allowed`)."""
+    """Whether configuration q touches anything that is not the arm (table, pedestal, objects)
+    or itself, beyond the `allowed` geom pairs (sorted ids; e.g. the home pose's self-contacts,
+    or the fingers and the object they hold). The rest of the model stays as `arm.data` has it."""
     for g1, g2 in _contact_pairs(arm, q):
         robot1, robot2 = g1 in arm.robot_geoms, g2 in arm.robot_geoms
-        if robot1 != robot2:
-            return True
-        if robot1 and robot2 and (g1, g2) not in allowed:
+        if (robot1 or robot2) and (g1, g2) not in allowed:
             return True
     return False
 
@@ -58,12 +58,21 @@ def solve_top_down(
     damping: float = 0.05,
     tolerance_m: float = 2e-3,
     tolerance_rad: float = 0.02,
+    closing_xy: FloatArray | None = None,
 ) -> FloatArray | None:
     """Joint angles that put the TCP at target_xyz pointing down, or None if DLS does not converge.
+
+    Args:
+        closing_xy: if given, the tool's y axis (a parallel gripper's closing axis) must lie
+            along this horizontal direction, either sign (the gripper is symmetric): all 6
+            degrees of freedom are then constrained. None leaves the yaw free.
 
     Collision is not checked here (see `in_collision`).
     """
     q = np.clip(np.asarray(q_seed, dtype=np.float64), arm.lower, arm.upper)
+    closing = None
+    if closing_xy is not None:
+        closing = np.array([closing_xy[0], closing_xy[1], 0.0]) / np.linalg.norm(closing_xy[:2])
     jacp = np.zeros((3, arm.model.nv))
     jacr = np.zeros((3, arm.model.nv))
     best, since_best = np.inf, 0
@@ -74,6 +83,10 @@ def solve_top_down(
         axis = rotation[:, 2]
         error_pos = np.asarray(target_xyz) - position
         error_rot = np.cross(axis, DOWN)  # rotation vector taking the axis to DOWN (small angle)
+        if closing is not None:
+            side = rotation[:, 1]
+            closing = closing if float(side @ closing) >= 0 else -closing
+            error_rot = error_rot + np.cross(side, closing)
         converged = np.linalg.norm(error_pos) < tolerance_m
         converged = converged and np.linalg.norm(error_rot) < tolerance_rad
         if converged and float(axis @ DOWN) > 0:
@@ -91,8 +104,13 @@ def solve_top_down(
         u, v = rotation[:, 0], rotation[:, 1]
         if float(axis @ DOWN) < 0:  # pointing up: cross() vanishes there, push it over
             error_rot = u * np.pi / 2
-        jac = np.vstack([jacp[:, arm.dof_ids], u @ jacr[:, arm.dof_ids], v @ jacr[:, arm.dof_ids]])
-        err = np.concatenate([error_pos, [u @ error_rot, v @ error_rot]])
-        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(5), err)
+        if closing is None:
+            rows = [u @ jacr[:, arm.dof_ids], v @ jacr[:, arm.dof_ids]]
+            jac = np.vstack([jacp[:, arm.dof_ids], *rows])
+            err = np.concatenate([error_pos, [u @ error_rot, v @ error_rot]])
+        else:
+            jac = np.vstack([jacp[:, arm.dof_ids], jacr[:, arm.dof_ids]])
+            err = np.concatenate([error_pos, error_rot])
+        step = jac.T @ np.linalg.solve(jac @ jac.T + damping**2 * np.eye(len(err)), err)
         q = np.clip(q + np.clip(step, -0.3, 0.3), arm.lower, arm.upper)
     return None

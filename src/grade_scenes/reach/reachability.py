@@ -17,7 +17,7 @@ from grade_common.atomic import StagedOutput
 from grade_common.types import FloatArray
 from grade_scenes.errors import ScenesError
 from grade_scenes.reach.ik import home_contacts, in_collision, solve_top_down
-from grade_scenes.reach.robot import HOME_Q, ArmModel, build_arm
+from grade_scenes.reach.robot import HOME_Q, TCP_OFFSET_M, ArmModel, base_pose_world, build_arm
 from grade_scenes.table import TableConfig
 
 
@@ -30,6 +30,8 @@ class ReachabilityMap:
     reachable: np.ndarray  # (n, n) bool, [i, j] = row along x, column along y
     joints_rad: FloatArray  # (n, n, 7), NaN where unreachable
     passes: int
+    base_pose_world: FloatArray  # (4, 4) the arm's base in the world frame
+    tcp_offset_m: float  # tool centre point beyond the flange, along its z axis
 
     def is_reachable_xy(self, xy: FloatArray) -> bool:
         cell = self.table.cell_of(np.asarray(xy))
@@ -86,11 +88,21 @@ def compute_reachability(
         passes += 1
         if added == 0:
             break
-    return ReachabilityMap(table, standoff_m, ~np.isnan(joints[..., 0]), joints, passes)
+    return ReachabilityMap(
+        table,
+        standoff_m,
+        ~np.isnan(joints[..., 0]),
+        joints,
+        passes,
+        base_pose_world(table),
+        TCP_OFFSET_M,
+    )
 
 
 def save_reachability(reach: ReachabilityMap, path: str | Path) -> Path:
-    """Write the map as an .npz (reachable, joints_rad, cell centres, table and stand-off)."""
+    """Write the map as an .npz (reachable, joints_rad, cell centres, table, stand-off, the
+    arm's base pose in the world and its TCP offset: the joint solutions mean nothing without
+    them)."""
     with StagedOutput(path) as tmp, open(tmp, "wb") as handle:
         np.savez(
             handle,
@@ -103,6 +115,8 @@ def save_reachability(reach: ReachabilityMap, path: str | Path) -> Path:
             table_center_x_m=reach.table.center_x_m,
             standoff_m=reach.standoff_m,
             passes=reach.passes,
+            base_pose_world=reach.base_pose_world,
+            tcp_offset_m=reach.tcp_offset_m,
         )
     return Path(path)
 
@@ -128,6 +142,8 @@ def load_reachability(path: str | Path) -> ReachabilityMap:
                 np.asarray(data["reachable"], dtype=bool),
                 np.asarray(data["joints_rad"]),
                 int(data["passes"]),
+                np.asarray(data["base_pose_world"], dtype=np.float64),
+                float(data["tcp_offset_m"]),
             )
     except (OSError, KeyError, ValueError) as err:
         raise ScenesError(

@@ -40,6 +40,24 @@ class ArmModel:
     world_geoms: frozenset[int]
 
 
+def base_pose_world(table: TableConfig) -> FloatArray:
+    """(4, 4) pose of the arm's base in the world: at the origin, raised to the table top's
+    height (the pedestal), axes as the world's (x towards the table)."""
+    pose = np.eye(4)
+    pose[2, 3] = table.top_height_m
+    return pose
+
+
+def add_pedestal(world: mujoco.MjsBody, table: TableConfig, name: str = "pedestal") -> None:
+    """The box the base stands on, from the floor to 1 cm below the base (collides)."""
+    world.add_geom(
+        name=name,
+        type=mujoco.mjtGeom.mjGEOM_BOX,
+        size=[0.1, 0.1, (table.top_height_m - 0.01) / 2],
+        pos=[-0.05, 0.0, (table.top_height_m - 0.01) / 2],
+    )
+
+
 def build_arm(table: TableConfig, pedestal: bool = True) -> ArmModel:
     """The Panda at the origin, its base at the table top's height, with the table in front.
 
@@ -50,7 +68,7 @@ def build_arm(table: TableConfig, pedestal: bool = True) -> ArmModel:
     spec = mujoco.MjSpec.from_file(str(path))
     spec.compiler.discardvisual = True
     base = spec.body("base")
-    base.pos = [0.0, 0.0, table.top_height_m]
+    base.pos = base_pose_world(table)[:3, 3].tolist()
     hand = spec.body("right_hand")
     hand.add_geom(
         name="hand_box",
@@ -68,12 +86,7 @@ def build_arm(table: TableConfig, pedestal: bool = True) -> ArmModel:
         pos=table_center,
     )
     if pedestal:
-        world.add_geom(
-            name="pedestal",
-            type=mujoco.mjtGeom.mjGEOM_BOX,
-            size=[0.1, 0.1, (table.top_height_m - 0.01) / 2],
-            pos=[-0.05, 0.0, (table.top_height_m - 0.01) / 2],
-        )
+        add_pedestal(world, table)
     model = spec.compile()
     data = mujoco.MjData(model)
     joints = [model.joint(name) for name in ARM_JOINTS]
