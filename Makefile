@@ -6,7 +6,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render demo test test-fast lint bench clean
+.PHONY: setup setup-render demo scenes test test-fast lint bench clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -17,6 +17,10 @@ setup-render:
 
 demo: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && bash scripts/demo.sh
+
+# SceneReplica end to end: generate, select 20, the Panda's pick and place (scripts/scenes.sh).
+scenes: setup
+	@$(ENV) && bash scripts/scenes.sh
 
 # Two test workers (pytest-xdist; one file stays on one worker, so module fixtures are built once):
 # the suite is mostly single-threaded, so on 2 cores this about halves it. TEST_WORKERS=0: serial.
