@@ -28,15 +28,18 @@ import numpy as np
 # A post-processing-off colour pass holds Filament's linear colour times its camera exposure
 # (EV100 15, the default) in 8 bits; FILAMENT_GAIN_EV brings the scenario's lights (MuJoCo
 # units) to the raster renderer's brightness before the shared exposure (settings.
-# DEFAULT_EXPOSURE_EV) and the AgX-like curve. Measured on the default scenario (docs/render.md).
-FILAMENT_GAIN_EV = 2.5
+# DEFAULT_EXPOSURE_EV) and the AgX-like curve.
+# Measured: with 0 the default scenario's mean brightness is 1.01x the raster's (96x72, frames
+# 0 and 11, exposure -0.5), no pixel clipped. The pass holds about 50-70 levels (mostly the model's
+# image-based light; its lights barely lift it), so smooth gradients band slightly.
+FILAMENT_GAIN_EV = 0.0
 
 
 def agx_like(linear: np.ndarray) -> np.ndarray:
     """Scene-linear Rec.709 -> display sRGB in [0, 1]: log2 encoding over [-12.47, 4.03] EV
-    around middle grey 0.18 and the polynomial fit of AgX's base sigmoid (T. Sobotka's AgX,
+    (middle grey 0.18 at -2.47) and the polynomial fit of AgX's base sigmoid (T. Sobotka's AgX,
     fit by B. Wrensch), per channel (no AgX inset matrix: hues stay the raster's)."""
-    x = np.clip(np.log2(np.maximum(linear, 1e-10) / 0.18), -12.47393, 4.026069)
+    x = np.clip(np.log2(np.maximum(linear, 1e-10)), -12.47393, 4.026069)
     x = (x + 12.47393) / (4.026069 + 12.47393)
     x2 = x * x
     x4 = x2 * x2
