@@ -53,7 +53,8 @@ def agx_like(linear: np.ndarray) -> np.ndarray:
         - 0.00232
     )
     # The sigmoid's output is display-encoded already (gamma ~2.2 like sRGB).
-    return np.clip(y, 0.0, 1.0)
+    out: np.ndarray = np.clip(y, 0.0, 1.0)
+    return out
 
 
 def tone_map(rgb8_linear: np.ndarray, exposure_ev: float) -> np.ndarray:
