@@ -26,12 +26,12 @@ from typing import Any
 import numpy as np
 
 # A post-processing-off colour pass holds Filament's linear colour times its camera exposure
-# (EV100 15, the default) in 8 bits; FILAMENT_GAIN_EV brings the scenario's lights (MuJoCo
-# units) to the raster renderer's brightness before the shared exposure (settings.
-# DEFAULT_EXPOSURE_EV) and the AgX-like curve.
+# (EV100 15, the default) in 8 bits; FILAMENT_GAIN_EV would bring it to the raster renderer's
+# brightness before the shared exposure (settings.DEFAULT_EXPOSURE_EV) and the AgX-like curve.
 # Measured: with 0 the default scenario's mean brightness is 0.95x the raster's (96x72, frames
-# 0 and 11, exposure -0.5; 1.01x before the raster's baked lighting), no pixel clipped. The pass holds about 50-70 levels (mostly the model's
-# image-based light; its lights barely lift it), so smooth gradients band slightly.
+# 0 and 11, exposure -0.5; 1.01x before the raster's baked lighting), no pixel clipped. The
+# pass holds about 50-70 levels (mostly the model's image-based light; its lights barely lift
+# it), so smooth gradients band slightly.
 FILAMENT_GAIN_EV = 0.0
 
 
