@@ -69,9 +69,10 @@ class RenderSettings(Checked):
         default = RenderSettings.__dataclass_fields__
         for key in other:
             if key != "device" and getattr(self, key) != default[key].default:
+                owner = Engine.FILAMENT if self.engine == Engine.CYCLES else Engine.CYCLES
                 raise RenderConfigError(
                     f"{key} = {getattr(self, key)!r} is invalid with engine = "
-                    f"{self.engine.value!r}: only the other engine reads it"
+                    f"{self.engine.value!r}: it is a {owner.value} setting"
                 )
 
     def frame_slice(self) -> slice:
