@@ -6,7 +6,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render demo scenes test test-fast lint bench clean
+.PHONY: setup setup-render setup-filament demo scenes test test-fast lint bench clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -14,6 +14,11 @@ setup:
 # Blender's bpy for `grade render` (own environment .venv-render; docs/render.md).
 setup-render:
 	@bash scripts/setup_render.sh
+
+# Vulkan (loader + Mesa lavapipe) for `grade render --engine filament`, unpacked into .vulkan/
+# without installing it system-wide (docs/render.md).
+setup-filament:
+	@bash scripts/setup_filament.sh
 
 demo: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && bash scripts/demo.sh
@@ -27,17 +32,17 @@ scenes: setup
 TEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadfile
 
-test: setup setup-render
+test: setup setup-render setup-filament
 	@$(ENV) && python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
-test-fast: setup setup-render
+test-fast: setup setup-render setup-filament
 	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy
 
-bench: setup setup-render
+bench: setup setup-render setup-filament
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
 
 clean:
-	rm -rf .venv .venv-render .ws
+	rm -rf .venv .venv-render .ws .vulkan

@@ -1,12 +1,16 @@
-"""`grade render RUN --out NEW`: path-traced re-rendering of a recorded run (Blender Cycles).
+"""`grade render RUN --out NEW`: photoreal re-rendering of a recorded run.
+
+Engines: cycles (Blender's path tracer; `make setup-render`) and filament (MuJoCo's PBR
+rasteriser through Vulkan, seconds a frame; `make setup-filament`).
 
 Examples:
   grade render runs/demo --out runs/demo_pt                           # every camera and frame
   grade render runs/demo --out runs/demo_pt --samples 16 --frames 0:300:10
   grade render runs/demo --out runs/demo_pt --cameras uav1/camera --device gpu --motion-blur-s 0.01
+  grade render runs/demo --out runs/demo_fil --engine filament
 
 Running the same command again renders only the frames OUT lacks (resume).
-Needs Blender's Python module: `make setup-render` (docs/render.md).
+Samples, seed, denoising, motion blur and device are Cycles settings; --reflections Filament's.
 """
 
 from __future__ import annotations
@@ -67,6 +71,11 @@ def build_parser() -> argparse.ArgumentParser:
         default=DEFAULT_EXPOSURE_EV,
         help=f"film exposure in stops (default {DEFAULT_EXPOSURE_EV:g}: as bright as the raster)",
     )
+    parser.add_argument(
+        "--reflections",
+        action="store_true",
+        help="filament: screen-space reflections (a full pass per reflective material)",
+    )
     return parser
 
 
@@ -81,6 +90,7 @@ def settings_from_args(args: argparse.Namespace) -> RenderSettings:
         frames=args.frames,
         cameras=tuple(args.cameras),
         exposure=args.exposure,
+        reflections=args.reflections,
     )
 
 

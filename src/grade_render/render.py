@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import shutil
+import sys
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -47,13 +49,16 @@ from grade_common.tum import (
     read_poses,
 )
 from grade_render.errors import RenderError, RenderOutputExistsError
+from grade_render.filament_env import probe_filament, vulkan_env
+from grade_render.filament_job import FilamentJob, plan_filament, write_filament_job
 from grade_render.job import FramePlan, headlight_entry, light_entries, write_job
-from grade_render.settings import RenderSettings
-from grade_render.worker_process import blender_python, run_worker
+from grade_render.settings import Engine, RenderSettings
+from grade_render.worker_process import WORKER, blender_python, run_worker
 from grade_render.world_state import GeomShape, SkinShape, WorldState, load_world
 from grade_sim.io.record import load_record
 
 RENDER_KEY = "render"
+FILAMENT_WORKER = Path(__file__).with_name("filament_worker.py")
 JOB_DIR = ".render-job"
 
 
@@ -73,6 +78,7 @@ class RenderResult:
     skipped: int  # frames already there (resumed)
     device: str  # "CPU" or the GPU kind Cycles used ("" when nothing was rendered)
     seconds_per_frame: tuple[float, ...]
+    startup_s: float = 0.0  # from starting the worker to its first word (engine start-up)
 
 
 def _pose_matrix(position: np.ndarray, quat_wxyz: np.ndarray) -> np.ndarray:
@@ -260,9 +266,14 @@ def render_run(
     Raises:
         RenderError: the source run, a setting or the worker failed (names the cause).
         RenderOutputExistsError: `out` holds something else than this render.
-        RenderSetupError: bpy is not installed (names the set-up command).
+        RenderSetupError: bpy (Cycles) or Vulkan (Filament) is missing (names the set-up step).
     """
-    python = python or blender_python()  # before anything is written: bpy missing fails early
+    # Before anything is written: a missing bpy or Vulkan fails early (naming the set-up step).
+    if settings.engine == Engine.FILAMENT:
+        python = python or sys.executable
+        probe_filament(python)
+    else:
+        python = python or blender_python()
     source = RunLayout(Path(run_dir))
     if not source.run_yaml.is_file() or not source.record.is_file():
         raise RenderError(
@@ -289,17 +300,18 @@ def render_run(
     _copy_static(source, layout, cams)
     _write_run_yaml(layout, source, RunStatus.RUNNING, info)
     seconds: list[float] = []
+    startup: list[float] = []
     device = ""
     status = RunStatus.INTERRUPTED
     try:
         if job is not None:
-            device = _render_frames(job, layout, settings, seconds, progress, python)
+            device = _render_frames(job, layout, settings, seconds, progress, python, startup)
         status = RunStatus.COMPLETE
     finally:
         for cf in cams:
             _write_lists(layout, cf)
         _write_run_yaml(layout, source, status, {**info, "device": device or None})
-    return RenderResult(layout.root, len(todo), skipped, device, tuple(seconds))
+    return RenderResult(layout.root, len(todo), skipped, device, tuple(seconds), sum(startup[:1]))
 
 
 @dataclass(frozen=True)
@@ -315,11 +327,13 @@ class _PlannedJob:
 
 def _plan_job(
     source: RunLayout, settings: RenderSettings, todo: list[tuple[CameraFrames, str]]
-) -> _PlannedJob:
+) -> _PlannedJob | FilamentJob:
     """Rebuild the recorded world and pose it at every frame to render (writes nothing)."""
     record = load_record(source.record)
     world = load_world(source.root, record)
     try:
+        if settings.engine == Engine.FILAMENT:
+            return plan_filament(world, plan_frames(world, source, settings, todo, []))
         shapes = world.shapes()
         skins = tuple(world.skins())
         lights = light_entries(world.lights())
@@ -333,23 +347,33 @@ def _plan_job(
 
 
 def _render_frames(
-    job: _PlannedJob,
+    job: _PlannedJob | FilamentJob,
     layout: RunLayout,
     settings: RenderSettings,
     seconds: list[float],
     progress: Callable[[int, int, float], None] | None,
     python: str | None,
+    startup: list[float],
 ) -> str:
     plans = job.plans
     job_dir = layout.root / f"{JOB_DIR}-{os.getpid()}"
     shutil.rmtree(job_dir, ignore_errors=True)
-    write_job(job_dir, settings, job.shapes, job.lights, plans, job.headlight, job.skins)
+    if isinstance(job, FilamentJob):
+        write_filament_job(job_dir, settings, job)
+        worker, env = FILAMENT_WORKER, vulkan_env()
+    else:
+        write_job(job_dir, settings, job.shapes, job.lights, plans, job.headlight, job.skins)
+        worker, env = WORKER, None
     by_index = {p.index: p for p in plans}
     if progress is not None:
         progress(0, len(plans), 0.0)  # the total is known before Blender starts
     device = ["CPU"]
 
+    started = time.perf_counter()
+
     def on_event(event: dict[str, Any]) -> None:
+        if not startup:
+            startup.append(time.perf_counter() - started)
         if "device" in event:
             device[0] = str(event.get("kind") or event["device"])
         if "frame" in event:
@@ -360,7 +384,7 @@ def _render_frames(
                 progress(len(seconds), len(plans), seconds[-1])
 
     try:
-        run_worker(job_dir, on_event, python)
+        run_worker(job_dir, on_event, python, worker, env)
     finally:
         shutil.rmtree(job_dir, ignore_errors=True)
     return device[0]

@@ -21,7 +21,14 @@ FRAMES_PATTERN = r"-?\d*(:-?\d*(:-?\d*)?)?"
 
 
 class Engine(enum.StrEnum):
-    CYCLES = "cycles"
+    CYCLES = "cycles"  # Blender's path tracer (make setup-render)
+    FILAMENT = "filament"  # MuJoCo's PBR rasteriser through Vulkan (make setup-filament)
+
+
+# Settings only one engine reads: the other refuses a non-default value and leaves them out of
+# run.yaml's pixel settings (so resuming a render compares what decides its pixels).
+CYCLES_ONLY = ("samples", "seed", "denoise", "motion_blur_s", "device")
+FILAMENT_ONLY = ("reflections",)
 
 
 class Device(enum.StrEnum):
@@ -53,6 +60,20 @@ class RenderSettings(Checked):
     frames: str = field(default="", metadata=text(FRAMES_PATTERN, allow_empty=True))
     cameras: tuple[str, ...] = field(default=(), metadata=text(r"[A-Za-z0-9_]+/[A-Za-z0-9_]+"))
     exposure: float = field(default=DEFAULT_EXPOSURE_EV, metadata=bounds(-10.0, 10.0))
+    # Filament: screen-space reflections (a full pass per reflective material; off by default).
+    reflections: bool = False
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        other = FILAMENT_ONLY if self.engine == Engine.CYCLES else CYCLES_ONLY
+        default = RenderSettings.__dataclass_fields__
+        for key in other:
+            if key != "device" and getattr(self, key) != default[key].default:
+                owner = Engine.FILAMENT if self.engine == Engine.CYCLES else Engine.CYCLES
+                raise RenderConfigError(
+                    f"{key} = {getattr(self, key)!r} is invalid with engine = "
+                    f"{self.engine.value!r}: it is a {owner.value} setting"
+                )
 
     def frame_slice(self) -> slice:
         if not self.frames:
@@ -68,8 +89,9 @@ class RenderSettings(Checked):
     def pixel_settings(self) -> dict[str, Any]:
         """The settings that decide the pixels (a resumed render must keep them)."""
         out: dict[str, Any] = to_mapping(self)
-        for key in ("device", "frames", "cameras"):
-            out.pop(key)
+        unused = FILAMENT_ONLY if self.engine == Engine.CYCLES else CYCLES_ONLY
+        for key in ("device", "frames", "cameras", *unused):
+            out.pop(key, None)
         return out
 
     def to_mapping(self) -> dict[str, Any]:

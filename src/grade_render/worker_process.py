@@ -47,20 +47,28 @@ def blender_python() -> str:
 
 
 def run_worker(
-    job_dir: Path, on_event: Callable[[dict[str, Any]], None], python: str | None = None
+    job_dir: Path,
+    on_event: Callable[[dict[str, Any]], None],
+    python: str | None = None,
+    worker: Path = WORKER,
+    env: dict[str, str] | None = None,
 ) -> None:
     """Run the worker on `job_dir`, calling `on_event` for each JSON line it prints.
+
+    `worker` is the Blender worker unless told (the Filament worker runs in this Python, with
+    `env` from grade_render.filament_env).
 
     Raises:
         RenderSetupError: the interpreter cannot import bpy.
         RenderError: the worker failed (its last error lines are in the message).
     """
     exe = python or blender_python()
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    base = os.environ if env is None else env
+    env = {k: v for k, v in base.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
     log = job_dir / "worker.log"  # a file, not a pipe: a full stderr pipe would block Blender
     with open(log, "w") as log_file:
         proc = subprocess.Popen(
-            [exe, "-s", str(WORKER), str(job_dir)],
+            [exe, "-s", str(worker), str(job_dir)],
             stdout=subprocess.PIPE,
             stderr=log_file,
             text=True,
@@ -82,7 +90,8 @@ def run_worker(
             raise RenderSetupError(
                 f"{exe} cannot import bpy; install it with `{SETUP_COMMAND}`\n{tail}"
             )
-        raise RenderError(f"the Blender render worker failed (exit {code}):\n{tail}")
+        name = "Blender" if worker == WORKER else worker.stem
+        raise RenderError(f"the {name} render worker failed (exit {code}):\n{tail}")
 
 
 def _events(stream: Any) -> Iterator[dict[str, Any]]:

@@ -1,0 +1,89 @@
+"""The job the Filament worker reads: the run's compiled MuJoCo model and each frame's state.
+
+Filament draws the simulator's own model (`mujoco.mjrf.ModelScene`): its geoms, skinned people,
+materials, textures and lights, so the job is the model (MuJoCo's binary .mjb), the recorded
+state of every frame to render (qpos and mocap poses: one forward pass poses everything,
+skins included) and each frame's camera (grade_render.job.FramePlan). filament.json holds the
+settings and the cameras, filament.npz the arrays; grade_render.filament_worker reads them.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+from grade_render.job import FramePlan
+from grade_render.settings import RenderSettings
+from grade_render.world_state import WorldState
+
+
+@dataclass(frozen=True)
+class FilamentJob:
+    model_mjb: bytes
+    qpos: FloatArray  # (frames, nq)
+    mocap_pos: FloatArray  # (frames, nmocap, 3)
+    mocap_quat: FloatArray  # (frames, nmocap, 4)
+    geom_instance: NDArray[np.uint16]  # by geom id
+    skin_instance: NDArray[np.uint16]  # by skin id
+    plans: list[FramePlan]
+
+
+def plan_filament(world: WorldState, plans: list[FramePlan]) -> FilamentJob:
+    """The model and the recorded state at each planned frame (writes nothing)."""
+    import mujoco
+
+    m = world.model
+    buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
+    mujoco.mj_saveModel(m, None, buf)
+    qpos, mocap_pos, mocap_quat = [], [], []
+    for plan in plans:
+        world.pose(plan.step)
+        qpos.append(world.data.qpos.copy())
+        mocap_pos.append(world.data.mocap_pos.copy())
+        mocap_quat.append(world.data.mocap_quat.copy())
+    return FilamentJob(
+        buf.tobytes(),
+        np.array(qpos),
+        np.array(mocap_pos).reshape(len(plans), m.nmocap, 3),
+        np.array(mocap_quat).reshape(len(plans), m.nmocap, 4),
+        np.asarray(world.engine.geom_instance_ids, dtype=np.uint16),
+        np.asarray(world.engine.skin_instance_ids, dtype=np.uint16),
+        plans,
+    )
+
+
+def write_filament_job(job_dir: Path, settings: RenderSettings, job: FilamentJob) -> None:
+    """Write model.mjb, filament.json and filament.npz into `job_dir` (created)."""
+    job_dir.mkdir(parents=True, exist_ok=True)
+    (job_dir / "model.mjb").write_bytes(job.model_mjb)
+    doc = {
+        "exposure": settings.exposure,
+        "reflections": settings.reflections,
+        "frames": [
+            {
+                "index": p.index,
+                "width": p.width,
+                "height": p.height,
+                "K": [float(v) for v in p.k.ravel()],
+                "near_m": p.near_m,
+                "far_m": p.far_m,
+            }
+            for p in job.plans
+        ],
+    }
+    (job_dir / "filament.json").write_text(json.dumps(doc))
+    arrays = {
+        "qpos": job.qpos,
+        "mocap_pos": job.mocap_pos,
+        "mocap_quat": job.mocap_quat,
+        "geom_instance": job.geom_instance,
+        "skin_instance": job.skin_instance,
+        "world_optical": np.stack([p.world_optical for p in job.plans]),
+    }
+    with open(job_dir / "filament.npz", "wb") as fh:
+        np.savez(fh, **arrays)  # type: ignore[arg-type]
