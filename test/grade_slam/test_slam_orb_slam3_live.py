@@ -7,6 +7,7 @@ simulator renders (cached under the grade cache; nothing is downloaded).
 
 from __future__ import annotations
 
+import re
 import threading
 from collections import defaultdict
 from pathlib import Path
@@ -119,3 +120,49 @@ def test_live_orb_slam3_tracks_every_frame_and_owns_map_to_odom(
     assert all(len(p) == 1 for p in parents.values()), sorted(edges)
     roots = {f for e in edges for f in e} - set(parents)
     assert roots == {"map"}, sorted(edges)
+
+
+INERTIAL_DURATION_S = 4.0  # ORB-SLAM3 initialised its inertial state 2.6-2.9 s in (docs/slam.md)
+
+
+@pytest.mark.slow
+@pytest.mark.ros
+def test_live_orb_slam3_inertial_takes_the_imu_and_initialises_it(tmp_path: Path) -> None:
+    vocabulary = build_vocabulary(TEST_RECIPE)
+    estimate = tmp_path / "slam.txt"
+    slam = CollectedProcess(
+        [
+            executable("slam_node"),
+            "--ros-args",
+            *("-p", "backend:=orb_slam3_rgbd_inertial"),
+            *("-p", f"vocabulary:={vocabulary}"),
+            *("-p", f"trajectory_output:={estimate}"),
+        ],
+        cwd=tmp_path,
+    )
+    scenario = two_room_scenario(INERTIAL_DURATION_S, realtime=False, cameras=[CAMERA])
+    try:
+        slam.wait_for("tracking /uav1/camera", timeout_s=120)
+        sim, run_dir = run_sim(
+            scenario,
+            tmp_path,
+            "publish_world_odom:=false",
+            *lockstep("/uav1/camera/depth/image_raw", "/uav1/slam/ack"),
+        )
+        assert sim.returncode == 0, sim.stdout + sim.stderr
+        assert slam.interrupt() == 0, slam.text
+    finally:
+        slam.cleanup()
+    assert "and /uav1/imu" in slam.text, slam.text
+    published = round((scenario["bootstrap_s"] + INERTIAL_DURATION_S) * RATE_HZ) + 1
+    assert f"frames received {published}," in slam.text, slam.text
+    # the IMU at 240 Hz: about 8 samples a frame reached the node, and ORB-SLAM3 used them
+    received = re.search(r"IMU samples received (\d+), inertial state initialised at", slam.text)
+    assert received is not None, slam.text
+    assert int(received.group(1)) >= 0.9 * 240 * (scenario["bootstrap_s"] + INERTIAL_DURATION_S)
+    est = read_tum(estimate)
+    assert est.num_poses >= 0.95 * published, slam.text
+    ref = CameraStream.open(run_dir, "uav1", "camera").trajectory
+    result = evaluate_trajectory(ref, est)
+    # across the inertial initialisation, which turns ORB-SLAM3's map to gravity
+    assert result.ate.stats.rmse < 0.05, result.summary()
