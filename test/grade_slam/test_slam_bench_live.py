@@ -3,12 +3,21 @@ scenario each backend gets (a LiDAR instead of the camera for the LiDAR backends
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import yaml
 
 from grade_common.share import shipped_file
+from grade_eval.core.align import AlignMode
+from grade_eval.core.trajectory import PoseTrajectory
 from grade_sim.config.scenario import scenario_from_mapping
-from grade_slam.bench_live import BENCH_LIDAR, LIDAR_BACKENDS, LIVE_BACKENDS, live_setup
+from grade_slam.bench_live import (
+    BENCH_LIDAR,
+    LIDAR_BACKENDS,
+    LIVE_BACKENDS,
+    live_setup,
+    score,
+)
 from grade_slam.bench_worlds import bench_scenario
 
 
@@ -44,3 +53,23 @@ def test_camera_backends_follow_the_depth_image(backend: str) -> None:
     assert "lidars" not in data["robots"][0]  # type: ignore[index]
     inertial = setup.params.get("imu_rate_hz")
     assert inertial == ("240.0" if backend == "orb_slam3_rgbd_inertial" else None)
+
+
+def _trajectory(positions: np.ndarray) -> PoseTrajectory:
+    n = positions.shape[0]
+    return PoseTrajectory(
+        np.arange(n) * 0.1, positions, np.tile([1.0, 0.0, 0.0, 0.0], (n, 1)), name="t"
+    )
+
+
+def test_a_straight_flight_is_scored_after_origin_alignment_a_turning_one_after_se3() -> None:
+    t = np.linspace(0.0, 4.0, 41)
+    straight = np.stack([t, np.zeros_like(t), np.full_like(t, 1.5)], axis=1)
+    # the estimate starts at its own origin, as an odometry's does
+    summary, align = score(_trajectory(straight), _trajectory(straight - straight[0]), "line")
+    assert align is AlignMode.ORIGIN
+    assert summary["ate_rmse_m"] == pytest.approx(0.0, abs=1e-9)
+    turning = np.stack([np.cos(t), np.sin(t), np.full_like(t, 1.5)], axis=1)
+    summary, align = score(_trajectory(turning), _trajectory(turning + 3.0), "turn")
+    assert align is AlignMode.SE3
+    assert summary["ate_rmse_m"] == pytest.approx(0.0, abs=1e-9)
