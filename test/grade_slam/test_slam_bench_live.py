@@ -66,10 +66,16 @@ def test_a_straight_flight_is_scored_after_origin_alignment_a_turning_one_after_
     t = np.linspace(0.0, 4.0, 41)
     straight = np.stack([t, np.zeros_like(t), np.full_like(t, 1.5)], axis=1)
     # the estimate starts at its own origin, as an odometry's does
-    summary, align = score(_trajectory(straight), _trajectory(straight - straight[0]), "line")
+    summary, align = score(
+        _trajectory(straight), _trajectory(straight - straight[0]), "line", rate_hz=10.0
+    )
     assert align is AlignMode.ORIGIN
     assert summary["ate_rmse_m"] == pytest.approx(0.0, abs=1e-9)
     turning = np.stack([np.cos(t), np.sin(t), np.full_like(t, 1.5)], axis=1)
-    summary, align = score(_trajectory(turning), _trajectory(turning + 3.0), "turn")
+    summary, align = score(_trajectory(turning), _trajectory(turning + 3.0), "turn", rate_hz=10.0)
     assert align is AlignMode.SE3
     assert summary["ate_rmse_m"] == pytest.approx(0.0, abs=1e-9)
+    # poses every 0.1 s: nothing lost at 10 Hz, everything at 30 Hz (GRADE's camera gap)
+    assert summary["tracking_rate"] == pytest.approx(1.0)
+    summary, _ = score(_trajectory(turning), _trajectory(turning), "turn", rate_hz=30.0)
+    assert summary["tracking_rate"] < 0.5
