@@ -224,7 +224,7 @@ def plot(rows: list[Row], path: Path) -> Path:
 
     backends = [b for b in LIVE_BACKENDS if any(r["backend"] == b for r in rows)]
     worlds = [w for w in WORLDS if any(r["world"] == w for r in rows)]
-    fig, ax = plt.subplots(figsize=(7, 3.5))
+    fig, ax = plt.subplots(figsize=(8.5, 3.5))
     width = 0.8 / max(1, len(backends))
     for i, backend in enumerate(backends):
         for j, world in enumerate(worlds):
@@ -243,7 +243,7 @@ def plot(rows: list[Row], path: Path) -> Path:
     ax.set_xticks(range(len(worlds)), worlds)
     ax.set_ylabel("ATE RMSE [m] (SE(3), else origin)")
     ax.set_title("live SLAM, lockstep (every frame)")
-    ax.legend(fontsize=8)
+    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # clear of the bars
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
