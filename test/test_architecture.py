@@ -27,8 +27,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "grade_scenes": frozenset({"grade_common", "grade_sim", "grade_eval"}),
     # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
     "grade_batch": frozenset({"grade_common"}),
-    # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common
-    "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval"}),
+    # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common;
+    # ORB-SLAM3's inertial settings take the IMU noise presets of grade_noise
+    "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval", "grade_noise"}),
     "grade_render": frozenset({"grade_common", "grade_sim"}),
     "grade_cli": frozenset(
         {

@@ -29,6 +29,7 @@ class BackendSpec:
     install: str
     build: Callable[[ModuleType, SlamConfig], FrameTracker]
     description: str
+    needs_imu: bool = False  # every frame must carry its IMU samples (`RgbdFrame.imu`)
 
 
 def _build_open3d(module: ModuleType, config: SlamConfig) -> FrameTracker:
@@ -42,6 +43,13 @@ def _build_orb_slam3(module: ModuleType, config: SlamConfig) -> FrameTracker:
     from grade_slam.vocabulary_set import resolve_vocabulary
 
     return OrbSlam3Tracker(module, config, resolve_vocabulary(config.vocabulary))
+
+
+def _build_orb_slam3_inertial(module: ModuleType, config: SlamConfig) -> FrameTracker:
+    from grade_slam.orb_slam3 import OrbSlam3Tracker
+    from grade_slam.vocabulary_set import resolve_vocabulary
+
+    return OrbSlam3Tracker(module, config, resolve_vocabulary(config.vocabulary), inertial=True)
 
 
 OPEN3D_INSTALL = "pip install open3d-cpu==0.20.0 (Debian/Ubuntu also: apt-get install libusb-1.0-0)"
@@ -63,6 +71,13 @@ BACKENDS: dict[str, BackendSpec] = {
         install=ORB_SLAM3_INSTALL,
         build=_build_orb_slam3,
         description="ORB-SLAM3 RGB-D: tracking, local mapping, loop closing (pyorbslam3)",
+    ),
+    "orb_slam3_rgbd_inertial": BackendSpec(
+        module="pyorbslam3",
+        install=ORB_SLAM3_INSTALL,
+        build=_build_orb_slam3_inertial,
+        description="ORB-SLAM3 RGB-D-inertial: RGB-D plus the robot's IMU (pyorbslam3)",
+        needs_imu=True,
     ),
 }
 

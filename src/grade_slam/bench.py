@@ -128,7 +128,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--backends",
         nargs="*",
         default=["open3d_rgbd", "orb_slam3_rgbd", "orb_slam3_rgbd_masked"],
-        help="live backends (open3d_rgbd, orb_slam3_rgbd, orb_slam3_rgbd_masked)",
+        help="live backends (open3d_rgbd, orb_slam3_rgbd, orb_slam3_rgbd_masked, "
+        "orb_slam3_rgbd_inertial; LiDAR, on a VLP-16 instead of the camera: kiss_icp, genz_icp)",
     )
     live.add_argument(
         "--vocabulary", default="", help="ORB-SLAM3 vocabulary (default: grade slam vocab's)"

@@ -42,6 +42,12 @@ def build_parser() -> argparse.ArgumentParser:
         "camera's semantic stream)",
     )
     track.add_argument("--vocabulary", default="", help="ORB-SLAM3 vocabulary file (ORBvoc.txt)")
+    track.add_argument(
+        "--imu-noise-preset",
+        default="drone",
+        help="orb_slam3_rgbd_inertial: the grade_noise IMU preset its settings take the noise "
+        "from (the IMU itself is read from the run's bag)",
+    )
     sub.add_parser(
         "vocab",
         help="build ORB-SLAM3's vocabulary from our rendered worlds (once; cached)",
@@ -91,6 +97,7 @@ def run(args: argparse.Namespace) -> int:
             "depth_max_m": args.depth_max_m,
             "mask_dynamic": args.mask_dynamic,
             "vocabulary": args.vocabulary,
+            "imu_noise_preset": args.imu_noise_preset,
         },
     )
     start = time.perf_counter()
@@ -103,6 +110,12 @@ def run(args: argparse.Namespace) -> int:
         f"{stats.tracked} of {stats.frames} frames tracked ({stats.failures} failures, "
         f"{stats.restarts} restarts) in {elapsed:.1f} s; trajectory: {args.out}"
     )
+    if BACKENDS[config.backend].needs_imu:
+        since = stats.inertial_since_ns
+        print(
+            "inertial state (gravity, biases) initialised "
+            + ("never" if since is None else f"at {since * 1e-9:.3f} s")
+        )
     return 0
 
 

@@ -59,6 +59,15 @@ class SlamConfig(Checked):
     close_depth_m: float = field(default=3.2, metadata=bounds(0.0, exclusive_min=True))
     # The camera's frame rate: ORB-SLAM3 spaces its keyframes by it (Camera.fps).
     camera_rate_hz: float = field(default=30.0, metadata=bounds(0.0, exclusive_min=True))
+    # ORB-SLAM3 RGB-D-inertial (orb_slam3_rgbd_inertial): the IMU noise its preintegration
+    # weights residuals with, a grade_noise IMU preset (`drone`, `consumer`; `none` has zero
+    # noise, which ORB-SLAM3 cannot weight), and the IMU's sample rate (IMU.Frequency).
+    imu_noise_preset: str = field(default="drone", metadata=text(r"[a-z0-9_]+"))
+    imu_rate_hz: float = field(default=240.0, metadata=bounds(1.0, 10000.0))
+    # ORB-SLAM3 starts an inertial map only after the mean acceleration changed by 0.5 m/s^2
+    # between two frames, which a smooth flight may never do; fast init skips that wait
+    # (IMU.fastInit).
+    imu_fast_init: bool = True
     # Oracle dynamic masking (any backend): pixels of people and flying objects, from the
     # simulator's semantic class image, lose their depth and their texture before tracking.
     mask_dynamic: bool = False

@@ -38,6 +38,9 @@ class TrackingStats:
     tracked: int = 0
     failures: int = 0
     restarts: int = 0
+    # inertial backends: the first frame by which the IMU state (gravity, biases) had been
+    # initialised; None: never (or not an inertial backend)
+    inertial_since_ns: int | None = None
 
 
 @dataclass

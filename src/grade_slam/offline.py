@@ -2,20 +2,49 @@
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 
-from grade_slam.backends import create_backend
+from grade_common.rundir import run_root_of
+from grade_common.tum import read_camera_info
+from grade_slam.backends import BACKENDS, create_backend
 from grade_slam.camera_folder import read_camera_folder
 from grade_slam.config import SlamConfig
+from grade_slam.errors import SlamInputError
 from grade_slam.interfaces import FrameTracker
 
 
-def track_camera_folder(folder: str | Path, config: SlamConfig) -> FrameTracker:
+def track_camera_folder(
+    folder: str | Path, config: SlamConfig, *, imu: str = "imu", imu_frame: str = "imu_link"
+) -> FrameTracker:
     """Track every RGB-D frame of `folder`; the tracker (closed) holds the trajectory and the
-    counts."""
+    counts. An inertial backend also gets, with each frame, the samples of /<robot>/<imu> since
+    the previous one and the camera's mount in <robot>/<imu_frame>, from the run's bag.
+
+    Raises:
+        SlamInputError: an inertial backend on a folder outside a run directory with a bag.
+    """
     tracker = create_backend(config)
     try:
+        buffer = pose_imu_optical = None
+        if BACKENDS[config.backend].needs_imu:
+            from grade_slam.bag_imu import read_bag_imu
+
+            root = run_root_of(folder)
+            if root is None:
+                raise SlamInputError(
+                    f"{folder}: the inertial backend needs the run's bag; give a camera folder "
+                    "inside its run directory (RUN/gt/<robot>/<camera>)"
+                )
+            robot = Path(folder).resolve().parent.name
+            optical = read_camera_info(Path(folder) / "camera_info.yaml", error=SlamInputError)
+            buffer, pose_imu_optical = read_bag_imu(
+                root, f"/{robot}/{imu}", f"{robot}/{imu_frame}", optical.frame_id
+            )
         for frame in read_camera_folder(folder, with_dynamic_mask=config.mask_dynamic):
+            if buffer is not None and pose_imu_optical is not None:
+                samples = buffer.take_until(frame.stamp_ns, pose_imu_optical)
+                frame = dataclasses.replace(frame, imu=samples)
             tracker.process(frame)
     finally:
         tracker.close()

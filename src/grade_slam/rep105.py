@@ -39,6 +39,28 @@ class FrameChain:
             result = transform @ result
         return result
 
+    def _ancestors(self, frame: str) -> list[str]:
+        chain = [frame]
+        while chain[-1] in self._parent:
+            chain.append(self._parent[chain[-1]][0])
+        return chain
+
+    def relative(self, reference: str, frame: str) -> FloatArray:
+        """`frame` in `reference`'s coordinates, through their nearest common ancestor (the
+        camera's optical frame in the IMU frame: siblings under base_link).
+
+        Raises:
+            SlamInputError: the two frames share no ancestor in the transforms received so far.
+        """
+        above_reference = self._ancestors(reference)
+        common = next((f for f in self._ancestors(frame) if f in above_reference), None)
+        if common is None:
+            raise SlamInputError(f"no transform chain joins {reference!r} and {frame!r}")
+        return np.asarray(
+            np.linalg.inv(self.transform(common, reference)) @ self.transform(common, frame),
+            dtype=np.float64,
+        )
+
 
 def map_to_odom(pose_map_optical: FloatArray, pose_odom_optical: FloatArray) -> FloatArray:
     """The map -> odom transform that makes the TF tree give the SLAM estimate."""

@@ -22,7 +22,7 @@ def test_unknown_backend_names_the_parameter_the_allowed_values_and_how_to_insta
         create_backend(SlamConfig(backend="kiss_icp"))
     text = str(info.value)
     assert "backend = 'kiss_icp' is invalid" in text
-    assert "allowed values ['open3d_rgbd', 'orb_slam3_rgbd']" in text
+    assert "allowed values ['open3d_rgbd', 'orb_slam3_rgbd', 'orb_slam3_rgbd_inertial']" in text
     assert OPEN3D_INSTALL in text
     assert ORB_SLAM3_INSTALL in text
 

@@ -106,7 +106,8 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
     [
         (
             "backend:=orb_slam2",
-            "backend = 'orb_slam2' is invalid: allowed values ['open3d_rgbd', 'orb_slam3_rgbd']",
+            "backend = 'orb_slam2' is invalid: allowed values ['open3d_rgbd', 'orb_slam3_rgbd', "
+            "'orb_slam3_rgbd_inertial']",
         ),
         ("method:=icp", "method = 'icp' is invalid: allowed values ['hybrid', "),
         ("robot:=uav-1", "robot = 'uav-1' is invalid: must match"),

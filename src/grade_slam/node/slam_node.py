@@ -2,7 +2,10 @@
 
 Subscribes /<robot>/<camera>/rgb/image_raw (rgb8/bgr8), depth/image_raw (32FC1 metres or
 16UC1 millimetres), camera_info and, with `mask_dynamic`, semantic/image_raw (mono16 class ids);
-pairs them by identical stamps, tracks each set with the backend (`backend` parameter,
+pairs them by identical stamps (an inertial backend, `orb_slam3_rgbd_inertial`, also takes
+/<robot>/<imu> sensor_msgs/Imu and holds each set until an IMU sample at or after its stamp has
+arrived, then hands it the samples since the previous set and the camera's mount in the IMU
+frame from /tf_static), tracks each set with the backend (`backend` parameter,
 `grade_slam.backends`), and publishes the estimated optical-frame pose as nav_msgs/Odometry on
 /<robot>/slam/odom and the trajectory so far as nav_msgs/Path on /<robot>/slam/path, both in
 `map_frame` (the estimate's origin: the first tracked camera). With `publish_tf` (REP 105) it
@@ -26,7 +29,7 @@ import numpy as np
 from geometry_msgs.msg import TransformStamped
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from sensor_msgs.msg import CameraInfo, Image
+from sensor_msgs.msg import CameraInfo, Image, Imu
 from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
@@ -35,10 +38,10 @@ from grade_common.node import spin as grade_spin
 from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.schema import Checked, Wording, from_mapping, text
 from grade_sim.engine.semantic import BASE_CLASSES
-from grade_slam.backends import create_backend
+from grade_slam.backends import BACKENDS, create_backend
 from grade_slam.config import PARAMETER_WORDING, SlamConfig
 from grade_slam.errors import SlamConfigError, SlamError
-from grade_slam.frames import RgbdFrame, dynamic_class_ids, dynamic_mask_of
+from grade_slam.frames import ImuBuffer, RgbdFrame, dynamic_class_ids, dynamic_mask_of
 from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
 from grade_slam.rep105 import FrameChain, map_to_odom
 
@@ -61,6 +64,9 @@ class SlamNodeParameters(Checked):
     odom_frame: str = field(default="odom", metadata=text(_NAME))
     base_frame: str = field(default="base_link", metadata=text(_NAME))
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
+    # inertial backends: the IMU topic /<robot>/<imu> and its frame <robot>/<imu_frame>
+    imu: str = field(default="imu", metadata=text(_NAME))
+    imu_frame: str = field(default="imu_link", metadata=text(_NAME))
 
 
 class SlamNode(Node):
@@ -81,6 +87,10 @@ class SlamNode(Node):
             self.params.trajectory_output,
         )
         self.tracker = create_backend(self.config)
+        self._needs_imu = BACKENDS[self.config.backend].needs_imu
+        self._imu = ImuBuffer()
+        self._imu_frame = f"{self.params.robot}/{self.params.imu_frame}"
+        self._imu_optical: np.ndarray | None = None  # the optical frame in the IMU frame
         self._camera_matrix: np.ndarray | None = None
         streams = ["rgb", "depth"] + (["semantic"] if self.config.mask_dynamic else [])
         self._pending: dict[str, dict[int, Image]] = {name: {} for name in streams}
@@ -102,19 +112,26 @@ class SlamNode(Node):
         self._static = FrameChain()
         self._odom_base: dict[int, np.ndarray] = {}
         self._tf_pub = None
-        if self.params.publish_tf:
-            latched = QoSProfile(
-                depth=100,
-                reliability=ReliabilityPolicy.RELIABLE,
-                durability=DurabilityPolicy.TRANSIENT_LOCAL,
-            )
+        latched = QoSProfile(
+            depth=100,
+            reliability=ReliabilityPolicy.RELIABLE,
+            durability=DurabilityPolicy.TRANSIENT_LOCAL,
+        )
+        if self.params.publish_tf or self._needs_imu:  # the mounts: map -> odom, IMU extrinsic
             self.create_subscription(TFMessage, "/tf_static", self._on_tf_static, latched)
+        if self._needs_imu:
+            # 240 Hz between frames: keep a few hundred samples queued (best effort, as
+            # published), a sample missed only lengthens one preintegration step
+            imu_qos = QoSProfile(depth=500, reliability=ReliabilityPolicy.BEST_EFFORT)
+            self.create_subscription(Imu, f"/{robot}/{self.params.imu}", self._on_imu, imu_qos)
+        if self.params.publish_tf:
             self.create_subscription(TFMessage, "/tf", self._on_tf, QoSProfile(depth=100))
             self._tf_pub = self.create_publisher(TFMessage, "/tf", QoSProfile(depth=100))
         self._ack_pub = self.create_publisher(Header, f"/{robot}/slam/ack", QoSProfile(depth=10))
         self.get_logger().info(
             f"tracking {ns} with backend {self.config.backend!r}"
             + (" (people and flying objects masked)" if self.config.mask_dynamic else "")
+            + (f" and /{robot}/{self.params.imu}" if self._needs_imu else "")
         )
 
     @staticmethod
@@ -145,14 +162,33 @@ class SlamNode(Node):
             elif t.child_frame_id != self._odom_frame:  # a moving mount (omni camera yaw)
                 self._static.add(t.header.frame_id, t.child_frame_id, self._matrix(t))
 
+    def _on_imu(self, msg: Imu) -> None:
+        w, a = msg.angular_velocity, msg.linear_acceleration
+        self._imu.add(self._stamp_ns(msg), (w.x, w.y, w.z), (a.x, a.y, a.z))
+        self._try_track()
+
     def _store(self, stream: str, msg: Image) -> None:
         pending = self._pending[stream]
         pending[self._stamp_ns(msg)] = msg
         while len(pending) > _PENDING_LIMIT:
             pending.pop(min(pending))
+        self._try_track()
+
+    def _try_track(self) -> None:
         ready = sorted(set.intersection(*(set(p) for p in self._pending.values())))
-        if ready and self._camera_matrix is not None:
-            self._track(ready[-1])
+        if not ready or self._camera_matrix is None:
+            return
+        if self._needs_imu:
+            if self._imu_optical is None:
+                try:
+                    self._imu_optical = self._static.relative(
+                        self._imu_frame, self._pending["rgb"][ready[-1]].header.frame_id
+                    )
+                except SlamError:
+                    return  # the mounts on /tf_static have not arrived yet
+            if not self._imu.covers(ready[-1]):
+                return  # the samples up to this frame are still on their way
+        self._track(ready[-1])
 
     def _frame(self, stamp_ns: int, msgs: dict[str, Image]) -> RgbdFrame:
         rgb_msg, depth_msg = msgs["rgb"], msgs["depth"]
@@ -168,8 +204,17 @@ class SlamNode(Node):
             classes = image_to_array(msgs["semantic"], allowed=("mono16",), error=SlamError)
             mask = dynamic_mask_of(classes.astype(np.uint16), self._dynamic_ids)
         assert self._camera_matrix is not None
+        imu = None
+        if self._needs_imu:
+            assert self._imu_optical is not None
+            imu = self._imu.take_until(stamp_ns, self._imu_optical)
         return RgbdFrame(
-            stamp_ns, np.ascontiguousarray(rgb, dtype=np.uint8), depth_m, self._camera_matrix, mask
+            stamp_ns,
+            np.ascontiguousarray(rgb, dtype=np.uint8),
+            depth_m,
+            self._camera_matrix,
+            mask,
+            imu,
         )
 
     def _track(self, stamp_ns: int) -> None:
@@ -223,6 +268,12 @@ class SlamNode(Node):
         # A backend that failed to start (bad parameter, missing vocabulary) left no tracker.
         if hasattr(self, "tracker"):
             self.tracker.close()
+            if self._needs_imu:
+                since = self.tracker.stats.inertial_since_ns
+                self.get_logger().info(
+                    f"IMU samples received {self._imu.received}, inertial state initialised "
+                    + ("never" if since is None else f"at {since * 1e-9:.3f} s")
+                )
             what = f"{self.config.backend} estimate: optical frame in {self.params.map_frame}"
             self._estimate.finish(self.tracker.stats, self.tracker.trajectory, what)
         super().destroy_node()
