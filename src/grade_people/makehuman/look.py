@@ -8,7 +8,7 @@ waist and a hem height, shirts/jackets down to a sleeve length on the arms, hair
 above a hairline that depends on the style, eyes (sclera, iris, pupil) on the eyeballs, brows
 above the eyes and lips around the mouth. Joint heights place every boundary, so one painting
 fits every body shape. Garments take a weave from the procedural texture library
-(world.textures, kind fabric) and optional stripes or checks.
+(grade_common.textures, kind fabric) and optional stripes or checks.
 """
 
 from __future__ import annotations
