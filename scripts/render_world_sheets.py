@@ -115,10 +115,11 @@ def indoor_tiles() -> list[np.ndarray]:
 
 def furniture_tiles() -> list[np.ndarray]:
     """One tile per furniture kind: three seeded designs of it side by side on a floor."""
+    from grade_common.occupancy import OccupancyGrid
     from grade_sim.config.scenario import scenario_from_mapping
     from grade_sim.scene import Scene
     from grade_sim.world import furniture
-    from grade_sim.world.model import Light, Material, OccupancyGrid, StaticBox, World
+    from grade_sim.world.model import Light, Material, StaticBox, World
 
     floor_mat = Material((0.8, 0.8, 0.78, 1.0))
     floor = StaticBox("floor", "floor", 1, (2.6, 12.0, -0.05), (12.0, 20.0, 0.05), 0.0, floor_mat)

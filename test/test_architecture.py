@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import ast
 import re
+import sys
 from pathlib import Path
 
 import pytest
@@ -18,13 +19,16 @@ SRC = Path(__file__).resolve().parent.parent / "src"
 ALLOWED: dict[str, frozenset[str]] = {
     "grade_common": frozenset(),
     "grade_launch": frozenset({"grade_common"}),
-    "grade_sim": frozenset({"grade_common"}),
+    # People (bodies, shapes, motion, retargeting, the crowd): below the simulator, never above it.
+    "grade_people": frozenset({"grade_common"}),
+    "grade_sim": frozenset({"grade_common", "grade_people"}),
     "grade_control": frozenset({"grade_common"}),
     "grade_noise": frozenset({"grade_common"}),
     "grade_eval": frozenset({"grade_common"}),
     "grade_replay": frozenset({"grade_common", "grade_sim"}),
-    # `grade scenes run` scores its pick-and-place attempts with grade_eval.pick_place's tables
-    "grade_scenes": frozenset({"grade_common", "grade_sim", "grade_eval"}),
+    # `grade scenes run` scores its pick-and-place attempts with grade_eval.pick_place's tables;
+    # the scenarios it writes carry a people section (grade_people.config)
+    "grade_scenes": frozenset({"grade_common", "grade_sim", "grade_people", "grade_eval"}),
     # Calls the other tools through the `grade` command, never by import (docs/architecture.md).
     "grade_batch": frozenset({"grade_common"}),
     # the benchmark (grade_slam.bench) simulates and scores; the core and node use grade_common;
@@ -35,6 +39,7 @@ ALLOWED: dict[str, frozenset[str]] = {
         {
             "grade_common",
             "grade_launch",
+            "grade_people",
             "grade_sim",
             "grade_control",
             "grade_noise",
@@ -120,6 +125,39 @@ def test_grade_sim_imports_go_down_its_layers(path: Path) -> None:
             f"grade_sim/{'/'.join(parts)} ({parts[0]}) imports {module} from the higher layer "
             f"{names[1]}; layers low to high: {SIM_LAYERS} (docs/architecture.md)"
         )
+
+
+# What grade_people may use besides the standard library and grade: no engine (MuJoCo), no
+# collision library, no ROS; the simulator drives the people, never the other way round.
+PEOPLE_THIRD_PARTY = frozenset({"numpy", "scipy", "cv2"})
+PEOPLE_FILES = [p for p in PY_FILES if _package_of(p) == "grade_people"]
+
+
+def third_party_imports(path: Path) -> set[str]:
+    """Top-level names of the non-grade, non-standard-library modules a file imports."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    roots: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            roots |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            roots.add(node.module.split(".")[0])
+    return {r for r in roots if r not in sys.stdlib_module_names and r not in ALLOWED}
+
+
+@pytest.mark.parametrize("path", PEOPLE_FILES, ids=lambda p: str(p.relative_to(SRC)))
+def test_grade_people_never_imports_an_engine(path: Path) -> None:
+    extra = third_party_imports(path) - PEOPLE_THIRD_PARTY
+    assert not extra, (
+        f"{path.relative_to(SRC)} imports {sorted(extra)}: grade_people uses only "
+        f"{sorted(PEOPLE_THIRD_PARTY)} (docs/architecture.md)"
+    )
+
+
+def test_the_engine_rule_sees_an_engine_import(tmp_path: Path) -> None:
+    bad = tmp_path / "bad.py"
+    bad.write_text("import os\nimport numpy as np\ndef f():\n    import mujoco.viewer\n")
+    assert third_party_imports(bad) == {"numpy", "mujoco"}
 
 
 def test_the_rule_catches_an_upward_import(tmp_path: Path) -> None:

@@ -48,6 +48,7 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
     for package in (
         "grade_common",
         "grade_launch",
+        "grade_people",
         "grade_sim",
         "grade_control",
         "grade_noise",

@@ -19,6 +19,14 @@ from grade_common.errors import ConfigError
 
 T = TypeVar("T")
 
+Range = tuple[float, float]  # a [min, max] pair of a config field
+
+
+def check_range_pair(value: Range, path: str) -> None:
+    """A [min, max] field must not be written the wrong way round."""
+    if value[0] > value[1]:
+        raise ConfigError(f"{path}: range {list(value)} has min > max; write [min, max]")
+
 
 def bounds(
     min_value: float | None = None,

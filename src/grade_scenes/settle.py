@@ -16,11 +16,11 @@ import mujoco
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_people.config import PeopleConfig
 from grade_sim.config.scenario import (
     EnvironmentConfig,
     EnvironmentKind,
     FlyingObjectsConfig,
-    PeopleConfig,
     RecordConfig,
     RobotConfig,
     Scenario,

@@ -14,6 +14,33 @@ from functools import cached_property
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_people.body_mesh import SkinMesh, body_mesh, skin_vertices
+from grade_people.bvh import BvhMotion, RetargetedMotion, retarget
+from grade_people.clips import clip_duration_s, load_clips
+from grade_people.config import CrowdMode, PersonBody, PersonMotion
+from grade_people.crowd import Crowd, avoidance_decimation, known_through
+from grade_people.makehuman.dress import dress_makehuman
+from grade_people.motion import (
+    AnimationTrack,
+    animation_track,
+    pose,
+    pose_inputs,
+    stack_inputs,
+)
+from grade_people.paths import NoFreeSpaceError, sample_free_point
+from grade_people.people import (
+    PersonSpec,
+    PersonTimeline,
+    dress_skinned,
+    part_poses,
+    random_person,
+)
+from grade_people.skeleton import (
+    coco17_world,
+    face_points,
+    matrices_to_quats,
+    rest_positions,
+)
 from grade_sim.actors.animal_placement import (
     AnimalDiscs,
     MovingObstacles,
@@ -29,31 +56,11 @@ from grade_sim.actors.animals import (
     AnimalTimeline,
     animal_part_poses,
 )
-from grade_sim.actors.body_mesh import SkinMesh, body_mesh, skin_vertices
-from grade_sim.actors.bvh import BvhMotion, RetargetedMotion, retarget
-from grade_sim.actors.clips import clip_duration_s, load_clips
-from grade_sim.actors.crowd import Crowd, avoidance_decimation, known_through
 from grade_sim.actors.flying import (
     FlyingObjectSpec,
     FlyingTimeline,
     plan_object_timeline,
     random_object,
-)
-from grade_sim.actors.makehuman.dress import dress_makehuman
-from grade_sim.actors.motion import (
-    AnimationTrack,
-    animation_track,
-    pose,
-    pose_inputs,
-    stack_inputs,
-)
-from grade_sim.actors.paths import NoFreeSpaceError, sample_free_point
-from grade_sim.actors.people import (
-    PersonSpec,
-    PersonTimeline,
-    dress_skinned,
-    part_poses,
-    random_person,
 )
 from grade_sim.actors.placement import (
     Collision,
@@ -62,20 +69,7 @@ from grade_sim.actors.placement import (
     place_scripted_crowd,
 )
 from grade_sim.actors.robot_discs import planned_robot_schedule, start_obstacles
-from grade_sim.actors.skeleton import (
-    coco17_world,
-    face_points,
-    matrices_to_quats,
-    rest_positions,
-)
-from grade_sim.config.scenario import (
-    CrowdMode,
-    EnvironmentKind,
-    PersonBody,
-    PersonMotion,
-    RobotKind,
-    Scenario,
-)
+from grade_sim.config.scenario import EnvironmentKind, RobotKind, Scenario
 from grade_sim.robots.model import RobotModel, robot_model
 from grade_sim.robots.path_follower import PathFollower
 from grade_sim.world.meshes import load_mesh_world
@@ -471,7 +465,7 @@ def build_scene(scenario: Scenario) -> Scene:
 def _free_start(
     free: object, rng: np.random.Generator, taken: list[FloatArray], z: float
 ) -> FloatArray:
-    from grade_sim.world.model import OccupancyGrid
+    from grade_common.occupancy import OccupancyGrid
 
     assert isinstance(free, OccupancyGrid)
     for _ in range(99):

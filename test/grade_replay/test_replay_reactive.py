@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import yaml
 
-from grade_sim.actors.people import PERSON_RADIUS_M
+from grade_people.people import PERSON_RADIUS_M
 from grade_sim.actors.robot_discs import robot_radius_m
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.errors import SceneReuseError

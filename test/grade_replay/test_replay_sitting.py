@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 import yaml
 
-from grade_sim.actors.people import MOTION_CODES, sit_weights
-from grade_sim.config.scenario import PersonMotion, Scenario, scenario_from_mapping
+from grade_people.config import PersonMotion
+from grade_people.people import MOTION_CODES, sit_weights
+from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.io.record import load_record
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario

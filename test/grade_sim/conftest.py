@@ -9,11 +9,12 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene
-from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
+from grade_sim.world.model import Material, StaticBox, World
 from scenario_kit import small_mapping
 
 

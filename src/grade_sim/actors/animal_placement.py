@@ -22,7 +22,10 @@ from dataclasses import dataclass
 import fcl
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.types import FloatArray
+from grade_people.crowd import RobotObstacle, RobotSchedule
+from grade_people.people import PersonSpec, PersonTimeline, part_poses
 from grade_sim.actors.animals import (
     AnimalSpec,
     AnimalTimeline,
@@ -31,8 +34,6 @@ from grade_sim.actors.animals import (
     plan_animal_timeline,
     random_animal,
 )
-from grade_sim.actors.crowd import RobotObstacle, RobotSchedule
-from grade_sim.actors.people import PersonSpec, PersonTimeline, part_poses
 from grade_sim.actors.placement import (
     Collision,
     PlacementReport,
@@ -44,7 +45,7 @@ from grade_sim.actors.placement import (
     _yaw_quat,
 )
 from grade_sim.config.scenario import AnimalsConfig
-from grade_sim.world.model import OccupancyGrid, World
+from grade_sim.world.model import World
 
 # People start stepping aside from an animal this many seconds before they would meet: a
 # running animal (up to ~6 m/s) does not yield, and a walker (~1 m/s) needs the head start.
@@ -113,7 +114,7 @@ def animal_trace(
 
 
 def person_trace(spec: PersonSpec, timeline: PersonTimeline, n_steps: int) -> PartTrace:
-    """A person's rigid parts (actors/people.py, as placement.py checks them) at every step."""
+    """A person's rigid parts (grade_people.people, as placement.py checks them) at every step."""
     n = min(n_steps, len(timeline.position_xy))
     pos, quat = part_poses(
         np.full(n, spec.scale),

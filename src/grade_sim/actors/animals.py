@@ -22,11 +22,11 @@ from functools import lru_cache
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import quat_mul
 from grade_common.types import FloatArray
-from grade_sim.actors.paths import coarsen, plan_path, sample_free_point
+from grade_people.paths import coarsen, plan_path, sample_free_point
 from grade_sim.config.scenario import AnimalGait, AnimalKind, AnimalsConfig
-from grade_sim.world.model import OccupancyGrid
 
 HEADING_RATE_RPS = 2.0
 BLEND_RATE = 1.5  # 1/s: gait amplitude, run and graze blends change at most this fast

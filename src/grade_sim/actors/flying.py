@@ -7,10 +7,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.types import FloatArray
-from grade_sim.actors.paths import coarsen, sample_free_point
+from grade_people.paths import coarsen, sample_free_point
 from grade_sim.config.scenario import FlyingObjectsConfig
-from grade_sim.world.model import OccupancyGrid
 
 
 class ObjectShape(enum.Enum):

@@ -1,6 +1,6 @@
 """Placement over the whole animation (GRADE): every person's 3D trace checked with FCL.
 
-Each person's parts (the capsules, spheres and boxes of actors/people.py) are posed at every
+Each person's parts (the capsules, spheres and boxes of grade_people/people.py) are posed at every
 physics step and tested against the environment's static boxes and meshes (the floor they
 stand on excepted), the other people and the robots' planned bodies. During a sit stop the
 parts sit as the body does, and the chair sat on (only that one) may be touched. A cheap
@@ -20,16 +20,17 @@ import fcl
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_sim.actors.crowd import Crowd, RobotObstacle, RobotSchedule
-from grade_sim.actors.people import (
+from grade_people.config import PeopleConfig
+from grade_people.crowd import Crowd, RobotObstacle, RobotSchedule
+from grade_people.people import (
     PartShape,
     PersonSpec,
     PersonTimeline,
     part_poses,
     sit_weights,
 )
-from grade_sim.config.scenario import PeopleConfig
-from grade_sim.world.model import Seat, World
+from grade_people.seat import Seat
+from grade_sim.world.model import World
 
 SUPPORT_LABELS = ("floor", "ground")  # what people stand on: touching it is no collision
 MESH_FLOOR_M = 0.1  # mesh triangles entirely below this height are floor

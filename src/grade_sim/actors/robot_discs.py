@@ -8,7 +8,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_sim.actors.crowd import RobotObstacle, RobotSchedule
+from grade_people.crowd import RobotObstacle, RobotSchedule
 from grade_sim.config.scenario import MotionMode, RobotConfig
 from grade_sim.robots.path_follower import PathFollower
 

@@ -18,10 +18,11 @@ import time
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.actors.crowd import Crowd
-from grade_sim.actors.people import PersonSpec
+from grade_people.config import PeopleConfig
+from grade_people.crowd import Crowd
+from grade_people.people import PersonSpec
 from grade_sim.actors.placement import check_traces
-from grade_sim.config.scenario import LightsConfig, PeopleConfig, ProceduralConfig
+from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world.procedural import generate_rooms
 
 ROOMS = {8: 2, 32: 4, 128: 6}

@@ -5,7 +5,7 @@ Runs config/indoor_uav.yaml (8 people) without ROS publishing, alternating peopl
 parts / skinned / makehuman for --rounds rounds, and prints each run's real-time factor, the
 actors and rendering stage times, and the ratios of the medians (targets: skinned >= 0.9 x
 parts, makehuman >= 0.9 x skinned). Then the
-skinned people's feet and gait (actors.gait_stats) on the same scenario with --gait-people
+skinned people's feet and gait (grade_people.gait_stats) on the same scenario with --gait-people
 people (20) over --gait-duration-s: lowest skin point on stance steps, foot slide per stance,
 and cadence / step length by speed.
 """
@@ -20,12 +20,13 @@ from pathlib import Path
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.actors.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
-from grade_sim.actors.motion import feet_in_stance
-from grade_sim.actors.people import MOTION_CODES
-from grade_sim.actors.skeleton import JOINT_INDEX
+from grade_people.config import PersonBody, PersonMotion
+from grade_people.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
+from grade_people.motion import feet_in_stance
+from grade_people.people import MOTION_CODES
+from grade_people.skeleton import JOINT_INDEX
 from grade_sim.bench import add_scenario_argument, default_scenario_path
-from grade_sim.config.scenario import PersonBody, PersonMotion, load_scenario
+from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 

@@ -16,9 +16,9 @@ import numpy as np
 from grade_common.atomic import StagedOutput
 from grade_common.cli_args import add_choice, command_parser
 from grade_common.errors import ConfigError
-from grade_sim.actors.bvh import BvhAxes, BvhError, parse_bvh, retarget, write_bvh
-from grade_sim.actors.motion import foot_slip
-from grade_sim.actors.skeleton import (
+from grade_people.bvh import BvhAxes, BvhError, parse_bvh, retarget, write_bvh
+from grade_people.motion import foot_slip
+from grade_people.skeleton import (
     JOINT_INDEX,
     JOINT_NAMES,
     REFERENCE_HEIGHT_M,

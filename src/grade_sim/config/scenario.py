@@ -19,7 +19,8 @@ from grade_common.bagfile.compression import Compression
 from grade_common.errors import ConfigError
 from grade_common.names import check_ros_name, ros_name
 from grade_common.overrides import apply_overrides
-from grade_common.schema import bounds, from_mapping, to_mapping
+from grade_common.schema import Range, bounds, check_range_pair, from_mapping, to_mapping
+from grade_people.config import PeopleConfig
 
 # Re-exported: they moved to config.camera_model so that the optics need not import this module.
 from grade_sim.config.camera_model import DISTORTION_COEFFICIENTS as DISTORTION_COEFFICIENTS
@@ -31,7 +32,6 @@ from grade_sim.config.mount import MountConfig as MountConfig
 from grade_sim.optics.rig import build_rig
 
 Vec3 = tuple[float, float, float]
-Range = tuple[float, float]
 
 
 def _check_fisheye_monotonic(coeffs: tuple[float, ...], theta_max_rad: float, path: str) -> None:
@@ -47,11 +47,6 @@ def _check_fisheye_monotonic(coeffs: tuple[float, ...], theta_max_rad: float, pa
             f"{math.degrees(theta_max_rad):.1f} deg (half of fov_deg, or 180): lower them or "
             "fov_deg"
         )
-
-
-def _check_range_pair(value: Range, path: str) -> None:
-    if value[0] > value[1]:
-        raise ConfigError(f"{path}: range {list(value)} has min > max; write [min, max]")
 
 
 class EnvironmentKind(enum.Enum):
@@ -91,35 +86,6 @@ IMAGE_STREAMS = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
 PINHOLE_MAX_HFOV_DEG = 170.0
 
 
-class PersonBody(enum.Enum):
-    SKINNED = "skinned"  # one skinned mesh over an articulated skeleton (actors.skeleton)
-    PARTS = "parts"  # the first wave's 12 rigid capsules/spheres/boxes
-    # The MakeHuman base mesh, shaped per person, on the same skeleton (actors.makehuman)
-    MAKEHUMAN = "makehuman"
-
-
-class PersonMotion(enum.Enum):
-    WALK = "walk"
-    STAND = "stand"
-    TURN = "turn"
-    RUN = "run"
-    SIT = "sit"
-    WAVE = "wave"
-    LOOK = "look"
-    PHONE = "phone"
-    CLIP = "clip"  # one of people.clips (BVH motion capture files), played in place
-
-
-MAX_CLIPS = 8  # people.clips: each clip has its own motion code (actors.people.CLIP_CODES)
-
-
-class CrowdMode(enum.Enum):
-    # Whole timelines computed from the seed before the run (robots: their planned paths).
-    SCRIPTED = "scripted"
-    # Stepped inside the run against the robots' live poses; steerable over ROS 2.
-    REACTIVE = "reactive"
-
-
 class Pipeline(enum.Enum):
     """How the step loop runs (docs/simulator.md): cameras render on a thread of their own while
     physics goes on (parallel), or everything in turn on one thread (sequential, for debugging).
@@ -156,8 +122,8 @@ class ProceduralConfig:
     furniture_per_room: tuple[int, int] = field(default=(1, 3), metadata=bounds(0, 12))
 
     def validate(self, path: str) -> None:
-        _check_range_pair(self.room_size_m, f"{path}.room_size_m")
-        _check_range_pair(
+        check_range_pair(self.room_size_m, f"{path}.room_size_m")
+        check_range_pair(
             (float(self.furniture_per_room[0]), float(self.furniture_per_room[1])),
             f"{path}.furniture_per_room",
         )
@@ -204,7 +170,7 @@ class OutdoorConfig:
 
     def validate(self, path: str) -> None:
         for name in ("tree_height_m", "rock_size_m", "bush_size_m"):
-            _check_range_pair(getattr(self, name), f"{path}.{name}")
+            check_range_pair(getattr(self, name), f"{path}.{name}")
         limit = min(self.size_m) / 2 - self.tour_clearance_m
         if self.tour_radius_m > limit:
             raise ConfigError(
@@ -235,76 +201,6 @@ class EnvironmentConfig:
 
 
 @dataclass(frozen=True)
-class AvoidanceConfig:
-    """Local avoidance of the crowd (ORCA, actors/orca.py) around people, furniture and robots."""
-
-    rate_hz: float = field(default=10.0, metadata=bounds(1.0, 60.0))  # new velocities per second
-    time_horizon_s: float = field(default=2.0, metadata=bounds(0.2, 10.0))  # other people, robots
-    obstacle_time_horizon_s: float = field(default=0.6, metadata=bounds(0.1, 5.0))  # walls
-    neighbor_distance_m: float = field(default=4.0, metadata=bounds(0.5, 20.0))
-    max_neighbors: int = field(default=10, metadata=bounds(1, 64))
-    # Kept free around each body radius: ORCA is exact only at its own update instants.
-    clearance_m: float = field(default=0.05, metadata=bounds(0.0, 0.5))
-    avoid_robots: bool = True
-    # Kept between people and robots: grows the robot's disc for ORCA and its box for FCL.
-    robot_clearance_m: float = field(default=0.1, metadata=bounds(0.0, 2.0))
-    # A person standing in the way of nobody gives up a goal it has not reached after this long.
-    stuck_timeout_s: float = field(default=12.0, metadata=bounds(1.0, 600.0))
-
-
-@dataclass(frozen=True)
-class PlacementConfig:
-    """GRADE's check of every actor's whole 3D trace with FCL (actors/placement.py)."""
-
-    check: bool = True
-    # Scripted crowds: people that still collide are re-drawn this many times, then rejected.
-    retries: int = field(default=2, metadata=bounds(0, 20))
-
-
-@dataclass(frozen=True)
-class PeopleConfig:
-    count: int = field(default=8, metadata=bounds(0, 64))
-    speed_mps: Range = field(default=(0.8, 1.4), metadata=bounds(0.1, 3.0))
-    height_m: Range = field(default=(1.55, 1.90), metadata=bounds(1.0, 2.3))
-    motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
-    walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
-    body: PersonBody = PersonBody.SKINNED
-    mode: CrowdMode = CrowdMode.SCRIPTED
-    pause_s: Range = field(default=(1.5, 5.0), metadata=bounds(0.0, 600.0))  # standing still
-    avoidance: AvoidanceConfig = field(default_factory=AvoidanceConfig)
-    placement: PlacementConfig = field(default_factory=PlacementConfig)
-    # BVH files played in place as stops ('clip' in motions); relative paths are relative to the
-    # scenario file. Skinned people only (docs/people.md).
-    clips: tuple[str, ...] = ()
-
-    def validate(self, path: str) -> None:
-        if len(self.clips) > MAX_CLIPS:
-            raise ConfigError(f"{path}.clips: {len(self.clips)} files; allowed at most {MAX_CLIPS}")
-        if PersonMotion.CLIP in self.motions and not self.clips:
-            raise ConfigError(
-                f"{path}.motions: 'clip' needs BVH files in {path}.clips; got clips: []"
-            )
-        _check_range_pair(self.speed_mps, f"{path}.speed_mps")
-        _check_range_pair(self.height_m, f"{path}.height_m")
-        _check_range_pair(self.pause_s, f"{path}.pause_s")
-        if PersonMotion.WALK not in self.motions and self.count:
-            raise ConfigError(
-                f"{path}.motions: must include 'walk' (people walk between "
-                f"stops); got {[m.value for m in self.motions]}"
-            )
-        if PersonMotion.RUN in self.motions:
-            raise ConfigError(
-                f"{path}.motions: 'run' is not a stop to draw: people run when their speed "
-                f"(speed_mps) is above 2 m/s; got {[m.value for m in self.motions]}"
-            )
-        if PersonMotion.SIT in self.motions and self.body is PersonBody.PARTS:
-            raise ConfigError(
-                f"{path}.motions: 'sit' needs skinned people ({path}.body: skinned); "
-                f"got body: {self.body.value}"
-            )
-
-
-@dataclass(frozen=True)
 class FlyingObjectsConfig:
     count: int = field(default=3, metadata=bounds(0, 64))
     size_m: Range = field(default=(0.15, 0.45), metadata=bounds(0.02, 2.0))
@@ -315,7 +211,7 @@ class FlyingObjectsConfig:
 
     def validate(self, path: str) -> None:
         for name in ("size_m", "speed_mps", "height_m"):
-            _check_range_pair(getattr(self, name), f"{path}.{name}")
+            check_range_pair(getattr(self, name), f"{path}.{name}")
 
 
 @dataclass(frozen=True)
@@ -344,7 +240,7 @@ class AnimalsConfig:
 
     def validate(self, path: str) -> None:
         for name in ("size_scale", "walk_speed_mps", "run_speed_mps", "graze_s"):
-            _check_range_pair(getattr(self, name), f"{path}.{name}")
+            check_range_pair(getattr(self, name), f"{path}.{name}")
         if not self.kinds:
             raise ConfigError(f"{path}.kinds: list at least one of {[k.value for k in AnimalKind]}")
         if AnimalGait.WALK not in self.gaits and self.count:
@@ -399,7 +295,7 @@ class LightsConfig:
 
     def validate(self, path: str) -> None:
         for name in ("intensity", "color_temperature_k", "ambient", "time_of_day_h"):
-            _check_range_pair(getattr(self, name), f"{path}.{name}")
+            check_range_pair(getattr(self, name), f"{path}.{name}")
 
 
 @dataclass(frozen=True)

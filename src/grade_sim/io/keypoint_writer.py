@@ -29,7 +29,7 @@ import numpy as np
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import KEYPOINTS_JSONL, tum_stamp
 from grade_common.types import FloatArray
-from grade_sim.actors.keypoints import SELF_DEPTH_M, rigid_coco17_world
+from grade_people.keypoints import SELF_DEPTH_M, rigid_coco17_world
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.keypoints2d import project_keypoints

@@ -16,14 +16,10 @@ import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
+from grade_people.config import CrowdMode
+from grade_people.people import PersonTimeline
 from grade_sim.actors.animals import ANIMAL_STATE_KEYS
-from grade_sim.actors.people import PersonTimeline
-from grade_sim.config.scenario import (
-    CrowdMode,
-    Scenario,
-    scenario_from_mapping,
-    scenario_to_mapping,
-)
+from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.messages import TopicSpec

@@ -41,7 +41,7 @@ from grade_common.errors import ConfigError, GradeError
 from grade_common.names import ROS_NAME_PATTERN
 from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag, stopped_exit_code
-from grade_sim.actors.crowd import Crowd
+from grade_people.crowd import Crowd
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene

@@ -22,8 +22,8 @@ import numpy as np
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_people.crowd import RobotObstacle
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
-from grade_sim.actors.crowd import RobotObstacle
 from grade_sim.actors.robot_discs import below_heads, robot_radius_m
 from grade_sim.config.scenario import MotionMode, Pipeline, RobotConfig
 from grade_sim.engine.protocol import EngineBackend, RobotState

@@ -16,7 +16,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from grade_sim.world.model import Material, Seat, StaticBox, StaticShape, TextureKind
+from grade_common.textures import TextureKind
+from grade_people.seat import Seat
+from grade_sim.world.model import Material, StaticBox, StaticShape
 
 Vec3 = tuple[float, float, float]
 

@@ -17,10 +17,11 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.errors import ConfigError
+from grade_common.occupancy import OccupancyGrid
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
 from grade_sim.world.labels import LabelMap, class_of
-from grade_sim.world.model import Light, Material, OccupancyGrid, StaticMesh, World
+from grade_sim.world.model import Light, Material, StaticMesh, World
 
 SUPPORTED_SUFFIXES = (".obj", ".stl", ".glb", ".gltf", ".ply")
 GRID_RESOLUTION_M = 0.1

@@ -13,7 +13,8 @@ from typing import Protocol
 
 import numpy as np
 
-from grade_sim.world.model import Material, StaticBox, TextureKind
+from grade_common.textures import TextureKind
+from grade_sim.world.model import Material, StaticBox
 
 CASING_W_M = 0.07  # door trim width around an opening
 CASING_T_M = 0.015  # how far trims stand off the wall face

@@ -17,17 +17,12 @@ import math
 
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
+from grade_common.textures import TextureKind
 from grade_sim.config.scenario import LightsConfig, OutdoorConfig
 from grade_sim.world import vegetation
 from grade_sim.world.lighting import outdoor_lights
-from grade_sim.world.model import (
-    Material,
-    OccupancyGrid,
-    StaticBox,
-    StaticMesh,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import Material, StaticBox, StaticMesh, World
 from grade_sim.world.terrain import Terrain, generate_terrain
 
 GRID_RESOLUTION_M = 0.2

@@ -12,17 +12,13 @@ import hashlib
 
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
+from grade_common.textures import TextureKind
+from grade_people.seat import Seat
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world import furniture
 from grade_sim.world.lighting import ceiling_lights, indoor_ambience
-from grade_sim.world.model import (
-    Material,
-    OccupancyGrid,
-    Seat,
-    StaticBox,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import Material, StaticBox, World
 from grade_sim.world.openings import WallSpot, add_door_leaves, add_window
 
 CORRIDOR_HALF_WIDTH_M = 0.9

@@ -4,17 +4,11 @@ from __future__ import annotations
 
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
+from grade_common.textures import TextureKind
 from grade_sim.config.scenario import LightsConfig, TabletopEnvironmentConfig
 from grade_sim.config.tabletop import load_tabletop_scene
-from grade_sim.world.model import (
-    FreeBody,
-    Light,
-    Material,
-    OccupancyGrid,
-    StaticBox,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import FreeBody, Light, Material, StaticBox, World
 
 FLOOR_THICKNESS_M = 0.1
 GRID_RESOLUTION_M = 0.1

@@ -11,6 +11,10 @@ from itertools import combinations
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
+from grade_people.config import AvoidanceConfig, PeopleConfig, PersonMotion
+from grade_people.crowd import Crowd, RobotSchedule
+from grade_people.people import PersonSpec
 from grade_sim.actors.animal_placement import (
     animal_discs,
     animal_trace,
@@ -27,22 +31,17 @@ from grade_sim.actors.animals import (
     plan_animal_timeline,
     random_animal,
 )
-from grade_sim.actors.crowd import Crowd, RobotSchedule
-from grade_sim.actors.people import PersonSpec
 from grade_sim.config.scenario import (
     AnimalGait,
     AnimalKind,
     AnimalsConfig,
-    AvoidanceConfig,
     LightsConfig,
-    PeopleConfig,
-    PersonMotion,
     ProceduralConfig,
     Scenario,
     scenario_from_mapping,
 )
 from grade_sim.scene import Scene, build_scene
-from grade_sim.world.model import OccupancyGrid, World
+from grade_sim.world.model import World
 from grade_sim.world.procedural import generate_rooms
 from scenario_kit import inner_wall
 

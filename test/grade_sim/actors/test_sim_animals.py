@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from grade_common.errors import ConfigError
+from grade_common.occupancy import OccupancyGrid
 from grade_sim.actors.animals import (
     GAIT_CODES,
     PART_NAMES,
@@ -19,7 +20,6 @@ from grade_sim.actors.animals import (
     random_animal,
 )
 from grade_sim.config.scenario import AnimalGait, AnimalKind, AnimalsConfig, scenario_from_mapping
-from grade_sim.world.model import OccupancyGrid
 
 DT = 1 / 60
 

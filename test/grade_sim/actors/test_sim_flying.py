@@ -5,13 +5,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_sim.actors.flying import (
     ObjectShape,
     plan_object_timeline,
     random_object,
 )
 from grade_sim.config.scenario import FlyingObjectsConfig, LightsConfig, ProceduralConfig
-from grade_sim.world.model import OccupancyGrid
 from grade_sim.world.procedural import generate_rooms
 
 DT_S = 1 / 60

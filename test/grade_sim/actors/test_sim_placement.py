@@ -8,16 +8,11 @@ from collections.abc import Sequence
 import numpy as np
 import pytest
 
-from grade_sim.actors.crowd import RobotSchedule
-from grade_sim.actors.people import MOTION_CODES, PersonSpec, PersonTimeline
+from grade_people.config import PeopleConfig, PersonMotion, PlacementConfig
+from grade_people.crowd import RobotSchedule
+from grade_people.people import MOTION_CODES, PersonSpec, PersonTimeline
 from grade_sim.actors.placement import check_traces, place_scripted_crowd
-from grade_sim.config.scenario import (
-    LightsConfig,
-    PeopleConfig,
-    PersonMotion,
-    PlacementConfig,
-    ProceduralConfig,
-)
+from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world.model import World
 from grade_sim.world.procedural import generate_rooms
 from scenario_kit import inner_wall

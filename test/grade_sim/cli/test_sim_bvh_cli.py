@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from grade_cli.main import main
-from grade_sim.actors.bvh import parse_bvh
+from grade_people.bvh import parse_bvh
 
 # Hips, one leg and one arm (Mixamo-prefixed), T-pose, two frames.
 T_POSE = """HIERARCHY

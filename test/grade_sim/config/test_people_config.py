@@ -7,7 +7,8 @@ from typing import Any
 import pytest
 
 from grade_common.errors import ConfigError
-from grade_sim.config.scenario import CrowdMode, scenario_from_mapping
+from grade_people.config import CrowdMode
+from grade_sim.config.scenario import scenario_from_mapping
 
 
 def test_defaults_are_a_scripted_checked_crowd() -> None:

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from grade_common.errors import ConfigError, GradeError
+from grade_people.config import PersonMotion
 from grade_sim.config.scenario import (
     EnvironmentKind,
-    PersonMotion,
     RobotKind,
     Scenario,
     Stream,

@@ -8,11 +8,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_sim.config.scenario import Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
-from grade_sim.world.model import Ambience, Light, Material, OccupancyGrid, StaticBox, World
+from grade_sim.world.model import Ambience, Light, Material, StaticBox, World
 from scenario_kit import small_scenario
 
 ALL_STREAMS = frozenset(

@@ -17,6 +17,7 @@ import cv2
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import quat_to_matrix
 from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
@@ -25,7 +26,7 @@ from grade_sim.optics.lens import DepthKind, Lens, lens_of
 from grade_sim.optics.rig import build_rig
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
-from grade_sim.world.model import Material, OccupancyGrid, StaticBox, World
+from grade_sim.world.model import Material, StaticBox, World
 
 ROBOT_ID = 1
 FIRST_MARKER_ID = 10

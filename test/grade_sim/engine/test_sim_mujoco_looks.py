@@ -10,21 +10,15 @@ from typing import Any
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
+from grade_common.textures import TextureKind
 from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
 from grade_sim.world.lighting import ceiling_lights, indoor_ambience
-from grade_sim.world.model import (
-    Ambience,
-    Material,
-    OccupancyGrid,
-    Sky,
-    StaticBox,
-    TextureKind,
-    World,
-)
+from grade_sim.world.model import Ambience, Material, Sky, StaticBox, World
 from grade_sim.world.procedural import FLOOR_LOOKS, WALL_LOOKS
 
 ROBOT_ID = 9

@@ -12,8 +12,8 @@ import pytest
 from scipy.spatial import cKDTree
 
 from grade_common.rotations import quat_to_matrix
-from grade_sim.actors.body_mesh import body_mesh, skin_vertices
-from grade_sim.actors.skeleton import rest_positions
+from grade_people.body_mesh import body_mesh, skin_vertices
+from grade_people.skeleton import rest_positions
 from grade_sim.config.scenario import IMAGE_STREAMS, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import MeshOwner

@@ -8,7 +8,8 @@ from pathlib import Path
 import numpy as np
 import yaml
 
-from grade_sim.config.scenario import PersonBody, Scenario
+from grade_people.config import PersonBody
+from grade_sim.config.scenario import Scenario
 from grade_sim.io.record import load_record
 from grade_sim.sim.run import run_scenario
 

@@ -19,8 +19,8 @@ import yaml
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import DEPTH_SCALE, tum_stamp
-from grade_sim.actors.body_mesh import body_mesh, skin_vertices
-from grade_sim.actors.skeleton import rest_positions
+from grade_people.body_mesh import body_mesh, skin_vertices
+from grade_people.skeleton import rest_positions
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene

@@ -12,7 +12,7 @@ import yaml
 from sim_node_support import spin_until
 
 from grade_launch.substitution import find_package_prefix
-from grade_sim.actors.paths import plan_path
+from grade_people.paths import plan_path
 from grade_sim.config.scenario import load_scenario
 from grade_sim.io.record import load_record
 from grade_sim.node.sim_node import goal_topic

@@ -6,9 +6,10 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world import furniture
-from grade_sim.world.model import OccupancyGrid, StaticShape
+from grade_sim.world.model import StaticShape
 from grade_sim.world.procedural import generate_rooms
 
 

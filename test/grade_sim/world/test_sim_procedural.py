@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 from scipy.ndimage import label
 
-from grade_sim.actors.people import PERSON_RADIUS_M
+from grade_people.people import PERSON_RADIUS_M
 from grade_sim.config.scenario import LightsConfig, ProceduralConfig
 from grade_sim.world import furniture
 from grade_sim.world.model import StaticBox, World

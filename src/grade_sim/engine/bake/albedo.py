@@ -18,10 +18,10 @@ import cv2
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural, shared_cache
 from grade_common.types import FloatArray
 from grade_sim.engine.bake.faces import FACES
 from grade_sim.world.model import Material, StaticBox
-from grade_sim.world.textures import DEFAULT_SIZE_PX, TextureSpec, is_procedural, shared_cache
 
 TERRAIN_MAX_PX = 2048  # the largest 2D texture side (terrain, floors, ceilings)
 TOP_FACE, BOTTOM_FACE = 4, 5  # +z, -z in faces.FACES

@@ -22,12 +22,19 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_MJCAM, matrix_to_quat, quat_from_rpy, quat_to_matrix
+from grade_common.textures import (
+    TextureKind,
+    TextureSpec,
+    is_procedural,
+    shared_cache,
+    surface_of,
+)
 from grade_common.types import FloatArray
+from grade_people.body_mesh import Clothing, body_mesh, clothing_texture
+from grade_people.people import PartShape
+from grade_people.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
-from grade_sim.actors.body_mesh import Clothing, body_mesh, clothing_texture
 from grade_sim.actors.flying import ObjectShape
-from grade_sim.actors.people import PartShape
-from grade_sim.actors.skeleton import JOINT_NAMES, BodyParams, rest_positions
 from grade_sim.config.scenario import MountConfig
 from grade_sim.engine.bake.albedo import baked_cube, baked_plane, baked_terrain, one_face
 from grade_sim.engine.bake.cache import baked_lightmaps
@@ -38,15 +45,9 @@ from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
-from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape, TextureKind
+from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape
 from grade_sim.world.sky import sky_cube
 from grade_sim.world.terrain import Terrain
-from grade_sim.world.textures import (
-    TextureSpec,
-    is_procedural,
-    shared_cache,
-    surface_of,
-)
 
 # MuJoCo camera frame (x right, y up, looking along -z) <-> optical frame; its own inverse.
 R_MJCAM_OPTICAL = np.diag([1.0, -1.0, -1.0])

@@ -10,11 +10,12 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import BakeConfig
 from grade_sim.engine.bake.cache import bake_key, baked_lightmaps
 from grade_sim.engine.bake.lightmap import Lightmaps, bake_lightmaps, face_grids
-from grade_sim.world.model import Ambience, Light, Material, OccupancyGrid, StaticBox, World
+from grade_sim.world.model import Ambience, Light, Material, StaticBox, World
 
 BLACK = Material((0.0, 0.0, 0.0, 1.0))  # reflects nothing: no bounce, the direct light alone
 GREY = Material((0.5, 0.5, 0.5, 1.0))

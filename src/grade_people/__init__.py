@@ -1,0 +1,1 @@
+"""People: bodies, shapes, motion, retargeting and the crowd (docs/people.md, docs/crowd.md)."""
