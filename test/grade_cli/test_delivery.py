@@ -188,11 +188,13 @@ def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
     # A SIGSTOP can land while the counter's listener holds its port's interprocess mutex (no
     # scheduler ever parks a thread there for long); the publisher then waits out Fast DDS's
     # health check and declares the port dead, and nothing more arrives (seen on a load-8
-    # machine in about 1 of 8 stalls). That trial says nothing about the queue, which loses
-    # the oldest samples, never all: such a trial is run again, at most twice.
+    # machine in about 1 of 8 stalls), or it dies a sample or two into the burst. Such a
+    # trial says nothing about the queue and the segment, whose failures keep a good share of
+    # the burst (the 512 of 2000, the 18 of 100 above): a trial that got under 5 % of it is
+    # run again, at most twice.
     got, received = 0, 0
     for _ in range(3):
         got, received = _stall_trial(tmp_path, kind, burst)
-        if received > got:
+        if received - got >= 0.05 * burst:
             break
     assert received == got + burst
