@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 
 from grade_eval.errors import RealismError, RealismSetupError
-from grade_eval.realism.samples import SampleSettings, run_samples
+from grade_eval.realism.crops import CropWindow
+from grade_eval.realism.samples import SampleSettings, overlap, run_samples
 from grade_eval.realism.worker import ModelSettings, mediapipe_python, run_mediapipe
 
 STAMPS = ("1.000000", "1.033333")
@@ -110,3 +111,16 @@ def test_worker_answers_every_crop() -> None:
     assert result.landmarks == [None, None]
     assert len(result.faces) == 1
     assert result.faces[0].shape == (0, 5)
+
+
+def test_overlap_is_the_largest_share_of_the_window_another_person_covers() -> None:
+    window = CropWindow(left_px=-0.5, top_px=-0.5, side_px=100.0)  # pixels 0..99
+    others = [
+        {"id": 1, "x_min": 0, "y_min": 0, "x_max": 99, "y_max": 99},  # the person itself
+        {"id": 2, "x_min": 50, "y_min": 0, "x_max": 149, "y_max": 49},  # 50 x 50 inside
+        {"id": 3, "x_min": 90, "y_min": 90, "x_max": 99, "y_max": 99},  # 10 x 10
+        {"id": 4, "x_min": 200, "y_min": 0, "x_max": 210, "y_max": 10},  # outside
+    ]
+    assert overlap(window, 1, others) == pytest.approx(0.25)
+    assert overlap(window, 2, others[2:]) == pytest.approx(0.01)
+    assert overlap(window, 1, others[3:]) == 0.0

@@ -4,7 +4,8 @@ Read from the run directory (docs/conventions.md): gt/instances.yaml (which inst
 people), each camera folder's rgb.txt and rgb/ images, boxes2d.jsonl (tight boxes) and
 keypoints.jsonl (our COCO-17 keypoints). Every `frame_stride`-th frame; a person counts when its
 tight box is at least `min_box_px` high, it is at most `max_occlusion` hidden (1 - tight area /
-loose area, as the dataset exports filter) and at least `min_visible_keypoints` are visible.
+loose area, as the dataset exports filter), no other person's box covers more than
+`max_overlap` of its crop window, and at least `min_visible_keypoints` of its keypoints are visible.
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -35,6 +37,10 @@ class SampleSettings:
     min_box_px: int = 64
     max_occlusion: float = 0.5
     min_visible_keypoints: int = 8
+    # MediaPipe Pose finds one person per crop, the most prominent: a person whose crop window
+    # another person's box covers by more than this fraction (of the window's area) is left
+    # out, or the model would be scored on whoever stands next to or in front of them.
+    max_overlap: float = 0.1
     margin: float = 0.25  # of the box's longer side, on each side
     crop_px: int = 256  # body crops are resized to this (MediaPipe Pose works at 256)
     # Face crops: a square of this fraction of the box height around the eyes and nose (the
@@ -46,10 +52,9 @@ class SampleSettings:
         for name, low in (("frame_stride", 1), ("min_box_px", 1), ("crop_px", 32), ("face_px", 32)):
             if getattr(self, name) < low:
                 raise RealismError(f"{name} = {getattr(self, name)} is invalid: must be >= {low}")
-        if not 0.0 <= self.max_occlusion <= 1.0:
-            raise RealismError(
-                f"max_occlusion = {self.max_occlusion} is invalid: must be in [0, 1]"
-            )
+        for name in ("max_occlusion", "max_overlap"):
+            if not 0.0 <= getattr(self, name) <= 1.0:
+                raise RealismError(f"{name} = {getattr(self, name)} is invalid: must be in [0, 1]")
 
 
 @dataclass(frozen=True)
@@ -65,6 +70,21 @@ class PersonSample:
     body: NDArray[np.uint8]  # (crop_px, crop_px, 3) RGB
     face_window: CropWindow | None  # None: nose or eyes not visible
     face: NDArray[np.uint8] | None
+
+
+def overlap(window: CropWindow, instance_id: int, others: list[dict[str, Any]]) -> float:
+    """The largest fraction of the window's area that the box of one other person (a boxes2d
+    entry with a different `id`; inclusive pixel bounds) covers."""
+    most = 0.0
+    right, bottom = window.left_px + window.side_px, window.top_px + window.side_px
+    for other in others:
+        if int(other["id"]) == instance_id:
+            continue
+        w = min(right, other["x_max"] + 0.5) - max(window.left_px, other["x_min"] - 0.5)
+        h = min(bottom, other["y_max"] + 0.5) - max(window.top_px, other["y_min"] - 0.5)
+        if w > 0 and h > 0:
+            most = max(most, w * h / window.side_px**2)
+    return most
 
 
 def run_samples(run_dir: Path, settings: SampleSettings) -> Iterator[PersonSample]:
@@ -99,6 +119,7 @@ def _camera_samples(
     for stamp, file in frames[:: settings.frame_stride]:
         t = float(stamp)
         chosen = []
+        person_boxes = [b for b in boxes.get(t, []) if int(b["id"]) in people]
         for box in boxes.get(t, []):
             iid = int(box["id"])
             person = keypoints.get(t, {}).get(iid)
@@ -111,16 +132,18 @@ def _camera_samples(
                 continue
             if np.count_nonzero(truth[:, 2] == VISIBLE) < settings.min_visible_keypoints:
                 continue
-            chosen.append((iid, box, truth))
+            xyxy = (box["x_min"], box["y_min"], box["x_max"], box["y_max"])
+            window = box_window(xyxy, settings.margin)
+            if overlap(window, iid, person_boxes) > settings.max_overlap:
+                continue
+            chosen.append((iid, box, truth, window))
         if not chosen:
             continue
         bgr = cv2.imread(str(folder / file), cv2.IMREAD_COLOR)
         if bgr is None:
             raise RealismError(f"{folder / file}: not a readable image")
         rgb: NDArray[np.uint8] = np.ascontiguousarray(bgr[:, :, ::-1], dtype=np.uint8)
-        for iid, box, truth in chosen:
-            xyxy = (box["x_min"], box["y_min"], box["x_max"], box["y_max"])
-            window = box_window(xyxy, settings.margin)
+        for iid, box, truth, window in chosen:
             height = box["y_max"] - box["y_min"] + 1
             side = float(max(box["x_max"] - box["x_min"] + 1, height))
             face_win = face = None
