@@ -14,6 +14,7 @@ from grade_eval.realism.landmarks import (
     coco17_from_mediapipe,
 )
 from grade_eval.realism.scoring import (
+    is_facing,
     is_swapped,
     pck_counts,
     score_pose,
@@ -133,6 +134,16 @@ def test_summary_fractions() -> None:
     assert summary.swapped_fraction == 0.5
     assert summary.face_fraction == pytest.approx(1 / 3)
     assert summary.pck == pytest.approx((17 + poses[1].correct) / 34)
+    assert (summary.facing, summary.swapped_facing) == (2, 1)
+
+
+def test_facing_follows_the_shoulders() -> None:
+    truth = _person()  # the person's left at larger u: facing us
+    assert is_facing(truth)
+    assert not is_facing(truth[COCO17_FLIP])  # mirrored: seen from behind
+    hidden = truth.copy()
+    hidden[5, 2] = 1
+    assert not is_facing(hidden)
 
 
 def test_face_found_needs_a_box_around_our_nose() -> None:

@@ -33,7 +33,7 @@ from grade_eval.realism.scoring import VISIBLE, face_visible
 class SampleSettings:
     """Which people to crop and how."""
 
-    frame_stride: int = 10
+    frame_stride: int = 3
     min_box_px: int = 64
     max_occlusion: float = 0.5
     min_visible_keypoints: int = 8

@@ -31,6 +31,7 @@ class PoseScore:
     correct: int  # visible keypoints within the PCK threshold
     counted: int  # visible keypoints
     swapped: bool
+    facing: bool  # towards the camera, by our keypoints (see `is_facing`)
 
 
 def pck_counts(
@@ -63,7 +64,16 @@ def score_pose(
     truth = np.asarray(truth_uvv, dtype=np.float64)
     counted = truth[:, 2] == VISIBLE
     correct, n = pck_counts(predicted_px, truth[:, :2], counted, alpha * box_side_px)
-    return PoseScore(correct, n, is_swapped(predicted_px, truth[:, :2], counted, box_side_px))
+    swapped = is_swapped(predicted_px, truth[:, :2], counted, box_side_px)
+    return PoseScore(correct, n, swapped, is_facing(truth))
+
+
+def is_facing(truth_uvv: FloatArray) -> bool:
+    """Whether the person faces the camera by our keypoints: both shoulders visible and the
+    person's left shoulder on the image's right (as we see someone who faces us)."""
+    truth = np.asarray(truth_uvv, dtype=np.float64)
+    left, right = truth[5], truth[6]  # COCO left_shoulder, right_shoulder
+    return bool(left[2] == VISIBLE and right[2] == VISIBLE and left[0] > right[0])
 
 
 @dataclass(frozen=True)
@@ -75,6 +85,8 @@ class RealismSummary:
     correct: int  # PCK hits over found poses
     counted: int  # visible keypoints of found poses
     swapped: int  # found poses that are mirrored
+    facing: int  # found poses of people facing the camera
+    swapped_facing: int  # of those, mirrored
     faces_tried: int  # people with nose and both eyes visible
     faces_found: int
 
@@ -106,6 +118,8 @@ def summarise(
         correct=sum(p.correct for p in poses),
         counted=sum(p.counted for p in poses),
         swapped=sum(p.swapped for p in poses),
+        facing=sum(p.facing for p in poses),
+        swapped_facing=sum(p.swapped and p.facing for p in poses),
         faces_tried=faces_tried,
         faces_found=faces_found,
     )
