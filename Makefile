@@ -6,7 +6,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render setup-filament demo scenes test test-fast lint bench clean
+.PHONY: setup setup-render setup-filament setup-realism demo scenes test test-fast lint bench clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -19,6 +19,10 @@ setup-render:
 # without installing it system-wide (docs/render.md).
 setup-filament:
 	@bash scripts/setup_filament.sh
+
+# MediaPipe 0.10.21 for `grade bench realism` (own environment .venv-realism; docs/people.md).
+setup-realism:
+	@bash scripts/setup_realism.sh
 
 demo: setup
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && bash scripts/demo.sh
@@ -45,4 +49,4 @@ bench: setup setup-render setup-filament
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
 
 clean:
-	rm -rf .venv .venv-render .ws .vulkan
+	rm -rf .venv .venv-render .venv-realism .ws .vulkan

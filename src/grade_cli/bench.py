@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import argparse
 
-from grade_cli.benchmarks import BENCHMARKS, load_benchmark
+from grade_cli.benchmarks import BENCHMARKS, OPERAND_BENCHMARKS, load_benchmark
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -22,7 +22,7 @@ def build_parser() -> argparse.ArgumentParser:
 def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
     """Run the named benchmarks (default: all) in a fixed order, each with bench_argv (the
     options `grade bench` does not know); stop at the first failure."""
-    for name in args.names or sorted(BENCHMARKS):
+    for name in args.names or sorted(set(BENCHMARKS) - set(OPERAND_BENCHMARKS)):
         bench = load_benchmark(name)
         print(f"== benchmark {name}")
         code = bench.main(bench_argv)
@@ -34,6 +34,8 @@ def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
 def main(argv: list[str]) -> int:
     """Run `grade bench` with argv; return the exit code."""
     parser = build_parser()
+    if argv and argv[0] in OPERAND_BENCHMARKS:
+        return run(argparse.Namespace(names=[argv[0]]), argv[1:])
     args, bench_argv = parser.parse_known_args(argv)
     unknown = [n for n in args.names if n not in BENCHMARKS]
     if unknown:

@@ -27,7 +27,11 @@ BENCHMARKS = (
     "cameras",
     "people",
     "crowd",
+    "realism",
 )
+# Benchmarks that take operands (`grade bench realism RUN ...`): named first, the rest of the
+# command line is theirs; `grade bench` alone (all of them) leaves them out.
+OPERAND_BENCHMARKS = ("realism",)
 
 
 def load_benchmark(name: str) -> Command:
@@ -70,6 +74,8 @@ def load_benchmark(name: str) -> Command:
             from grade_replay import replay_bench as module
         case "delivery":
             from grade_cli import delivery as module
+        case "realism":
+            from grade_eval.realism import bench as module
         case "batch":
             from grade_batch import bench as module
         case _:

@@ -134,3 +134,18 @@ def write_run_yaml(
             sort_keys=False,
         )
     )
+
+
+def read_instance_classes(
+    path: str | Path, *, error: type[GradeError] = FormatError
+) -> dict[int, str]:
+    """instance id -> class of a gt/instances.yaml.
+
+    Raises:
+        error: the file is missing or malformed (the message names it).
+    """
+    try:
+        data = yaml.safe_load(Path(path).read_text())
+        return {int(k): str(v["class"]) for k, v in data.items()}
+    except (OSError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as err:
+        raise error(f"{path}: cannot read the instance classes: {err!r}") from err

@@ -10,6 +10,7 @@ arrays are w, x, y, z). Depth PNGs are uint16 metres x 5000, 0 = no return.
 from __future__ import annotations
 
 import enum
+import json
 import math
 import re
 from collections.abc import Sequence
@@ -197,6 +198,43 @@ def read_list(path: str | Path, *, error: type[GradeError] = FormatError) -> lis
             )
         out.append((parts[0], parts[1]))
     return out
+
+
+def read_boxes_2d(
+    path: str | Path, *, error: type[GradeError] = FormatError
+) -> dict[float, list[dict[str, Any]]]:
+    """boxes2d.jsonl as {t: [box entry]}: each entry has `id`, the tight inclusive pixel bounds
+    `x_min y_min x_max y_max` (from the instance mask) and, where it projects, `loose` (the
+    projected 3D box, [x_min, y_min, x_max, y_max]).
+
+    Raises:
+        error: the file is unreadable or a line is malformed (names the file and line).
+    """
+    file = Path(path)
+    out: dict[float, list[dict[str, Any]]] = {}
+    for number, line in enumerate(_read(file, "2D boxes", error).splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            entry = json.loads(line)
+            out[float(entry["t"])] = list(entry["boxes"])
+        except (ValueError, KeyError, TypeError) as err:
+            raise error(f"{file}:{number}: malformed 2D boxes line: {err!r}") from err
+    return out
+
+
+def box_occlusion(box: dict[str, Any]) -> float:
+    """The occlusion proxy of a boxes2d entry: 1 - tight area / loose area, in [0, 1] (0 when
+    it has no loose box)."""
+    loose = box.get("loose")
+    if loose is None:
+        return 0.0
+    tight = _box_area((box["x_min"], box["y_min"], box["x_max"], box["y_max"]))
+    return float(max(0.0, 1.0 - tight / max(_box_area(loose), 1)))
+
+
+def _box_area(box: Sequence[Any]) -> int:
+    return (int(box[2]) - int(box[0]) + 1) * (int(box[3]) - int(box[1]) + 1)
 
 
 @dataclass(frozen=True)

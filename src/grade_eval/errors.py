@@ -18,6 +18,8 @@ __all__ = [
     "FormatError",
     "MapError",
     "OutputExistsError",
+    "RealismError",
+    "RealismSetupError",
     "TrajectoryError",
 ]
 
@@ -56,3 +58,11 @@ class EvalOutputExistsError(EvalConfigError, OutputExistsError):
 
 # How grade_eval's configs phrase a value out of range (`first_n = 2 is invalid: must be >= 3`).
 EVAL_WORDING = replace(PARAMETER, error=EvalConfigError)
+
+
+class RealismError(EvalError):
+    """`grade bench realism` cannot read a run or its MediaPipe worker failed."""
+
+
+class RealismSetupError(RealismError):
+    """MediaPipe is not installed where `grade bench realism` looks for it (.venv-realism)."""

@@ -12,9 +12,10 @@ import pytest
 
 from grade_batch.errors import ExportError
 from grade_batch.export.coco import merge
-from grade_batch.export.labels import camera_frames, occlusion_of
+from grade_batch.export.labels import camera_frames
 from grade_batch.export.sequence import export_sequence
 from grade_batch.spec import Category, ExportSettings, YoloTask
+from grade_common.tum import box_occlusion
 
 mask_utils = pytest.importorskip("pycocotools.mask")
 
@@ -89,8 +90,8 @@ def test_filters(tiny_run: Path, settings: ExportSettings, expected: set[tuple[s
 
 def test_occlusion_proxy() -> None:
     box = {"x_min": 0, "y_min": 0, "x_max": 9, "y_max": 9, "loose": [0, 0, 19, 9]}
-    assert occlusion_of(box) == pytest.approx(0.5)
-    assert occlusion_of({k: v for k, v in box.items() if k != "loose"}) == 0.0
+    assert box_occlusion(box) == pytest.approx(0.5)
+    assert box_occlusion({k: v for k, v in box.items() if k != "loose"}) == 0.0
 
 
 def test_merge_renumbers_and_prefixes(tiny_run: Path, tmp_path: Path) -> None:

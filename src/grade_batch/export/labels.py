@@ -10,22 +10,19 @@ export by their class; filters drop small, occluded or unlisted instances.
 from __future__ import annotations
 
 import fnmatch
-import json
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 import cv2
 import numpy as np
-import yaml
 from numpy.typing import NDArray
 
 from grade_batch.errors import ExportError
 from grade_batch.spec import Category, ExportSettings
 from grade_common import tum
 from grade_common.keypoints import COCO17_NAMES, PERSON_CLASS, read_keypoints
-from grade_common.rundir import RunLayout
+from grade_common.rundir import RunLayout, read_instance_classes
 from grade_common.tum import ImageKind
 
 
@@ -70,36 +67,7 @@ def read_classes(run: RunLayout) -> dict[int, str]:
     Raises:
         ExportError: the file is missing or malformed.
     """
-    try:
-        data = yaml.safe_load(run.instances.read_text())
-        return {int(k): str(v["class"]) for k, v in data.items()}
-    except (OSError, yaml.YAMLError, AttributeError, KeyError, TypeError, ValueError) as err:
-        raise ExportError(f"{run.instances}: cannot read the instance classes: {err!r}") from err
-
-
-def _box_area(box: tuple[int, int, int, int] | list[int]) -> int:
-    return (int(box[2]) - int(box[0]) + 1) * (int(box[3]) - int(box[1]) + 1)
-
-
-def occlusion_of(box: dict[str, Any]) -> float:
-    """The occlusion proxy of a boxes2d entry: 1 - tight area / loose area, in [0, 1]."""
-    loose = box.get("loose")
-    if loose is None:
-        return 0.0
-    tight = _box_area((box["x_min"], box["y_min"], box["x_max"], box["y_max"]))
-    return float(max(0.0, 1.0 - tight / max(_box_area(loose), 1)))
-
-
-def _read_boxes(path: Path) -> dict[float, list[dict[str, Any]]]:
-    out: dict[float, list[dict[str, Any]]] = {}
-    try:
-        for _number, line in enumerate(path.read_text().splitlines(), start=1):
-            if line.strip():
-                entry = json.loads(line)
-                out[float(entry["t"])] = list(entry["boxes"])
-    except (OSError, ValueError, KeyError, TypeError) as err:
-        raise ExportError(f"{path}: cannot read 2D boxes: {err!r}") from err
-    return out
+    return read_instance_classes(run.instances, error=ExportError)
 
 
 def camera_frames(
@@ -116,7 +84,7 @@ def camera_frames(
     instance_list = folder / tum.list_file(ImageKind.INSTANCE)
     if not instance_list.is_file():
         raise ExportError(f"{folder}: no instance masks ({instance_list.name}); record them")
-    boxes = _read_boxes(folder / tum.BOXES_2D_JSONL)
+    boxes = tum.read_boxes_2d(folder / tum.BOXES_2D_JSONL, error=ExportError)
     keypoints_file = folder / tum.KEYPOINTS_JSONL
     keypoints = (
         read_keypoints(keypoints_file, error=ExportError) if keypoints_file.is_file() else {}
@@ -137,7 +105,7 @@ def camera_frames(
                 continue
             mask = mask_ids == iid
             visible = int(np.count_nonzero(mask))
-            occlusion = occlusion_of(box)
+            occlusion = tum.box_occlusion(box)
             if visible == 0 or visible < settings.min_visible_px:
                 continue
             if occlusion > settings.max_occlusion:

@@ -1,0 +1,106 @@
+"""Running a worker script in another Python environment and reading its JSON-line events.
+
+Some tools need a library that cannot share grade's environment (bpy and MediaPipe both want
+numpy < 2; grade pins 2.x): `make setup-render` / `make setup-realism` put each in a venv of its
+own at the checkout's root, and the tool runs a worker script there that talks to grade through
+files and one JSON object per stdout line.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
+from importlib.util import find_spec
+from pathlib import Path
+from typing import Any
+
+from grade_common.errors import GradeError
+
+LOG_TAIL_LINES = 8
+
+
+def checkout_venv_python(venv: str) -> Path:
+    """The interpreter of the venv `venv` (e.g. ".venv-render") at the root of this checkout."""
+    # src/grade_common/venv_worker.py -> the checkout (colcon's symlink install resolves here).
+    return Path(__file__).resolve().parents[2] / venv / "bin" / "python"
+
+
+def find_python(
+    *, env_var: str, module: str, venv: str, missing: str, error: type[GradeError]
+) -> str:
+    """The interpreter that imports `module`: $`env_var`, this one, or the checkout's `venv`.
+
+    Raises:
+        error: $`env_var` is not a file, or none of them has `module` (message `missing`).
+    """
+    chosen = os.environ.get(env_var)
+    if chosen:
+        if not Path(chosen).is_file():
+            raise error(f"{env_var}={chosen!r} is not a file")
+        return chosen
+    if find_spec(module) is not None:
+        return sys.executable
+    python = checkout_venv_python(venv)
+    if python.is_file():
+        return str(python)
+    raise error(missing)
+
+
+def run_json_worker(
+    python: str,
+    script: Path,
+    args: list[str],
+    log: Path,
+    on_event: Callable[[dict[str, Any]], None],
+    env: dict[str, str] | None = None,
+) -> tuple[int, str]:
+    """Run `python -s script *args`, calling `on_event` for each JSON object it prints.
+
+    The worker's stderr goes to the file `log` (a full stderr pipe would block it); grade's
+    PYTHONPATH and PYTHONHOME are dropped from `env` (default: this process's environment) so
+    that the other environment sees only itself.
+
+    Returns:
+        The exit code and the text of `log`.
+    """
+    base = os.environ if env is None else env
+    child_env = {k: v for k, v in base.items() if k not in ("PYTHONPATH", "PYTHONHOME")}
+    with open(log, "w") as log_file:
+        proc = subprocess.Popen(
+            [python, "-s", str(script), *args],
+            stdout=subprocess.PIPE,
+            stderr=log_file,
+            text=True,
+            env=child_env,
+        )
+        assert proc.stdout is not None
+        try:
+            for event in json_events(proc.stdout):
+                on_event(event)
+            code = proc.wait()
+        except BaseException:
+            proc.terminate()
+            proc.wait()
+            raise
+    return code, log.read_text(errors="replace")
+
+
+def log_tail(text: str, lines: int = LOG_TAIL_LINES) -> str:
+    """The last `lines` lines of a worker's log, for an error message."""
+    return "\n".join(text.strip().splitlines()[-lines:])
+
+
+def json_events(stream: Any) -> Iterator[dict[str, Any]]:
+    """The JSON objects among a stream's lines (libraries print their own lines there too)."""
+    for line in stream:
+        line = line.strip()
+        if line.startswith("{") and line.endswith("}"):
+            try:
+                event = json.loads(line)
+            except json.JSONDecodeError:
+                continue
+            if isinstance(event, dict):
+                yield event
