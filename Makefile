@@ -36,16 +36,16 @@ scenes: setup
 TEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadfile
 
-test: setup setup-render setup-filament
+test: setup setup-render setup-filament setup-realism
 	@$(ENV) && python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
-test-fast: setup setup-render setup-filament
+test-fast: setup setup-render setup-filament setup-realism
 	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy
 
-bench: setup setup-render setup-filament
+bench: setup setup-render setup-filament setup-realism
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
 
 clean:
