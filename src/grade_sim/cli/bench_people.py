@@ -88,11 +88,24 @@ def main(argv: list[str]) -> int:
     add_scenario_argument(parser)
     parser.add_argument("--duration-s", type=float, default=10.0, help="simulated s per run (10)")
     parser.add_argument("--rounds", type=int, default=2, help="runs of each kind (2)")
-    parser.add_argument("--gait-people", type=int, default=20, help="people for the gait (20)")
+    parser.add_argument(
+        "--gait-people", type=int, default=20, help="people for the gait (20; 0: no gait part)"
+    )
+    parser.add_argument(
+        "--gait-body",
+        choices=[PersonBody.SKINNED.value, PersonBody.MAKEHUMAN.value],
+        default=PersonBody.SKINNED.value,
+        help="the bodies of the gait part (skinned)",
+    )
     parser.add_argument(
         "--gait-duration-s", type=float, default=9.0, help="simulated s for the gait (9)"
     )
     args = parse_bench_args(parser, argv)
+    if args.rounds < 1 or args.gait_people < 0:
+        parser.error(
+            f"--rounds must be >= 1 (got {args.rounds}) and --gait-people >= 0 "
+            f"(got {args.gait_people})"
+        )
     path = args.scenario or default_scenario_path()
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-people-"))
     results: dict[PersonBody, list[dict[str, float]]] = {
@@ -120,16 +133,18 @@ def main(argv: list[str]) -> int:
         f"median real-time factor: makehuman {med[PersonBody.MAKEHUMAN]:.3f}; makehuman / "
         f"skinned = {med[PersonBody.MAKEHUMAN] / med[PersonBody.SKINNED]:.3f} (target >= 0.90)"
     )
+    if args.gait_people == 0:
+        return 0
     gait = load_scenario(
         path,
         {
             "duration_s": args.gait_duration_s,
-            "people.body": PersonBody.SKINNED.value,
+            "people.body": args.gait_body,
             "people.count": args.gait_people,
         },
     )
     print(
-        f"feet and gait: {args.gait_people} skinned people, {args.gait_duration_s:.0f} s, "
+        f"feet and gait: {args.gait_people} {args.gait_body} people, {args.gait_duration_s:.0f} s, "
         f"seed {gait.seed}, sampled every 4 physics steps"
     )
     print(format_gait_stats(gait_stats(scene_gait_samples(build_scene(gait), 4))))
