@@ -76,7 +76,7 @@ class PeopleConfig:
     height_m: Range = field(default=(1.55, 1.90), metadata=bounds(1.0, 2.3))
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
-    body: PersonBody = PersonBody.SKINNED
+    body: PersonBody = PersonBody.MAKEHUMAN
     mode: CrowdMode = CrowdMode.SCRIPTED
     pause_s: Range = field(default=(1.5, 5.0), metadata=bounds(0.0, 600.0))  # standing still
     avoidance: AvoidanceConfig = field(default_factory=AvoidanceConfig)

@@ -94,8 +94,8 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--gait-body",
         choices=[PersonBody.SKINNED.value, PersonBody.MAKEHUMAN.value],
-        default=PersonBody.SKINNED.value,
-        help="the bodies of the gait part (skinned)",
+        default=PersonBody.MAKEHUMAN.value,
+        help="the bodies of the gait part (makehuman, the default body)",
     )
     parser.add_argument(
         "--gait-duration-s", type=float, default=9.0, help="simulated s for the gait (9)"

@@ -19,7 +19,7 @@ def test_people_body_survives_the_record_and_old_records_mean_parts(
 ) -> None:
     result = run_scenario(small_scenario(duration_s=0.1), tmp_path / "run")
     path = result.path / "record.npz"
-    assert load_record(path).scenario.people.body is PersonBody.SKINNED
+    assert load_record(path).scenario.people.body is PersonBody.MAKEHUMAN  # the default
     # An old record: the same file with people.body removed from its scenario snapshot.
     with np.load(path, allow_pickle=False) as data:
         files = {k: data[k] for k in data.files}
