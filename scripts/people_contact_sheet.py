@@ -1,4 +1,4 @@
-"""Render the README's contact sheet of the default (MakeHuman) people: one tile per person, plus a room view.
+"""Render the README's contact sheet of the default (MakeHuman) people: a tile per person.
 
     python scripts/people_contact_sheet.py docs/images/people_contact_sheet.jpg [--seed 4]
 
