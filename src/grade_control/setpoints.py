@@ -14,7 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -70,14 +70,14 @@ def pose_to_body_values(position_xyz: Sequence[float], quat_xyzw: Sequence[float
     return np.concatenate([position, rpy])
 
 
+@dataclass(eq=False)
 class _Setpoint:
     """One accepted setpoint; covers the joints in `mask`."""
 
     mode = SetpointMode.HOLD
 
-    def __init__(self, mask: BoolArray, stamp_s: float) -> None:
-        self.mask = mask
-        self.stamp_s = stamp_s
+    mask: BoolArray
+    stamp_s: float
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return now_s - self.stamp_s > timeout_s
@@ -86,33 +86,25 @@ class _Setpoint:
         raise NotImplementedError
 
 
+@dataclass(eq=False)
 class _Position(_Setpoint):
     mode = SetpointMode.POSITION
 
-    def __init__(self, mask: BoolArray, stamp_s: float, target: FloatArray) -> None:
-        super().__init__(mask, stamp_s)
-        self.target = target
+    target: FloatArray
 
     def sample(self, now_s: float, measured: FloatArray) -> tuple[FloatArray, FloatArray]:
         return self.target, np.zeros_like(self.target)
 
 
+@dataclass(eq=False)
 class _Velocity(_Setpoint):
     mode = SetpointMode.VELOCITY
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        start_s: float,
-        start: FloatArray,
-        velocity: FloatArray,
-        low: FloatArray,
-        high: FloatArray,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.start_s, self.start, self.velocity = start_s, start, velocity
-        self.low, self.high = low, high
+    start_s: float
+    start: FloatArray
+    velocity: FloatArray
+    low: FloatArray
+    high: FloatArray
 
     def sample(self, now_s: float, measured: FloatArray) -> tuple[FloatArray, FloatArray]:
         if np.any(np.isnan(self.start)):  # accepted before any measurement: start from the first
@@ -122,19 +114,13 @@ class _Velocity(_Setpoint):
         return clipped, np.where(clipped == position, self.velocity, 0.0)
 
 
+@dataclass(eq=False)
 class _Trajectory(_Setpoint):
     mode = SetpointMode.TRAJECTORY
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        times_s: FloatArray,
-        positions: FloatArray,
-        velocities: FloatArray,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.times_s, self.positions, self.velocities = times_s, positions, velocities
+    times_s: FloatArray
+    positions: FloatArray
+    velocities: FloatArray
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return now_s - float(self.times_s[-1]) > timeout_s
@@ -152,22 +138,15 @@ class _Trajectory(_Setpoint):
         return position, velocity
 
 
+@dataclass(eq=False)
 class _Path(_Setpoint):
     mode = SetpointMode.PATH
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        poses: FloatArray,
-        angular: BoolArray,
-        accept_m: float,
-        accept_rad: float,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.poses, self.angular = poses, angular
-        self.accept_m, self.accept_rad = accept_m, accept_rad
-        self.index = 0
+    poses: FloatArray
+    angular: BoolArray
+    accept_m: float
+    accept_rad: float
+    index: int = field(default=0, init=False)  # the pose being approached
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return False  # a path is a complete plan, not a stream; it ends by holding its last pose
