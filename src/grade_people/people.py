@@ -58,20 +58,26 @@ class PartSpec:
     color: str  # "skin", "shirt", "pants", "shoes"
 
 
-# Segment lengths and radii for a 1.75 m person; scaled by height / 1.75.
+# Segment lengths and radii for a 1.75 m person; scaled by height / 1.75. The left and right
+# limbs are alike: each part below stands twice, as NAME_l and NAME_r.
+_ARM = (
+    PartSpec("upper_arm", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
+    PartSpec("lower_arm", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
+)
+_LEG = (
+    PartSpec("upper_leg", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
+    PartSpec("lower_leg", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
+    PartSpec("foot", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+)
 _PARTS = (
     PartSpec("torso", PartShape.CAPSULE, (0.15, 0.17, 0.0), "shirt"),
     PartSpec("head", PartShape.SPHERE, (0.11, 0.0, 0.0), "skin"),
-    PartSpec("upper_arm_l", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
-    PartSpec("lower_arm_l", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
-    PartSpec("upper_arm_r", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
-    PartSpec("lower_arm_r", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
-    PartSpec("upper_leg_l", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
-    PartSpec("lower_leg_l", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
-    PartSpec("foot_l", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
-    PartSpec("upper_leg_r", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
-    PartSpec("lower_leg_r", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
-    PartSpec("foot_r", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+    *(
+        replace(part, name=f"{part.name}_{side}")
+        for limb in (_ARM, _LEG)
+        for side in "lr"
+        for part in limb
+    ),
 )
 PART_NAMES = tuple(p.name for p in _PARTS)
 HIP_Z, SHOULDER_Z, HIP_Y, SHOULDER_Y = 0.93, 1.43, 0.1, 0.21
