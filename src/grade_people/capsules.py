@@ -11,17 +11,27 @@ on it; a joint's capsule lies along the principal axis of its vertices (through 
 its radius the COVER_QUANTILE of their distances from that axis, its segment as long as the
 vertices reach along the axis, less the radius at each end (the round caps cover those).
 Joints with fewer than MIN_VERTICES vertices get no capsule (their skin is covered by their
-neighbours').
+neighbours': the mannequins' clavicles).
+
+`body_capsules(body)` fits a person's skin (cached per body); `capsule_poses` poses them along
+a timeline as FCL wants them (centre and rotation of a capsule along its local z).
 """
 
 from __future__ import annotations
 
+import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_people.body_mesh import body_mesh, random_clothing
+from grade_people.bvh import RetargetedMotion
+from grade_people.motion import AnimationTrack, pose, pose_inputs
+from grade_people.people import PersonTimeline
+from grade_people.skeleton import BodyParams, rest_positions
 
 COVER_QUANTILE = 0.98  # a capsule's radius: this quantile of its vertices' distances from its axis
 MIN_VERTICES = 12  # a joint with fewer vertices than this gets no capsule
@@ -91,3 +101,44 @@ def outside_m(points: FloatArray, a: FloatArray, b: FloatArray, radius_m: FloatA
         d = np.linalg.norm(points - (a[c] + s[:, None] * ab[c]), axis=1) - radius_m[c]
         best = np.minimum(best, d)
     return best
+
+
+@functools.lru_cache(maxsize=256)
+def body_capsules(body: BodyParams) -> BoneCapsules:
+    """The capsules of a skinned person's body (MakeHuman or mannequin; the skin's shape does
+    not depend on the clothing)."""
+    mesh = body_mesh(body, random_clothing(np.random.default_rng(0)))
+    return fit_capsules(mesh.vertices, mesh.weights)
+
+
+def _z_to(u: FloatArray) -> FloatArray:
+    """(..., 4) wxyz quaternions turning +z onto the unit vectors u (..., 3)."""
+    w = 1.0 + u[..., 2]
+    q = np.stack([w, -u[..., 1], u[..., 0], np.zeros_like(w)], axis=-1)
+    flip = w < 1e-9  # u = -z: half a turn about x
+    q[flip] = np.array([0.0, 1.0, 0.0, 0.0])
+    out: FloatArray = q / np.linalg.norm(q, axis=-1, keepdims=True)
+    return out
+
+
+def capsule_poses(
+    body: BodyParams,
+    timeline: PersonTimeline,
+    track: AnimationTrack,
+    dt_s: float,
+    steps: NDArray[np.int64],
+    clips: Sequence[RetargetedMotion] = (),
+) -> tuple[FloatArray, FloatArray]:
+    """Centres (K, C, 3) and wxyz rotations (K, C, 4) of body_capsules(body) posed by the
+    motion library at `steps` (a capsule's segment along its local z), as the skin is drawn:
+    the same poses, BVH clips included."""
+    k = np.asarray(steps, dtype=np.int64)
+    joint_pos, joint_rot = pose(
+        [body] * len(k), pose_inputs(timeline, track, dt_s, k), [clips] * len(k)
+    )
+    caps = body_capsules(body)
+    a, b = caps.posed(rest_positions(body), joint_pos, joint_rot)
+    axis = b - a
+    length = np.linalg.norm(axis, axis=-1, keepdims=True)
+    u = np.where(length > 1e-12, axis / np.maximum(length, 1e-12), np.array([0.0, 0.0, 1.0]))
+    return 0.5 * (a + b), _z_to(u)

@@ -52,7 +52,8 @@ def test_turning_feet_step_stay_put_and_are_not_twisted(
     sharp = (tl.motion[steps] == MOTION_CODES[PersonMotion.WALK]) & (
         np.abs(turn) / DT_S > SHARP_RPS
     )
-    assert on_spot.sum() > 200 and sharp.sum() > 50
+    assert on_spot.sum() > 200
+    assert sharp.sum() > 50
     mesh = body_mesh(BODY, random_clothing(np.random.default_rng(0)))
     rest = rest_positions(BODY)
     for sel in (on_spot, sharp):
