@@ -12,6 +12,15 @@ from grade_common.occupancy import OccupancyGrid
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import Stream, scenario_from_mapping
 from grade_sim.engine.bake.probes import ProbeGrid
+from grade_sim.engine.mujoco.contact_shadows import (
+    CAST_LAYERS,
+    CONTACT_LAYERS,
+    MAX_SHADOW_M,
+    PERSON_HEIGHT_M,
+    PERSON_RADIUS_M,
+    ContactShadows,
+    LightArrays,
+)
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
@@ -252,3 +261,31 @@ def test_light_probes_shade_each_person_by_the_light_where_they_stand(
     assert expected[1] - expected[0] > 0.15  # really a darker and a lit place
     np.testing.assert_allclose(measured, expected, atol=0.05)
     assert measured[0] < measured[1]
+
+
+def test_contact_shadows_fall_away_from_the_dominant_light() -> None:
+    scene = _shadow_scene(False, True)  # one spot light at (2.5, -0.3, 2.0), aimed down
+    light_xy = np.array(scene.world.lights[0].position_xyz[:2])
+    shadows = ContactShadows(
+        np.zeros(2, np.int64),
+        np.full(2, PERSON_RADIUS_M),
+        np.full(2, PERSON_HEIGHT_M),
+        LightArrays.of(scene.world.lights),
+        0.1,
+        scene,
+    )
+    beside = light_xy + np.array([1.0, 0.0])
+    patches = shadows.patches(np.array([beside, light_xy]))
+    per_actor = len(CONTACT_LAYERS) + len(CAST_LAYERS)
+    assert len(patches) == per_actor + len(CONTACT_LAYERS)  # right under it: the round one only
+    cast = patches[len(CONTACT_LAYERS) : per_actor]
+    for centre, shape, alpha in cast:
+        assert centre[0] > beside[0] + 0.1  # pushed away from the light, along +x
+        assert abs(centre[1] - beside[1]) < 1e-9
+        long_axis = shape @ np.array([1.0, 0.0, 0.0])
+        assert abs(long_axis[0]) > 2 * PERSON_RADIUS_M  # stretched along the light's direction
+        assert 0.0 < alpha <= CAST_LAYERS[0][1]
+    # A person 1 m from a light 2 m up casts a shadow about 1.75 * 1 / (2 - 0.875) m long.
+    expected_length = PERSON_HEIGHT_M * 1.0 / (2.0 - 0.5 * PERSON_HEIGHT_M)
+    far_tip = cast[0][0][0] + (cast[0][1] @ [1.0, 0.0, 0.0])[0] - beside[0]
+    assert far_tip == pytest.approx(PERSON_RADIUS_M + min(expected_length, MAX_SHADOW_M), rel=0.05)

@@ -41,8 +41,11 @@ def default_cache_dir() -> Path:
 
 def bake_key(world: World, config: BakeConfig) -> str:
     """Hash of everything a bake depends on: geometry, materials, lights, ambience, settings."""
-    # Only the settings of the lightmaps themselves: the texture density is applied afterwards.
-    lighting = dataclasses.replace(config, enabled=True, texture_px_per_m=1.0, max_face_px=16)
+    # Only the settings of the lightmaps themselves: the texture density is applied afterwards
+    # and contact shadows are drawn per frame.
+    lighting = dataclasses.replace(
+        config, enabled=True, texture_px_per_m=1.0, max_face_px=16, contact_shadows=False
+    )
     h = hashlib.sha256(f"v{BAKE_VERSION}|{lighting!r}".encode())
     for box in world.boxes:
         h.update(repr(box).encode())
