@@ -7,7 +7,8 @@
 Each row is one view through the robot's own camera, rendered by the simulator's engine
 (grade_sim.engine.mujoco): on the left the live lights (lights.bake off), on the right the
 bake with its light probes and contact shadows (as the flags say). The views look at people
-(the camera placed 2.6 m from a person, 1.5 m up, on the side with the most free space), so
+(the camera placed up to 3.2 m from a person, 1.9 m up and tilted down, on the side with
+the most free space), so
 the sheet shows how moving things sit in the baked light.
 """
 
@@ -25,9 +26,10 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 from sheet_kit import write_image
 
-DISTANCE_M = 2.6
-CAMERA_Z_M = 1.5
+DISTANCE_M = 3.2
+CAMERA_Z_M = 1.9
 WIDTH, HEIGHT = 480, 360
+PITCH_RAD = 0.35  # the camera looks down a little, at the feet and their shadows
 
 
 def _scenario(world: str, people: int, bake: dict[str, Any]) -> Any:
@@ -47,7 +49,7 @@ def _scenario(world: str, people: int, bake: dict[str, Any]) -> Any:
     robot = mapping["robots"][0]
     robot["motion"] = {"mode": "commands"}
     robot["cameras"] = [
-        {**robot["cameras"][0], "width": WIDTH, "height": HEIGHT, "mount": {"xyz": [0.2, 0, 0]}}
+        {**robot["cameras"][0], "width": WIDTH, "height": HEIGHT, "mount": {"xyz": [0.2, 0, 0], "rpy": [0, PITCH_RAD, 0]}}
     ]
     mapping["robots"] = [robot]
     return scenario_from_mapping(mapping)
