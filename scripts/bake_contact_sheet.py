@@ -49,7 +49,12 @@ def _scenario(world: str, people: int, bake: dict[str, Any]) -> Any:
     robot = mapping["robots"][0]
     robot["motion"] = {"mode": "commands"}
     robot["cameras"] = [
-        {**robot["cameras"][0], "width": WIDTH, "height": HEIGHT, "mount": {"xyz": [0.2, 0, 0], "rpy": [0, PITCH_RAD, 0]}}
+        {
+            **robot["cameras"][0],
+            "width": WIDTH,
+            "height": HEIGHT,
+            "mount": {"xyz": [0.2, 0, 0], "rpy": [0, PITCH_RAD, 0]},
+        }
     ]
     mapping["robots"] = [robot]
     return scenario_from_mapping(mapping)
