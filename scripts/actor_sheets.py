@@ -1,12 +1,14 @@
 """Render the README's contact sheets of actors as the robots' cameras see them.
 
-    python scripts/actor_sheets.py OUT_DIR [--seconds 8]   # after source scripts/env.sh
+    python scripts/actor_sheets.py OUT_DIR [--seconds 8] [--sheets crowd savanna]
+    # after source scripts/env.sh
 
 Runs two short scenarios through the whole simulator (`run_scenario`, no ROS) and tiles the
 recorded camera frames that show the most actors:
 
-- `crowd_room.jpg`: the default scenario (config/indoor_uav.yaml) with 20 skinned people in the
-  furnished rooms, walking with ORCA avoidance, sitting on the chairs, waving, looking around;
+- `crowd_room.jpg`: the default scenario (config/indoor_uav.yaml) with 20 people (the default
+  MakeHuman bodies) in the furnished rooms, walking with ORCA avoidance, sitting on the
+  chairs, waving, looking around;
 - `savanna_animals.jpg`: the savanna scenario (config/outdoor_savanna.yaml): zebras and gazelles
   on the terrain under the sky;
 - `keypoints_overlay.jpg`: crowd frames with each person's COCO-17 keypoints from
@@ -34,6 +36,9 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 TILES = 6
 # Every motion of the library, so the sheet shows sitters and gestures between the walkers.
 CROWD_MOTIONS = ("walk", "stand", "turn", "sit", "wave", "look", "phone")
+# Frames on a sheet are this far apart per camera, or the next spacing where too few are.
+SPREAD_S = (1.5, 1.0, 0.5, 0.0)
+GOOD_SCORE = 0.5  # ... among the frames scoring at least this fraction of the best
 MIN_PIXELS = 400  # an actor counts as seen in a 640x480 frame from this many pixels
 COLUMNS = 3
 # COCO-17 limbs (pairs of keypoint indices) for the overlay.
@@ -78,14 +83,23 @@ def _frames(run: Path, labels: tuple[str, ...]) -> list[tuple[Frame, float]]:
 
 
 def _spread(frames: list[tuple[Frame, float]], n: int) -> list[Frame]:
-    """n of the frames with the most actors, at least 1.5 s apart per camera where possible (a
-    slow scene half a second later looks the same)."""
+    """n of the frames with the most actors, at least SPREAD_S[0] apart per camera where
+    possible (a slow scene half a second later looks the same). Only frames scoring at least
+    GOOD_SCORE of the best are taken at a spacing; where they are fewer than n (one camera over
+    a short run: 8 s held 5 of them 1.5 s apart), the spacing shrinks for the remaining tiles,
+    and the last level takes any frame, so the sheet has no empty tile while the run has
+    frames left."""
+    best = frames[0][1] if frames else 0.0
     chosen: list[Frame] = []
-    for (cam, stamp), _ in frames:
-        if all(c != cam or abs(float(stamp) - float(t)) >= 1.5 for c, t in chosen):
-            chosen.append((cam, stamp))
-        if len(chosen) == n:
-            break
+    for level, gap_s in enumerate(SPREAD_S):
+        last = level == len(SPREAD_S) - 1
+        for (cam, stamp), score in frames:
+            if len(chosen) == n:
+                break
+            if (cam, stamp) in chosen or (score < GOOD_SCORE * best and not last):
+                continue
+            if all(c != cam or abs(float(stamp) - float(t)) >= gap_s for c, t in chosen):
+                chosen.append((cam, stamp))
     return sorted(chosen, key=lambda f: (str(f[0]), float(f[1])))
 
 
@@ -133,35 +147,52 @@ def main() -> None:
     parser.add_argument("out_dir", type=Path)
     parser.add_argument("--seconds", type=float, default=8.0, help="simulated seconds per run")
     parser.add_argument("--seed", type=int, default=3)
+    parser.add_argument(
+        "--sheets",
+        nargs="+",
+        choices=("crowd", "savanna"),
+        default=["crowd", "savanna"],
+        help="which runs to render: crowd (crowd_room + keypoints_overlay), savanna",
+    )
     args = parser.parse_args()
     from grade_sim.bench import default_scenario_path
 
     root = default_scenario_path().parent
     args.out_dir.mkdir(parents=True, exist_ok=True)
     with tempfile.TemporaryDirectory() as tmp:
-        crowd = _run(
-            default_scenario_path(),
-            {
-                "seed": args.seed,
-                "duration_s": args.seconds,
-                "people": {"count": 20, "motions": list(CROWD_MOTIONS)},
-            },
-            Path(tmp) / "crowd",
-        )
-        frames = _spread(_frames(crowd, ("person",)), TILES)
-        write_image(args.out_dir / "crowd_room.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1])
-        write_image(
-            args.out_dir / "keypoints_overlay.jpg", _sheet([_overlay(f) for f in frames])[..., ::-1]
-        )
-        savanna = _run(
-            root / "outdoor_savanna.yaml",
-            {"seed": args.seed, "duration_s": args.seconds},
-            Path(tmp) / "savanna",
-        )
-        frames = _spread(_frames(savanna, ("zebra", "gazelle", "horse", "dog")), TILES)
-        write_image(
-            args.out_dir / "savanna_animals.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1]
-        )
+        if "crowd" in args.sheets:
+            _crowd_sheets(args, Path(tmp))
+        if "savanna" in args.sheets:
+            _savanna_sheet(args, root, Path(tmp))
+
+
+def _crowd_sheets(args: argparse.Namespace, tmp: Path) -> None:
+    from grade_sim.bench import default_scenario_path
+
+    crowd = _run(
+        default_scenario_path(),
+        {
+            "seed": args.seed,
+            "duration_s": args.seconds,
+            "people": {"count": 20, "motions": list(CROWD_MOTIONS)},
+        },
+        tmp / "crowd",
+    )
+    frames = _spread(_frames(crowd, ("person",)), TILES)
+    write_image(args.out_dir / "crowd_room.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1])
+    write_image(
+        args.out_dir / "keypoints_overlay.jpg", _sheet([_overlay(f) for f in frames])[..., ::-1]
+    )
+
+
+def _savanna_sheet(args: argparse.Namespace, root: Path, tmp: Path) -> None:
+    savanna = _run(
+        root / "outdoor_savanna.yaml",
+        {"seed": args.seed, "duration_s": args.seconds},
+        tmp / "savanna",
+    )
+    frames = _spread(_frames(savanna, ("zebra", "gazelle", "horse", "dog")), TILES)
+    write_image(args.out_dir / "savanna_animals.jpg", _sheet([_rgb(f) for f in frames])[..., ::-1])
 
 
 if __name__ == "__main__":

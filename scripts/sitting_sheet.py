@@ -69,8 +69,11 @@ def main() -> int:
             lookat = np.array([*seat.centre_xy, 0.6])
             facing = float(np.degrees(seat.facing_rad))
             tiles = []
-            for k, az in ((steps[0], facing + 215), (steps[1], facing + 215)):
-                tiles.append(render(k, lookat, az))
+            # Standing in front of the chair: looked at higher, so a tall person's head shows
+            # where a wall keeps the camera close.
+            standing = lookat + np.array([0.0, 0.0, 0.12])
+            for k, at, az in ((steps[0], standing, facing + 215), (steps[1], lookat, facing + 215)):
+                tiles.append(render(k, at, az))
             for az in (facing + 215, facing + 270):
                 tiles.append(render(mid, lookat, az))
             label = f"{scene.people[i].name} on {seat.name} (seat {seat.height_m:.2f} m)"

@@ -13,7 +13,7 @@ import enum
 import json
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -89,6 +89,11 @@ def list_header(kind: str) -> str:
 def list_line(stamp: str, kind: str) -> str:
     """One list line for the `<kind>/<stamp>.png` frame, ending in a newline."""
     return f"{stamp} {kind}/{stamp}.png\n"
+
+
+def list_text(kind: str, stamps: Iterable[str]) -> str:
+    """A whole list file: its header, then one line a frame (`stamps` already formatted)."""
+    return list_header(kind) + "".join(list_line(s, kind) for s in stamps)
 
 
 def depth_to_png_u16(depth_m: NDArray[Any]) -> NDArray[np.uint16]:

@@ -12,8 +12,9 @@ Messages are converted by the ROS node; this module sees only arrays and names.
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
 from enum import Enum
 
 import numpy as np
@@ -69,14 +70,14 @@ def pose_to_body_values(position_xyz: Sequence[float], quat_xyzw: Sequence[float
     return np.concatenate([position, rpy])
 
 
+@dataclass(eq=False)
 class _Setpoint:
     """One accepted setpoint; covers the joints in `mask`."""
 
     mode = SetpointMode.HOLD
 
-    def __init__(self, mask: BoolArray, stamp_s: float) -> None:
-        self.mask = mask
-        self.stamp_s = stamp_s
+    mask: BoolArray
+    stamp_s: float
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return now_s - self.stamp_s > timeout_s
@@ -85,33 +86,25 @@ class _Setpoint:
         raise NotImplementedError
 
 
+@dataclass(eq=False)
 class _Position(_Setpoint):
     mode = SetpointMode.POSITION
 
-    def __init__(self, mask: BoolArray, stamp_s: float, target: FloatArray) -> None:
-        super().__init__(mask, stamp_s)
-        self.target = target
+    target: FloatArray
 
     def sample(self, now_s: float, measured: FloatArray) -> tuple[FloatArray, FloatArray]:
         return self.target, np.zeros_like(self.target)
 
 
+@dataclass(eq=False)
 class _Velocity(_Setpoint):
     mode = SetpointMode.VELOCITY
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        start_s: float,
-        start: FloatArray,
-        velocity: FloatArray,
-        low: FloatArray,
-        high: FloatArray,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.start_s, self.start, self.velocity = start_s, start, velocity
-        self.low, self.high = low, high
+    start_s: float
+    start: FloatArray
+    velocity: FloatArray
+    low: FloatArray
+    high: FloatArray
 
     def sample(self, now_s: float, measured: FloatArray) -> tuple[FloatArray, FloatArray]:
         if np.any(np.isnan(self.start)):  # accepted before any measurement: start from the first
@@ -121,19 +114,13 @@ class _Velocity(_Setpoint):
         return clipped, np.where(clipped == position, self.velocity, 0.0)
 
 
+@dataclass(eq=False)
 class _Trajectory(_Setpoint):
     mode = SetpointMode.TRAJECTORY
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        times_s: FloatArray,
-        positions: FloatArray,
-        velocities: FloatArray,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.times_s, self.positions, self.velocities = times_s, positions, velocities
+    times_s: FloatArray
+    positions: FloatArray
+    velocities: FloatArray
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return now_s - float(self.times_s[-1]) > timeout_s
@@ -151,22 +138,15 @@ class _Trajectory(_Setpoint):
         return position, velocity
 
 
+@dataclass(eq=False)
 class _Path(_Setpoint):
     mode = SetpointMode.PATH
 
-    def __init__(
-        self,
-        mask: BoolArray,
-        stamp_s: float,
-        poses: FloatArray,
-        angular: BoolArray,
-        accept_m: float,
-        accept_rad: float,
-    ) -> None:
-        super().__init__(mask, stamp_s)
-        self.poses, self.angular = poses, angular
-        self.accept_m, self.accept_rad = accept_m, accept_rad
-        self.index = 0
+    poses: FloatArray
+    angular: BoolArray
+    accept_m: float
+    accept_rad: float
+    index: int = field(default=0, init=False)  # the pose being approached
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return False  # a path is a complete plan, not a stream; it ends by holding its last pose
@@ -225,9 +205,15 @@ class SetpointTracker:
         self._hold[:] = np.nan
         self._notes.append(f"holding position: {reason}")
 
-    def _guard(self, func_reason: str, err: SetpointError) -> SetpointError:
-        self.hold(f"{func_reason} rejected: {err}")
-        return err
+    @contextmanager
+    def _holding_if_rejected(self, what: str) -> Iterator[None]:
+        """Run the checks of a `what` setpoint: a SetpointError in them makes the robot hold
+        (with the reason) and goes on to the caller."""
+        try:
+            yield
+        except SetpointError as err:
+            self.hold(f"{what} rejected: {err}")
+            raise err from None
 
     def _check_stamp(self, stamp_s: float, now_s: float) -> float:
         if not math.isfinite(stamp_s):
@@ -309,12 +295,10 @@ class SetpointTracker:
     ) -> tuple[float, FloatArray, BoolArray]:
         """The checked stamp, the values as a joint array and the mask of the named joints of a
         per-joint setpoint (`check`: its limit check); on an error the robot holds."""
-        try:
+        with self._holding_if_rejected(what):
             stamp_s = self._check_stamp(stamp_s, now_s)
             array, mask = self._names_to_mask(values, what)
             check(array, mask, what)
-        except SetpointError as err:
-            raise self._guard(what, err) from None
         return stamp_s, array, mask
 
     def _start_reference(self, now_s: float) -> FloatArray:
@@ -348,13 +332,11 @@ class SetpointTracker:
         Raises:
             SetpointError: with the reason; the robot then holds.
         """
-        try:
+        with self._holding_if_rejected("pose setpoint"):
             stamp_s = self._check_stamp(stamp_s, now_s)
             self._check_world_frame(frame_id)
             target = self._body_to_joints(pose_to_body_values(position_xyz, quat_xyzw))
             self._check_limits(target, self._body_mask, "pose setpoint")
-        except SetpointError as err:
-            raise self._guard("pose setpoint", err) from None
         self._install(_Position(self._body_mask.copy(), stamp_s, target))
 
     def set_joint_positions(
@@ -403,7 +385,7 @@ class SetpointTracker:
             SetpointError: non-finite values, unknown frame, a non-zero component this robot
                 has no joint for, or a joint velocity above its limit.
         """
-        try:
+        with self._holding_if_rejected("twist setpoint"):
             stamp_s = self._check_stamp(stamp_s, now_s)
             lin = np.asarray(linear, dtype=np.float64)
             ang = np.asarray(angular, dtype=np.float64)
@@ -443,8 +425,6 @@ class SetpointTracker:
                     f"({list(self.config.joint_names)})"
                 )
             self._check_velocity(joint_velocity, self._body_mask, "twist setpoint")
-        except SetpointError as err:
-            raise self._guard("twist setpoint", err) from None
         self._install(
             _Velocity(
                 self._body_mask.copy(),
@@ -477,7 +457,7 @@ class SetpointTracker:
             joint_names: the trajectory's joint names: none, or the one body joint
                 (`<robot>/base_link` or `base_link`).
         """
-        try:
+        with self._holding_if_rejected("trajectory setpoint"):
             self._check_world_frame(frame_id)
             accepted = (self.config.body_frame, "base_link")
             if list(joint_names) not in ([], [accepted[0]], [accepted[1]]):
@@ -521,8 +501,6 @@ class SetpointTracker:
                 )
                 self._check_limits(wrapped, self._body_mask, f"trajectory point {k}")
                 self._check_velocity(velocities[k], self._body_mask, f"trajectory point {k}")
-        except SetpointError as err:
-            raise self._guard("trajectory setpoint", err) from None
         self._install(
             _Trajectory(self._body_mask.copy(), float(times[0]), times, positions, velocities)
         )
@@ -531,7 +509,7 @@ class SetpointTracker:
         self, positions_xyz: FloatArray, quats_xyzw: FloatArray, frame_id: str, now_s: float
     ) -> None:
         """Waypoint path: go to each pose in turn, advancing within the acceptance radius."""
-        try:
+        with self._holding_if_rejected("path setpoint"):
             self._check_world_frame(frame_id)
             if len(positions_xyz) == 0:
                 raise SetpointError("path has no poses")
@@ -544,8 +522,6 @@ class SetpointTracker:
             poses = self._body_to_joints(body)
             for k in range(len(poses)):
                 self._check_limits(poses[k], self._body_mask, f"path pose {k}")
-        except SetpointError as err:
-            raise self._guard("path setpoint", err) from None
         self._install(
             _Path(
                 self._body_mask.copy(),

@@ -276,18 +276,10 @@ def blur_and_shutter(
 
 
 def motion_blur(
-    image: UInt8Array,
-    k: FloatArray,
-    motion: CameraMotion,
-    exposure_s: float,
-    plane_depth_m: float,
-    max_step_px: float = 1.0,
-    max_subposes: int = 64,
+    image: UInt8Array, k: FloatArray, motion: CameraMotion, exposure_s: float, plane_depth_m: float
 ) -> UInt8Array:
     """Motion blur alone (global shutter), see `blur_and_shutter`."""
-    return blur_and_shutter(
-        image, k, motion, exposure_s, 0.0, plane_depth_m, max_step_px, max_subposes
-    )
+    return blur_and_shutter(image, k, motion, exposure_s, 0.0, plane_depth_m)
 
 
 def rolling_shutter(

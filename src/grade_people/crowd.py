@@ -326,16 +326,20 @@ class Crowd:
         )
         ramp = AMPLITUDE_RATE * t
         self._b_amp = self.amplitude + np.clip(target_amp - self.amplitude, -ramp, ramp)
-        # The gait phase follows the distance walked at a cadence set by the speed.
+        # The gait phase follows the distance walked at a cadence set by the speed (faster in a
+        # sharp turn: each step's turn is the heading's change over it).
+        turn_rad = np.diff(np.concatenate([self.heading_rad[None], self._b_heading]), axis=0)
         per_step = np.where(
             moving,
-            phase_step_rad(speed * dt, dt, self.height_m),
+            phase_step_rad(speed * dt, dt, self.height_m, turn_rad),
             np.where(turning, math.pi * TURN_CADENCE_HZ * dt, 0.0),
         )
         # Standing: the legs close geometrically towards the nearest neutral phase.
         settle = np.remainder(-self.phase_rad + math.pi / 2, math.pi) - math.pi / 2
         closed = settle * (1.0 - (1.0 - min(1.0, 4 * dt)) ** j)
-        self._b_phase = self.phase_rad + np.where(moving | turning, per_step * j, closed)
+        self._b_phase = self.phase_rad + np.where(
+            moving | turning, np.cumsum(per_step, axis=0), closed
+        )
         self._b_motion = np.where(
             moving,
             MOTION_CODES[PersonMotion.WALK],
@@ -370,13 +374,14 @@ class Crowd:
                 dist = float(np.linalg.norm(delta))
                 want = math.atan2(delta[1], delta[0]) if dist > 1e-6 else heading
                 err = math.remainder(want - heading, math.tau)
-                heading += float(np.clip(err, -HEADING_RATE_RPS * dt, HEADING_RATE_RPS * dt))
+                turn = float(np.clip(err, -HEADING_RATE_RPS * dt, HEADING_RATE_RPS * dt))
+                heading += turn
                 step = min(dist, speed * dt * max(0.2, math.cos(err)))
                 if dist > 1e-9:
                     pos = pos + delta / dist * step
                 goal_amp = SIT_STEP_SPEED if dist > 1e-6 else 0.0
                 amp += float(np.clip(goal_amp - amp, -AMPLITUDE_RATE * dt, AMPLITUDE_RATE * dt))
-                phase += float(phase_step_rad(np.array(step), dt, self.height_m[i]))
+                phase += float(phase_step_rad(np.array(step), dt, self.height_m[i], turn))
             elif stage is SitStage.TURN:
                 err = math.remainder(stop.facing_rad - heading, math.tau)
                 heading += float(np.clip(err, -TURN_RATE_RPS * dt, TURN_RATE_RPS * dt))

@@ -39,6 +39,11 @@ CADENCE_RUN_HZ = 2.6  # at 3 m/s
 RUN_FROM_MPS = 2.0  # gait turns into a run between this and +RUN_BLEND_MPS
 RUN_BLEND_MPS = 0.6
 TURN_CADENCE_HZ = 2.0  # stepping on the spot
+# A walker turning sharply steps faster, as people do: at least one step per TURN_PER_STEP_RAD
+# of heading (the turn on the spot's TURN_RATE_RPS / TURN_CADENCE_HZ), up to TURN_STEP_MAX_HZ,
+# so the planted foot is not left twisted against the turning body.
+TURN_PER_STEP_RAD = 0.5
+TURN_STEP_MAX_HZ = 3.0
 BLEND_TAU_S = 0.35  # time constant of every blend between motions (grade_people.motion)
 
 
@@ -58,20 +63,26 @@ class PartSpec:
     color: str  # "skin", "shirt", "pants", "shoes"
 
 
-# Segment lengths and radii for a 1.75 m person; scaled by height / 1.75.
+# Segment lengths and radii for a 1.75 m person; scaled by height / 1.75. The left and right
+# limbs are alike: each part below stands twice, as NAME_l and NAME_r.
+_ARM = (
+    PartSpec("upper_arm", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
+    PartSpec("lower_arm", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
+)
+_LEG = (
+    PartSpec("upper_leg", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
+    PartSpec("lower_leg", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
+    PartSpec("foot", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+)
 _PARTS = (
     PartSpec("torso", PartShape.CAPSULE, (0.15, 0.17, 0.0), "shirt"),
     PartSpec("head", PartShape.SPHERE, (0.11, 0.0, 0.0), "skin"),
-    PartSpec("upper_arm_l", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
-    PartSpec("lower_arm_l", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
-    PartSpec("upper_arm_r", PartShape.CAPSULE, (0.05, 0.14, 0.0), "shirt"),
-    PartSpec("lower_arm_r", PartShape.CAPSULE, (0.043, 0.13, 0.0), "skin"),
-    PartSpec("upper_leg_l", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
-    PartSpec("lower_leg_l", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
-    PartSpec("foot_l", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
-    PartSpec("upper_leg_r", PartShape.CAPSULE, (0.07, 0.2, 0.0), "pants"),
-    PartSpec("lower_leg_r", PartShape.CAPSULE, (0.055, 0.19, 0.0), "pants"),
-    PartSpec("foot_r", PartShape.BOX, (0.12, 0.05, 0.035), "shoes"),
+    *(
+        replace(part, name=f"{part.name}_{side}")
+        for limb in (_ARM, _LEG)
+        for side in "lr"
+        for part in limb
+    ),
 )
 PART_NAMES = tuple(p.name for p in _PARTS)
 HIP_Z, SHOULDER_Z, HIP_Y, SHOULDER_Y = 0.93, 1.43, 0.1, 0.21
@@ -154,10 +165,18 @@ def cadence_hz(speed_mps: FloatArray | float, height_m: FloatArray | float) -> F
     return out
 
 
-def phase_step_rad(distance_m: FloatArray, dt_s: float, height_m: FloatArray | float) -> FloatArray:
+def phase_step_rad(
+    distance_m: FloatArray,
+    dt_s: float,
+    height_m: FloatArray | float,
+    turn_rad: FloatArray | float = 0.0,
+) -> FloatArray:
     """How far the gait phase advances (rad; 2 pi per cycle of two steps) over one physics
-    step of dt_s in which the body covers distance_m."""
-    out: FloatArray = math.pi * cadence_hz(np.asarray(distance_m) / dt_s, height_m) * dt_s
+    step of dt_s in which the body covers distance_m while its heading turns by turn_rad:
+    at the cadence of its speed, or faster in a sharp turn (TURN_PER_STEP_RAD)."""
+    turning = np.minimum(np.abs(np.asarray(turn_rad)) / dt_s / TURN_PER_STEP_RAD, TURN_STEP_MAX_HZ)
+    cadence = np.maximum(cadence_hz(np.asarray(distance_m) / dt_s, height_m), turning)
+    out: FloatArray = math.pi * cadence * dt_s
     return np.where(np.asarray(distance_m) > 0.0, out, 0.0)
 
 
@@ -239,7 +258,8 @@ def plan_timeline(
                 dist = float(np.linalg.norm(delta))
                 want = math.atan2(delta[1], delta[0]) if dist > 1e-6 else heading
                 err = math.remainder(want - heading, 2 * math.pi)
-                heading += float(np.clip(err, -HEADING_RATE_RPS * dt_s, HEADING_RATE_RPS * dt_s))
+                turn = float(np.clip(err, -HEADING_RATE_RPS * dt_s, HEADING_RATE_RPS * dt_s))
+                heading += turn
                 # Slow down while the body still faces away from the path.
                 step = min(dist, speed * dt_s * max(0.2, math.cos(err)))
                 if dist > 1e-9:
@@ -249,7 +269,7 @@ def plan_timeline(
                     if wp >= len(waypoints):
                         duration_steps = 0
                 amp = min(1.0, amp + AMPLITUDE_RATE * dt_s)
-                phase += float(phase_step_rad(np.array(step), dt_s, height_m))
+                phase += float(phase_step_rad(np.array(step), dt_s, height_m, turn))
             elif motion is PersonMotion.TURN:
                 err = target_heading - heading
                 heading += float(np.clip(err, -TURN_RATE_RPS * dt_s, TURN_RATE_RPS * dt_s))

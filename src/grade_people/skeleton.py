@@ -219,25 +219,19 @@ def quats_to_matrices(quat_wxyz: FloatArray) -> FloatArray:
 
 
 # COCO-17 keypoints (grade_common.keypoints.COCO17_NAMES order): (joint, offset in that joint's
-# frame at the reference height).
+# frame at the reference height): the five face points on the head, then the twelve body points
+# at their joints, left before right.
 _COCO17 = (
     ("head", (0.115, 0.0, 0.035)),
     ("head", (0.095, 0.033, 0.07)),
     ("head", (0.095, -0.033, 0.07)),
     ("head", (0.01, 0.083, 0.055)),
     ("head", (0.01, -0.083, 0.055)),
-    ("shoulder_l", (0.0, 0.0, 0.0)),
-    ("shoulder_r", (0.0, 0.0, 0.0)),
-    ("elbow_l", (0.0, 0.0, 0.0)),
-    ("elbow_r", (0.0, 0.0, 0.0)),
-    ("wrist_l", (0.0, 0.0, 0.0)),
-    ("wrist_r", (0.0, 0.0, 0.0)),
-    ("hip_l", (0.0, 0.0, 0.0)),
-    ("hip_r", (0.0, 0.0, 0.0)),
-    ("knee_l", (0.0, 0.0, 0.0)),
-    ("knee_r", (0.0, 0.0, 0.0)),
-    ("ankle_l", (0.0, 0.0, 0.0)),
-    ("ankle_r", (0.0, 0.0, 0.0)),
+    *(
+        (f"{joint}_{side}", (0.0, 0.0, 0.0))
+        for joint in ("shoulder", "elbow", "wrist", "hip", "knee", "ankle")
+        for side in "lr"
+    ),
 )
 
 

@@ -41,8 +41,7 @@ from grade_common.tum import (
     ImageKind,
     depth_to_png_u16,
     list_file,
-    list_header,
-    list_line,
+    list_text,
     pose_header,
     pose_line,
     read_camera_info,
@@ -177,8 +176,7 @@ def _write_lists(out: RunLayout, cf: CameraFrames) -> None:
     # Recorded stamps only: staging files (hidden, `.<stamp>.partial-<pid>.png`) never count.
     done = sorted((s for s in cf.pose_wxyz if _frame_done(cam_dir, s)), key=float)
     for kind in IMAGE_KINDS:
-        text = list_header(kind) + "".join(list_line(s, kind) for s in done)
-        _write_text(cam_dir / list_file(kind), text)
+        _write_text(cam_dir / list_file(kind), list_text(kind, done))
     lines = [pose_line(s, *cf.pose_wxyz[s]) for s in done]
     _write_text(cam_dir / GROUNDTRUTH_TXT, pose_header("optical frame in world") + "".join(lines))
 

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
@@ -72,6 +72,20 @@ class Stats:
             k: (None if isinstance(v, float) and math.isnan(v) else v)
             for k, v in asdict(self).items()
         }
+
+
+def _fields_mapping(result: Any) -> dict[str, Any]:
+    """A result dataclass's fields by name, in order, for fidelity.json: `Stats` as their
+    mapping, a tuple of records (the frames) as a list of their fields."""
+    out: dict[str, Any] = {}
+    for f in fields(result):
+        value = getattr(result, f.name)
+        if isinstance(value, Stats):
+            value = value.to_mapping()
+        elif isinstance(value, tuple):
+            value = [asdict(item) for item in value]
+        out[f.name] = value
+    return out
 
 
 # -- robot poses ---------------------------------------------------------------------------------
@@ -141,15 +155,7 @@ class RobotFidelity:
     joint_positions_identical: bool
 
     def to_mapping(self) -> dict[str, Any]:
-        return {
-            "robot": self.robot,
-            "steps_compared": self.steps_compared,
-            "position_m": self.position_m.to_mapping(),
-            "orientation_rad": self.orientation_rad.to_mapping(),
-            "final_position_m": self.final_position_m,
-            "final_orientation_rad": self.final_orientation_rad,
-            "joint_positions_identical": self.joint_positions_identical,
-        }
+        return _fields_mapping(self)
 
 
 def robot_fidelity(original: ExperimentRecord, replayed: ExperimentRecord) -> list[RobotFidelity]:
@@ -298,21 +304,7 @@ class CameraFidelity:
     frames: tuple[FrameFidelity, ...]
 
     def to_mapping(self) -> dict[str, Any]:
-        return {
-            "robot": self.robot,
-            "camera": self.camera,
-            "compared": self.compared,
-            "reason": self.reason,
-            "frames_compared": self.frames_compared,
-            "frames_only_original": self.frames_only_original,
-            "frames_only_replay": self.frames_only_replay,
-            "rgb_identical_frames": self.rgb_identical_frames,
-            "ssim": self.ssim.to_mapping(),
-            "depth_mae_m": self.depth_mae_m.to_mapping(),
-            "pose_position_m": self.pose_position_m.to_mapping(),
-            "pose_orientation_rad": self.pose_orientation_rad.to_mapping(),
-            "frames": [asdict(f) for f in self.frames],
-        }
+        return _fields_mapping(self)
 
 
 _EMPTY = Stats(0, math.nan, math.nan, math.nan, math.nan)

@@ -439,6 +439,7 @@ def build_scene(scenario: Scenario) -> Scene:
             planner,
             animals_check,
             dt_s=dt,
+            clips=clips,
         )
         for rejected in people_report.rejected:
             _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)

@@ -83,7 +83,10 @@ def test_phase_follows_distance_walked_and_amplitude_stays_in_range(world: World
         walking = tl.motion[1:] == MOTION_CODES[PersonMotion.WALK]
         assert walking.any()
         dphase = np.diff(tl.phase_rad)[walking]
-        np.testing.assert_allclose(dphase, phase_step_rad(step[walking], DT_S, crowd.height_m[i]))
+        turn = np.diff(tl.heading_rad)[walking]
+        np.testing.assert_allclose(
+            dphase, phase_step_rad(step[walking], DT_S, crowd.height_m[i], turn)
+        )
         assert tl.amplitude.min() >= 0.0
         assert tl.amplitude.max() <= 1.0
         # Never faster than the person's own speed.

@@ -268,9 +268,11 @@ def test_a_scene_of_makehuman_people_is_bit_identical_for_a_seed() -> None:
 
 
 def test_the_placement_parts_cover_the_skin_as_well_as_for_the_default_bodies() -> None:
-    """FCL placement poses the rigid parts scaled by height for every body kind: standing, the
-    MakeHuman skin may stick out of them only as far as the default skin does (measured: 0.6 %
-    of its vertices more than 5 cm out, at most 7 cm, against 1.5 % and 9 cm)."""
+    """The rigid parts scaled by height (people.body: parts; the FCL placement's shape for every
+    body before capsules fitted to the skin, test_people_capsules, the baseline they are
+    compared to): standing, the MakeHuman skin sticks out of them only as far as the mannequin
+    skin does (measured: 0.6 % of its vertices more than 5 cm out, at most 7 cm, against 1.5 %
+    and 9 cm)."""
     from grade_common.rotations import quat_to_matrix
     from grade_people.people import PartShape, PersonSpec, part_poses
 

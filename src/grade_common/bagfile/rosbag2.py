@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict, Unpack
 
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.metadata import (
@@ -55,6 +55,16 @@ def qos_v9(profile: Any) -> dict[str, Any]:
         "liveliness_lease_duration": span(profile.liveliness_lease_duration),
         "avoid_ros_namespace_conventions": bool(profile.avoid_ros_namespace_conventions),
     }
+
+
+class TopicDefinition(TypedDict, total=False):
+    """The keyword arguments of `topic_of` (and so of `BagOutput.add_connection`)."""
+
+    typestore: Any
+    msgdef: str | None
+    rihs01: str | None
+    serialization_format: str
+    offered_qos_profiles: Sequence[Any]
 
 
 def topic_of(
@@ -171,25 +181,9 @@ class BagOutput:
         self._writer = Rosbag2Writer(path, compression=compression)
 
     def add_connection(
-        self,
-        topic: str,
-        msgtype: str,
-        *,
-        typestore: Any = None,
-        msgdef: str | None = None,
-        rihs01: str | None = None,
-        serialization_format: str = "cdr",
-        offered_qos_profiles: Sequence[Any] = (),
+        self, topic: str, msgtype: str, **definition: Unpack[TopicDefinition]
     ) -> OutputConnection:
-        spec = topic_of(
-            topic,
-            msgtype,
-            typestore=typestore,
-            msgdef=msgdef,
-            rihs01=rihs01,
-            serialization_format=serialization_format,
-            offered_qos_profiles=offered_qos_profiles,
-        )
+        spec = topic_of(topic, msgtype, **definition)
         return OutputConnection(self._writer.add_topic(spec), topic, msgtype)
 
     def write(self, conn: OutputConnection, timestamp: int, data: bytes | memoryview) -> None:

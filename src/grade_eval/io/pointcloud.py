@@ -29,6 +29,9 @@ _PLY_TYPES = {
     "int32": "i4",
 }
 
+# The PLY type name of each record type write_ply uses.
+_PLY_WRITTEN_TYPES = {"<f8": "double", "u1": "uchar"}
+
 
 def _write_cloud(path: str | Path, header_lines: list[str], data: np.ndarray) -> Path:
     """A text header (one item a line) then the binary records, written atomically."""
@@ -52,17 +55,15 @@ def write_ply(path: str | Path, point_map: PointMap) -> Path:
     if point_map.colors_rgb is not None:
         fields += [("red", "u1"), ("green", "u1"), ("blue", "u1")]
     data = _xyz_records(point_map, fields)
-    props = ["property double x", "property double y", "property double z"]
     if point_map.colors_rgb is not None:
         for i, c in enumerate(("red", "green", "blue")):
             data[c] = point_map.colors_rgb[:, i]
-        props += ["property uchar red", "property uchar green", "property uchar blue"]
     header_lines = [
         "ply",
         "format binary_little_endian 1.0",
         "comment grade_eval map",
         f"element vertex {point_map.size}",
-        *props,
+        *(f"property {_PLY_WRITTEN_TYPES[dtype]} {name}" for name, dtype in fields),
         "end_header",
     ]
     return _write_cloud(path, header_lines, data)

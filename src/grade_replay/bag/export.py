@@ -208,7 +208,7 @@ def export_bag(
             conns += _tf_connections(bag)
         kind_of = {topic: kind for kind, topic in config.images}
         poses: list[str] = []
-        index: dict[ImageKind, list[str]] = {kind: [] for kind, _ in config.images}
+        index: dict[ImageKind, list[str]] = {kind: [] for kind, _ in config.images}  # frame names
         seen: dict[ImageKind, set[str]] = {kind: set() for kind, _ in config.images}
         out_of_range = 0
         scan_times: list[str] = []
@@ -259,7 +259,7 @@ def export_bag(
                 else:
                     image = image_to_array(msg)
                 _write_png(tmp / kind.value / f"{name}.png", image)
-                index[kind].append(tum.list_line(name, kind))
+                index[kind].append(name)
             if config.tf_parent is not None and not poses:
                 raise TopicNotFoundError(
                     f"{bag.path}: no transform {config.tf_parent} -> {config.tf_child} on /tf or "
@@ -268,8 +268,8 @@ def export_bag(
             if config.pose_topic is not None or config.tf_parent is not None:
                 source = config.pose_topic or f"tf {config.tf_parent} -> {config.tf_child}"
                 (tmp / tum.TRAJECTORY_TXT).write_text(tum.pose_header(source) + "".join(poses))
-            for kind, lines in index.items():
-                (tmp / tum.list_file(kind)).write_text(tum.list_header(kind) + "".join(lines))
+            for kind, names in index.items():
+                (tmp / tum.list_file(kind)).write_text(tum.list_text(kind, names))
             if config.points_topic is not None:
                 (tmp / kitti.TIMES_TXT).write_text("".join(scan_times))
     return ExportReport(

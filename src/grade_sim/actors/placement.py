@@ -1,9 +1,12 @@
 """Placement over the whole animation (GRADE): every person's 3D trace checked with FCL.
 
-Each person's parts (the capsules, spheres and boxes of grade_people/people.py) are posed at every
-physics step and tested against the environment's static boxes and meshes (the floor they
-stand on excepted), the other people and the robots' planned bodies. During a sit stop the
-parts sit as the body does, and the chair sat on (only that one) may be touched. A cheap
+Each skinned person's (people.body makehuman or skinned) collision capsules, fitted per bone
+to their own skin (grade_people/capsules.py), are posed with their skeleton by the motion
+library at every physics step, as the skin is drawn; rigid-part people (people.body: parts)
+pose their capsules, spheres and boxes (grade_people/people.py). They are tested against the
+environment's static boxes and meshes (the floor they stand on excepted), the other people and
+the robots' planned bodies. During a sit stop the body sits, and the chair sat on (only that
+one) may be touched. A cheap
 bounding-box test picks the steps where contact is possible at all; FCL decides those exactly.
 
 A scripted crowd that collides is planned again from the next draws of the same generator
@@ -20,8 +23,11 @@ import fcl
 import numpy as np
 
 from grade_common.types import FloatArray
+from grade_people.bvh import BvhMotion, retarget
+from grade_people.capsules import body_capsules, capsule_poses
 from grade_people.config import PeopleConfig
 from grade_people.crowd import Crowd, RobotObstacle, RobotSchedule
+from grade_people.motion import animation_track
 from grade_people.people import (
     PartShape,
     PersonSpec,
@@ -164,6 +170,35 @@ def _part_reach(shape: PartShape, size: tuple[float, float, float]) -> float:
     return float(np.linalg.norm(size))
 
 
+def _capsule_objects(
+    people: Sequence[PersonSpec],
+) -> tuple[list[list[fcl.CollisionObject]], FloatArray]:
+    """FCL capsules of skinned people (grade_people.capsules) and each one's reach, (P, C):
+    people with fewer capsules repeat their first (the mannequins have no clavicle capsules)."""
+    caps = [body_capsules(p.body) for p in people if p.body is not None]
+    c_max = max(len(c.joint) for c in caps)
+    objects, reach = [], []
+    for c in caps:
+        idx = _pad(np.arange(len(c.joint)), c_max)
+        r, h = c.radius_m[idx], c.half_length_m[idx]
+        objects.append(
+            [
+                fcl.CollisionObject(fcl.Capsule(float(ri), 2 * float(hi)))
+                for ri, hi in zip(r, h, strict=True)
+            ]
+        )
+        reach.append(r + h)
+    return objects, np.array(reach)
+
+
+def _pad(x: np.ndarray, n: int) -> np.ndarray:
+    """x with its first capsule (axis 0 of a 1-D x, else axis 1) repeated up to n of them."""
+    if x.ndim == 1:
+        return np.concatenate([x, np.repeat(x[:1], n - len(x))])
+    count = x.shape[1]  # (K, C, ...): capsules on axis 1
+    return np.concatenate([x, np.repeat(x[:, :1], n - count, axis=1)], axis=1)
+
+
 _REQUEST = fcl.CollisionRequest()
 
 
@@ -188,20 +223,30 @@ def check_traces(
     robot_clearance_m: float = 0.1,
     *,
     dt_s: float,
+    clips: Sequence[BvhMotion] = (),
 ) -> list[Collision]:
     """The first collision of every person whose trace touches something (empty: all clear).
 
     Person-person contacts are reported for both people. `dt_s` is the timelines' step (the
     sit pose blends in over time). A person in a sit stop does not collide with its chair.
+    `clips`: people.clips (needed when a skinned person plays one).
     """
     n = len(people)
     if n == 0:
         return []
     n_steps = len(timelines[0].position_xy)
     env = _Environment(world)
-    specs = [p.parts() for p in people]
-    objects = [[fcl.CollisionObject(_geometry(q.shape, q.size)) for q in parts] for parts in specs]
-    reach = np.array([[_part_reach(q.shape, q.size) for q in parts] for parts in specs])
+    skinned = all(p.body is not None for p in people)
+    if skinned:
+        objects, reach = _capsule_objects(people)
+        tracks = [animation_track(t, dt_s) for t in timelines]
+        person_clips = [tuple(retarget(c, p.body) for c in clips) for p in people if p.body]
+    else:
+        specs = [p.parts() for p in people]
+        objects = [
+            [fcl.CollisionObject(_geometry(q.shape, q.size)) for q in parts] for parts in specs
+        ]
+        reach = np.array([[_part_reach(q.shape, q.size) for q in parts] for parts in specs])
     scale = np.array([p.scale for p in people])
     robot_objects: list[fcl.CollisionObject] = []
     if robots is not None:
@@ -218,18 +263,28 @@ def check_traces(
     for k0 in range(0, n_steps, CHUNK_STEPS):
         ks = np.arange(k0, min(n_steps, k0 + CHUNK_STEPS))
         m = len(ks)
-        pos, quat = part_poses(
-            np.tile(scale, m),
-            np.stack([t.position_xy[ks] for t in timelines], axis=1).reshape(-1, 2),
-            np.stack([t.heading_rad[ks] for t in timelines], axis=1).reshape(-1),
-            np.stack([t.phase_rad[ks] for t in timelines], axis=1).reshape(-1),
-            np.stack([t.amplitude[ks] for t in timelines], axis=1).reshape(-1),
-            sit[ks].reshape(-1),
-            seat_h[ks].reshape(-1),
-        )
-        n_parts = pos.shape[1]
-        pos = pos.reshape(m, n, n_parts, 3)
-        quat = quat.reshape(m, n, n_parts, 4)
+        if skinned:
+            posed = [
+                capsule_poses(p.body, t, tr, dt_s, ks, c)
+                for p, t, tr, c in zip(people, timelines, tracks, person_clips, strict=True)
+                if p.body is not None
+            ]
+            n_parts = reach.shape[1]
+            pos = np.stack([_pad(c, n_parts) for c, _ in posed], axis=1)  # (m, P, parts, 3)
+            quat = np.stack([_pad(q, n_parts) for _, q in posed], axis=1)
+        else:
+            pos, quat = part_poses(
+                np.tile(scale, m),
+                np.stack([t.position_xy[ks] for t in timelines], axis=1).reshape(-1, 2),
+                np.stack([t.heading_rad[ks] for t in timelines], axis=1).reshape(-1),
+                np.stack([t.phase_rad[ks] for t in timelines], axis=1).reshape(-1),
+                np.stack([t.amplitude[ks] for t in timelines], axis=1).reshape(-1),
+                sit[ks].reshape(-1),
+                seat_h[ks].reshape(-1),
+            )
+            n_parts = pos.shape[1]
+            pos = pos.reshape(m, n, n_parts, 3)
+            quat = quat.reshape(m, n, n_parts, 4)
         lo = pos - reach[None, ..., None]  # (m, P, parts, 3)
         hi = pos + reach[None, ..., None]
         body_lo, body_hi = lo.min(axis=2), hi.max(axis=2)  # (m, P, 3)
@@ -354,8 +409,10 @@ def place_scripted_crowd(
     extra_check: ExtraCheck | None = None,
     *,
     dt_s: float,
+    clips: Sequence[BvhMotion] = (),
 ) -> tuple[tuple[PersonSpec, ...], tuple[PersonTimeline, ...], PlacementReport]:
-    """Plan the crowd, check its whole trace, re-plan or reject colliding people.
+    """Plan the crowd, check its whole trace, re-plan or reject colliding people (`clips`:
+    people.clips, see check_traces).
 
     Returns:
         (the people kept, their timelines, the report).
@@ -373,7 +430,9 @@ def place_scripted_crowd(
     attempts = 1
     while True:
         clearance = config.avoidance.robot_clearance_m
-        collisions = check_traces(world, people, timelines, robots, clearance, dt_s=dt_s)
+        collisions = check_traces(
+            world, people, timelines, robots, clearance, dt_s=dt_s, clips=clips
+        )
         if extra_check is not None:
             collisions += extra_check(people, timelines)
         seen.extend(c.reason for c in collisions)
@@ -413,6 +472,7 @@ def check_recorded_trace(
     steps: int,
     dt_s: float,
     extra_check: ExtraCheck | None = None,
+    clips: Sequence[BvhMotion] = (),
 ) -> PlacementReport:
     """After a reactive run: the contacts of the trace as it happened (nothing can be rejected
     any more; the robots' live bodies are not part of this check)."""
@@ -423,7 +483,7 @@ def check_recorded_trace(
         )
         for t in timelines
     ]  # fmt: skip
-    found = check_traces(world, people, cut, dt_s=dt_s) if steps else []
+    found = check_traces(world, people, cut, dt_s=dt_s, clips=clips) if steps else []
     if steps and extra_check is not None:
         found += extra_check(people, cut)
     return PlacementReport(True, steps, 0, (), tuple(c.reason for c in found))

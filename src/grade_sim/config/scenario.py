@@ -276,8 +276,15 @@ class BakeConfig:
     max_face_px: int = field(default=256, metadata=bounds(16, 2048))
     seed: int = 0
     # Dark see-through patches on the ground under people and animals, in the RGB pass only
-    # (engine/mujoco/contact_shadows.py): cheap but hard-edged, so off unless asked for.
+    # (engine/mujoco/contact_shadows.py), cast away from the dominant light: hard-edged and
+    # about 4-5 ms a frame for 20 people (docs/looks.md), so off unless asked for.
     contact_shadows: bool = False
+    # Light probes (engine/bake/probes.py): a grid of the baked light in the air, gathered with
+    # the lightmaps, that shades moving things (people, animals, robots, flying objects) by
+    # where they are: dark in a shadowed corner, lit under a lamp. RGB only.
+    probes: bool = True
+    probe_spacing_m: float = field(default=0.5, metadata=bounds(0.1, 5.0))
+    max_probes: int = field(default=4096, metadata=bounds(8, 65536))
 
 
 @dataclass(frozen=True)

@@ -208,6 +208,7 @@ def run_scenario(
             stats.steps,
             scenario.physics_dt_s,
             scene.people_animal_collisions,
+            scene.clips,
         )
         placement = replace(
             merge_reports(scene.placement, recorded), sit_fallbacks=tuple(crowd.notes)

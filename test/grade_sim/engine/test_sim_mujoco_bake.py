@@ -9,7 +9,18 @@ import numpy as np
 import pytest
 
 from grade_common.occupancy import OccupancyGrid
+from grade_common.types import FloatArray
 from grade_sim.config.scenario import Stream, scenario_from_mapping
+from grade_sim.engine.bake.probes import ProbeGrid
+from grade_sim.engine.mujoco.contact_shadows import (
+    CAST_LAYERS,
+    CONTACT_LAYERS,
+    MAX_SHADOW_M,
+    PERSON_HEIGHT_M,
+    PERSON_RADIUS_M,
+    ContactShadows,
+    LightArrays,
+)
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
@@ -146,3 +157,135 @@ def test_baked_shadows_fall_where_the_live_shadow_map_puts_them(
     assert lit.sum() > 500
     assert np.median(baked[shadowed] / live[shadowed]) < 0.6
     assert np.median(baked[lit] / live[lit]) > 0.8
+
+
+def _probe_scene(probes: bool) -> Scene:
+    bake = {"enabled": True, "probes": probes, **COARSE_BAKE}
+    return build_scene(
+        small_scenario(
+            240,
+            180,
+            people={"count": 4},
+            flying_objects={"count": 0},
+            lights={"count": 2, "bake": bake},
+            render={"supersample": 1},
+            robots=[
+                {
+                    "name": "uav1",
+                    "motion": {"mode": "commands"},
+                    "cameras": [{"name": "camera", "width": 240, "height": 180}],
+                }
+            ],
+        )
+    )
+
+
+def _look_at(engine: MujocoEngine, scene: Scene, target_xyz: FloatArray, azimuth: float) -> None:
+    """The UAV 2 m from target_xyz at azimuth (rad), 1.4 m up, its camera facing it."""
+    setup = scene.robots[0]
+    names = [j.name for j in setup.model.joints]
+    at = np.array([target_xyz[0], target_xyz[1], 1.4]) + 2.0 * np.array(
+        [np.cos(azimuth), np.sin(azimuth), 0.0]
+    )
+    q = np.zeros(len(names))
+    for i, name in enumerate(names):
+        if name in ("x", "y", "z"):
+            q[i] = at["xyz".index(name)]
+        elif name == "yaw":
+            q[i] = azimuth + np.pi
+    engine.set_robot_kinematics(setup.model.name, q, np.zeros(len(q)), np.zeros(len(q)))
+    engine.update_kinematic_sensors()
+
+
+def _darkest_and_brightest_free_spots(scene: Scene, grid: ProbeGrid) -> list[FloatArray]:
+    """xy of the darkest and the brightest probe about 1 m up with free floor 0.6 m around."""
+    layout = grid.layout
+    level = int(np.argmin(np.abs(np.asarray(layout.heights_m) - 1.0)))
+    points = layout.points_xyz(scene.world).reshape(*layout.shape, 3)[level].reshape(-1, 3)
+    gain = grid.gain_rgb[level].reshape(-1, 3).mean(axis=1)
+    roomy = scene.world.free_space.inflated(0.6)
+    free = np.array(
+        [grid.valid[level].ravel()[k] and roomy.is_free(p[:2]) for k, p in enumerate(points)]
+    )
+    spots = np.flatnonzero(free)
+    order = spots[np.argsort(gain[spots])]
+    return [points[order[0], :2], points[order[-1], :2]]
+
+
+@pytest.mark.slow
+def test_light_probes_shade_each_person_by_the_light_where_they_stand(
+    engine_of: Callable[[Scene], MujocoEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two people, moved to the darkest and the brightest free place of the probe grid: each
+    one's pixels with the probes on, over the same pixels without, come out as the probe gain
+    there (the one in the dark darker, the one under a lamp lit); depth and masks unchanged."""
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
+    plain, shaded = _probe_scene(False), _probe_scene(True)
+    engines = [engine_of(plain), engine_of(shaded)]
+    shading = engines[1]._probe_shading
+    assert engines[0]._probe_shading is None
+    assert shading is not None
+    streams = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
+    pos, quat = plain.actor_body_poses(0)
+    pos = pos.copy()
+    per_person = len(plain.people[0].body_names())
+    spots = _darkest_and_brightest_free_spots(shaded, shading.probes)
+    for k, spot in enumerate(spots):  # people 0 and 1 moved there, the others far away
+        rows = slice(k * per_person, (k + 1) * per_person)
+        pos[rows, :2] += spot - pos[k * per_person, :2]
+    for k in range(len(spots), len(plain.people)):
+        pos[k * per_person : (k + 1) * per_person, 2] -= 50.0
+    measured, expected = [], []
+    for person in plain.people[: len(spots)]:
+        info = next(i for i, v in plain.instances.items() if v.name == person.name)
+        body = engines[0].model.body(f"{person.name}/{person.body_names()[0]}").id
+        best = None
+        for azimuth in np.linspace(0.0, 2 * np.pi, 8, endpoint=False):
+            frames = []
+            for scene, engine in zip((plain, shaded), engines, strict=True):
+                engine.set_actor_poses(pos, quat)
+                _look_at(engine, scene, engine.data.xpos[body], float(azimuth))
+                frames.append(engine.render("uav1", "camera", streams))
+            mask = frames[0].instance == info
+            if best is None or mask.sum() > best[0].sum():
+                best = (mask, frames)
+        assert best is not None
+        mask, (a, b) = best
+        assert a.depth_m.tobytes() == b.depth_m.tobytes()
+        assert a.instance.tobytes() == b.instance.tobytes()
+        assert mask.sum() > 300  # the person is in view
+        ratio = b.rgb[mask].astype(np.float64).sum() / a.rgb[mask].astype(np.float64).sum()
+        gain = shading.probes.gain_at(engines[1].data.xpos[body][None, :], shaded.world)
+        measured.append(ratio)
+        expected.append(float(np.mean(gain)))
+    assert expected[1] - expected[0] > 0.15  # really a darker and a lit place
+    np.testing.assert_allclose(measured, expected, atol=0.05)
+    assert measured[0] < measured[1]
+
+
+def test_contact_shadows_fall_away_from_the_dominant_light() -> None:
+    scene = _shadow_scene(False, True)  # one spot light at (2.5, -0.3, 2.0), aimed down
+    light_xy = np.array(scene.world.lights[0].position_xyz[:2])
+    shadows = ContactShadows(
+        np.zeros(2, np.int64),
+        np.full(2, PERSON_RADIUS_M),
+        np.full(2, PERSON_HEIGHT_M),
+        LightArrays.of(scene.world.lights),
+        0.1,
+        scene,
+    )
+    beside = light_xy + np.array([1.0, 0.0])
+    patches = shadows.patches(np.array([beside, light_xy]))
+    per_actor = len(CONTACT_LAYERS) + len(CAST_LAYERS)
+    assert len(patches) == per_actor + len(CONTACT_LAYERS)  # right under it: the round one only
+    cast = patches[len(CONTACT_LAYERS) : per_actor]
+    for centre, shape, alpha in cast:
+        assert centre[0] > beside[0] + 0.1  # pushed away from the light, along +x
+        assert abs(centre[1] - beside[1]) < 1e-9
+        long_axis = shape @ np.array([1.0, 0.0, 0.0])
+        assert abs(long_axis[0]) > 2 * PERSON_RADIUS_M  # stretched along the light's direction
+        assert 0.0 < alpha <= CAST_LAYERS[0][1]
+    # A person 1 m from a light 2 m up casts a shadow about 1.75 * 1 / (2 - 0.875) m long.
+    expected_length = PERSON_HEIGHT_M * 1.0 / (2.0 - 0.5 * PERSON_HEIGHT_M)
+    far_tip = cast[0][0][0] + (cast[0][1] @ [1.0, 0.0, 0.0])[0] - beside[0]
+    assert far_tip == pytest.approx(PERSON_RADIUS_M + min(expected_length, MAX_SHADOW_M), rel=0.05)

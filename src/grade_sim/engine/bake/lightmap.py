@@ -1,4 +1,5 @@
-"""Lightmaps of a world's static boxes and terrain: soft direct light, one bounce, AO.
+"""Lightmaps of a world's static boxes and terrain: soft direct light, one bounce, AO; and the
+light probes (probes.py), gathered as six extra surfaces per probe after the terrain's texels.
 
 Every face of every opaque static box gets a grid of texels (about `texel_m` apart), and the
 terrain's ground one over its grid. At each
@@ -44,6 +45,7 @@ from grade_sim.config.scenario import BakeConfig
 from grade_sim.engine import tessellate
 from grade_sim.engine.bake.albedo import material_mean_rgb
 from grade_sim.engine.bake.faces import FACES
+from grade_sim.engine.bake.probes import PROBE_NORMALS, ProbeGrid, probe_grid, probe_layout
 from grade_sim.engine.raycast import EmbreeDevice, InstanceMesh, InstanceScene
 from grade_sim.world.model import Light, StaticBox, StaticShape, World
 from grade_sim.world.terrain import Terrain
@@ -79,6 +81,8 @@ class Lightmaps:
     faces: dict[tuple[int, int], NDArray[np.float32]]  # (box index, face) -> irradiance
     # The terrain's ground (outdoor worlds): rows along y, columns along x over its grid.
     terrain: NDArray[np.float32] | None = None
+    # Light probes for moving things (config.probes), gathered with the same rays.
+    probes: ProbeGrid | None = None
 
     def of_box(self, box: int) -> list[NDArray[np.float32]] | None:
         """The six faces of box `box`, or None when it is not baked."""
@@ -243,8 +247,10 @@ class _Tracer:
         normals: FloatArray,
         light: Light,
         samples: int,
+        shadows: bool = True,
     ) -> FloatArray:
-        """(n, 3) direct irradiance of one light, averaged over `samples` points of its area."""
+        """(n, 3) direct irradiance of one light, averaged over `samples` points of its area
+        (with `shadows` False, as the live renderer gives it: unshadowed)."""
         n = len(points)
         cfg = self.config
         diffuse = np.asarray(light.diffuse_rgb, dtype=np.float64)
@@ -283,7 +289,7 @@ class _Tracer:
             weight = np.maximum(0.0, np.einsum("ij,ij->i", normals_s, to_light)) * spot * atten
             reach = np.maximum(dist - RAY_EPSILON_M, 0.0)
         lit = np.flatnonzero(weight > 0)
-        if light.casts_shadow:
+        if shadows and light.casts_shadow:
             weight[lit] *= self.visible(origins[lit], to_light[lit], reach[lit])
         out: FloatArray = weight.reshape(n, samples).mean(axis=1)[:, None] * diffuse[None, :]
         return out
@@ -295,6 +301,15 @@ class _Tracer:
         total = np.zeros((len(points), 3))
         for light in self.shadowed:
             total += self.direct(rng, points, normals, light, self.config.light_samples)
+        return total
+
+    def live_direct(
+        self, rng: np.random.Generator, points: FloatArray, normals: FloatArray
+    ) -> FloatArray:
+        """(n, 3) direct light of every light as the live renderer draws it (no shadows)."""
+        total = np.zeros((len(points), 3))
+        for light in self.lights:
+            total += self.direct(rng, points, normals, light, self.config.light_samples, False)
         return total
 
     def gather(
@@ -425,10 +440,21 @@ def bake_lightmaps(
     if not grids and ground is None:
         return Lightmaps({})
     tracer = _Tracer(world, config)
-    points = np.concatenate([g.points_xyz for g in grids] + ([ground[2]] if ground else []))
+    layout = probe_layout(world, config) if config.probes else None
+    # Probes join the texels as six surfaces each (facing +-x, +-y, +-z), after the terrain.
+    probe_points = (
+        np.repeat(layout.points_xyz(world), len(PROBE_NORMALS), axis=0)
+        if layout is not None
+        else np.zeros((0, 3))
+    )
+    probe_normals = np.tile(PROBE_NORMALS, (len(probe_points) // len(PROBE_NORMALS), 1))
+    points = np.concatenate(
+        [g.points_xyz for g in grids] + ([ground[2]] if ground else []) + [probe_points]
+    )
     normals = np.concatenate(
         [np.broadcast_to(g.normal_xyz, g.points_xyz.shape) for g in grids]
         + ([ground[3]] if ground else [])
+        + [probe_normals]
     )
     starts = list(range(0, len(points), CHUNK_TEXELS))
 
@@ -471,19 +497,31 @@ def bake_lightmaps(
     if ground is not None:
         rows, cols = ground[0], ground[1]
         terrain = np.minimum(
-            irradiance[at:].reshape(rows, cols, 3).astype(np.float32), RASTER_MAX_IRRADIANCE
+            irradiance[at : at + rows * cols].reshape(rows, cols, 3).astype(np.float32),
+            RASTER_MAX_IRRADIANCE,
         )
+        at += rows * cols
         terrain = np.asarray(
             cv2.GaussianBlur(terrain, (3, 3), 0.0, borderType=cv2.BORDER_REPLICATE),
             dtype=np.float32,
         )
-    return Lightmaps(faces, terrain)
+    probes = None
+    if layout is not None:
+        live = tracer.live_direct(
+            np.random.default_rng([config.seed, 2]), probe_points, probe_normals
+        )
+        probes = probe_grid(world, layout, irradiance[at:], live, RASTER_MAX_IRRADIANCE)
+    return Lightmaps(faces, terrain, probes)
 
 
-def texel_count(world: World, texel_m: float) -> int:
-    """How many texels a bake of `world` gathers (its cost)."""
+def texel_count(world: World, config: BakeConfig) -> int:
+    """How many texels a bake of `world` gathers (its cost), probes' six surfaces included."""
+    texel_m = config.texel_m
     n = sum(g.rows * g.cols for g in face_grids(world, texel_m))
     if world.terrain is not None and terrain_mesh_index(world) is not None:
         rows, cols, _, _ = terrain_texels(world.terrain, texel_m)
         n += rows * cols
+    if config.probes:
+        nz, ny, nx = probe_layout(world, config).shape
+        n += nz * ny * nx * len(PROBE_NORMALS)
     return n

@@ -39,6 +39,7 @@ from grade_sim.config.scenario import MountConfig
 from grade_sim.engine.bake.albedo import baked_cube, baked_plane, baked_terrain, one_face
 from grade_sim.engine.bake.cache import baked_lightmaps
 from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
+from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
@@ -89,6 +90,7 @@ class BuiltModel:
     spec: Any  # mujoco.MjSpec it was compiled from
     geom_instance_ids: NDArray[np.uint16]  # (ngeom,), by geom id; 0 = no instance
     skin_instance_ids: NDArray[np.uint16]  # (nskin,), by skin id
+    probes: ProbeGrid | None = None  # the bake's light probes (lights.bake.probes)
 
 
 def _g(values: float | Iterable[float] | FloatArray, digits: int = 9) -> list[float]:
@@ -118,6 +120,7 @@ class _SceneBuilder:
         self._box_materials: dict[tuple[Material, tuple[float, float] | None], str] = {}
         self._uv_materials: dict[Material, str] = {}
         self._skin_instances: list[int] = []
+        self._lightmaps_built: Lightmaps | None = None
 
     def build(self) -> BuiltModel:
         self._set_globals()
@@ -131,7 +134,8 @@ class _SceneBuilder:
         for geom, instance_id in self._instance_geoms:
             ids[geom.id] = instance_id
         skins = np.array(self._skin_instances, dtype=np.uint16)
-        return BuiltModel(model, self.spec, ids, skins)
+        probes = self._lightmaps_built.probes if self._lightmaps_built is not None else None
+        return BuiltModel(model, self.spec, ids, skins, probes)
 
     def _geom(self, parent: Any, instance_id: int, name: str, **attrs: Any) -> Any:
         """A geom of instance `instance_id`, named `i<instance_id>:<name>` (every geom is)."""
@@ -390,7 +394,7 @@ class _SceneBuilder:
                     else mujoco.mjtLightType.mjLIGHT_SPOT
                 ),
             )
-        lightmaps = self._lightmaps()
+        lightmaps = self._lightmaps_built = self._lightmaps()
         for k, box in enumerate(scene.world.boxes):
             irradiance = lightmaps.of_box(k) if lightmaps is not None else None
             if irradiance is not None:

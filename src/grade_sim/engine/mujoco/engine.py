@@ -32,6 +32,7 @@ from grade_sim.engine.flow import (
     skin_points_before,
 )
 from grade_sim.engine.mujoco.contact_shadows import ContactShadows
+from grade_sim.engine.mujoco.probe_shading import ProbeShading
 from grade_sim.engine.mujoco.render_thread import RenderThread
 from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
@@ -168,6 +169,12 @@ class MujocoEngine:
         self.gl_renderer = ""
         self._contact = (
             ContactShadows.of_scene(scene, self.model) if _wants_contact(scene) else None
+        )
+        # Moving things shaded by the bake's light probes (RGB pass only).
+        self._probe_shading = (
+            ProbeShading.of_model(self.model, built.probes, scene.world)
+            if built.probes is not None
+            else None
         )
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
@@ -442,6 +449,9 @@ class MujocoEngine:
         # Contact shadows join the scene for the RGB pass only: depth then comes from the
         # exact pass, which draws without them.
         plain_ngeom = vscene.ngeom
+        if want_rgb and self._probe_shading is not None:
+            # Colours only: the segmentation pass below ignores them.
+            self._probe_shading.apply(mj, vscene)
         if want_rgb and self._contact is not None:
             self._contact.add_to(mj, vscene, self._render_data)
         decals = vscene.ngeom != plain_ngeom
