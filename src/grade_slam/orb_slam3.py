@@ -5,14 +5,16 @@ passed in). ORB-SLAM3 needs the intrinsics at start-up, the node learns them fro
 with the first frame: the system is created on the first frame, from a settings file generated
 from that frame's camera matrix and size (`settings_yaml`).
 
-Poses: ORB-SLAM3's camera-in-world (`pose_wc`), whose world is its first keyframe's camera,
-the same origin as the frame-to-frame tracker. When ORB-SLAM3 loses track for good (LOST) it
-starts a new map at the identity; the tracker then re-anchors the new map at the last pose it
-gave, as the frame-to-frame tracker restarts, so the trajectory does not jump to the origin.
+Poses: ORB-SLAM3's camera-in-world (`pose_wc`), anchored on the current map's first keyframe
+(`OrbSlam3Tracker`), so the estimate's origin is the first tracked camera, as for the
+frame-to-frame tracker, and a new map (after LOST or a reset) carries on from the last pose
+given instead of jumping to the origin. The trajectory left after `close` is ORB-SLAM3's own
+final one for the current map's frames (what its authors evaluate).
 """
 
 from __future__ import annotations
 
+import bisect
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -33,9 +35,11 @@ from grade_slam.interfaces import TrackingStats, Trajectory
 # ORB-SLAM3 works with a stereo baseline even for RGB-D (a virtual one: bf = baseline * fx);
 # ThDepth counts in baselines. Any positive value gives the same depth threshold in metres.
 _BASELINE_M = 0.08
-# A pose change this far (metres + radians) from the constant-velocity prediction between two
-# frames is ORB-SLAM3 moving its map (a flight at 1 m/s changes speed by millimetres a frame).
+# Two anchors further apart than this (metres + radians, at the current pose) mean ORB-SLAM3
+# moved its map between the frame's tracking and the read of its keyframes (`_output_anchor`).
 _JUMP = 0.05
+# ORB-SLAM3 writes stamps with microseconds: a frame matches a row within 1 ms.
+_STAMP_TOLERANCE_NS = 1_000_000
 
 
 @dataclass(frozen=True)
@@ -179,20 +183,51 @@ def _pose_gap(a: FloatArray, b: FloatArray) -> float:
     return float(np.linalg.norm(a[:3, 3] - b[:3, 3]) + np.arccos(cos))
 
 
-def mean_rigid(transforms: FloatArray) -> FloatArray:
-    """The mean of (N, 4, 4) rigid transforms: the rotation nearest to the mean of the rotation
-    matrices (chordal mean), the mean translation."""
-    u, _, vt = np.linalg.svd(transforms[:, :3, :3].mean(axis=0))
-    d = np.diag([1.0, 1.0, np.sign(np.linalg.det(u @ vt))])
-    mean = np.eye(4)
-    mean[:3, :3] = u @ d @ vt
-    mean[:3, 3] = transforms[:, :3, 3].mean(axis=0)
-    return mean
+def read_orb_tum(path: Path) -> tuple[list[int], list[FloatArray]]:
+    """A TUM file ORB-SLAM3 wrote (stamp in seconds, microsecond digits; x y z qx qy qz qw):
+    stamps in ns and 4x4 poses, in file order; nothing for an empty or missing file."""
+    if not path.is_file() or path.stat().st_size == 0:
+        return [], []
+    stamps, poses = [], []
+    for row in np.loadtxt(path, ndmin=2):
+        pose = np.eye(4)
+        pose[:3, :3] = quat_to_matrix(np.array([row[7], row[4], row[5], row[6]]))
+        pose[:3, 3] = row[1:4]
+        stamps.append(round(row[0] * 1e9))
+        poses.append(pose)
+    return stamps, poses
+
+
+def nearest_index(
+    stamps_ns: list[int], stamp_ns: int, tolerance_ns: int = _STAMP_TOLERANCE_NS
+) -> int | None:
+    """The index of the stamp in increasing `stamps_ns` nearest to `stamp_ns`, if within
+    `tolerance_ns` (ORB-SLAM3 writes stamps to the microsecond)."""
+    i = bisect.bisect_left(stamps_ns, stamp_ns)
+    best = min(
+        (j for j in (i - 1, i) if 0 <= j < len(stamps_ns)),
+        key=lambda j: abs(stamps_ns[j] - stamp_ns),
+        default=None,
+    )
+    if best is None or abs(stamps_ns[best] - stamp_ns) > tolerance_ns:
+        return None
+    return best
 
 
 class OrbSlam3Tracker:
     """ORB-SLAM3 RGB-D, or RGB-D-inertial (`inertial`), over one stream of frames (stamps must
-    increase; inertial: every frame carries the IMU samples since the previous one)."""
+    increase; inertial: every frame carries the IMU samples since the previous one).
+
+    Anchoring: ORB-SLAM3's poses are in its current map's world, which ORB-SLAM3 moves (the
+    inertial initialisation turns it to gravity, visual-inertial bundle adjustments and loop
+    closures move it again) and replaces (a new map after LOST, or after its mapping thread
+    resets the active map: "Not enough motion for initializing", which an inertial flight that
+    slows down before its second visual-inertial bundle adjustment triggers), all in its own
+    threads and unreported by the binding. So each frame reads the current map's first keyframe
+    (`save_keyframe_trajectory_tum`, first row): the estimate is that keyframe's pose as given
+    when its frame was tracked, times the camera in that keyframe. A first keyframe this
+    tracker gave no pose for yet is a new map: it starts at the last pose given.
+    """
 
     def __init__(
         self, module: ModuleType, config: SlamConfig, vocabulary: Path, *, inertial: bool = False
@@ -205,15 +240,12 @@ class OrbSlam3Tracker:
         self._settings_dir = tempfile.TemporaryDirectory(prefix="grade_orbslam3_")
         self._size: tuple[int, int] | None = None
         self._last_stamp_ns = -1
-        self._anchor = np.eye(4)  # map of ORB-SLAM3's current map in the estimate's origin
-        self._lost = False  # ORB-SLAM3 said LOST: its next valid pose is in a new map
-        self._last_pose: FloatArray | None = None
-        self._moved_map = False  # the inertial map's frame moved: re-anchor (`_reanchor`)
-        self._candidate: FloatArray | None = None  # the anchor of the moved map, not yet used
-        # ORB-SLAM3's last two raw poses (`_jumped`)
-        self._raw: tuple[FloatArray, FloatArray | None] | None = None
+        self._anchor = np.eye(4)  # ORB-SLAM3's current map in the estimate's origin
+        self._map_first_ns: int | None = None  # stamp of the current map's first keyframe
         self.stats = TrackingStats()
         self.trajectory = Trajectory()
+        # the poses given live, before `close` replaces the current map's by ORB-SLAM3's final
+        self.online_trajectory = self.trajectory
 
     def _start(self, frame: RgbdFrame) -> None:
         height, width = frame.depth_m.shape
@@ -273,88 +305,98 @@ class OrbSlam3Tracker:
         )
         if self._inertial and self.stats.inertial_since_ns is None and self.imu_initialised:
             self.stats.inertial_since_ns = frame.stamp_ns
-            self._moved_map = True  # the map was turned to gravity (and refined)
-        if self._inertial and self._slam.map_changed():
-            self._moved_map = True  # a loop closure
-        state = result.state
-        if state == self._pos.TrackingState.LOST:
-            self._lost = True
         if not result.pose_valid or result.pose_wc is None:
             self.stats.failures += 1
             return None
         pose_map = np.asarray(result.pose_wc, dtype=np.float64)
-        if self._inertial and self._jumped(pose_map):
-            # ORB-SLAM3's visual-inertial bundle adjustments (VIBA 1 and 2, seconds after the
-            # initialisation) move the whole map in its mapping thread, unreported
-            self._moved_map = True
-        if self._moved_map and not self._lost:
-            self._candidate = self._reanchor()
-            self._moved_map = False
-        # The tracking thread may give a frame or two in the old frame after the keyframes
-        # moved: the candidate counts from the first frame it keeps on the path.
-        if (
-            self._candidate is not None
-            and self._last_pose is not None
-            and _pose_gap(self._candidate @ pose_map, self._last_pose)
-            <= _pose_gap(self._anchor @ pose_map, self._last_pose)
-        ):
-            self._anchor = self._candidate
-            self._candidate = None
-        if self._lost:
-            # A new map (its origin the identity): carry on from the last pose given.
-            if self._last_pose is not None:
-                self._anchor = self._last_pose @ np.linalg.inv(pose_map)
-                self.stats.restarts += 1
-            self._lost = False
-        pose = self._anchor @ pose_map
-        self._last_pose = pose
+        anchor = self._output_anchor(frame.stamp_ns, pose_map)
+        if anchor is None:
+            self.stats.failures += 1
+            return None
+        pose = anchor @ pose_map
         self.stats.tracked += 1
         self.trajectory.stamps_ns.append(frame.stamp_ns)
         self.trajectory.poses.append(pose)
         return pose
 
-    def _jumped(self, pose_map: FloatArray) -> bool:
-        """Whether ORB-SLAM3's pose left the constant-velocity path by more than _JUMP."""
-        previous, self._raw = self._raw, (pose_map, self._raw[0] if self._raw else None)
-        if previous is None:
-            return False
-        last, before = previous
-        if before is None:
-            return False
-        predicted: FloatArray = last @ (np.linalg.inv(before) @ last)
-        return _pose_gap(pose_map, predicted) > _JUMP
-
-    def _reanchor(self) -> FloatArray:
-        """The anchor after ORB-SLAM3 moved its whole map: the inertial initialisation turns
-        the map so that z is up (its world was the first camera), and each visual-inertial
-        bundle adjustment may turn it again. The keyframes' poses in the moved map, against
-        the poses this tracker gave for the same frames, give the move (their mean)."""
+    def _first_keyframe(self) -> tuple[int, FloatArray] | None:
+        """The current map's first keyframe now: its stamp and pose in the map (None: none)."""
         path = Path(self._settings_dir.name) / "keyframes.txt"
         self._slam.save_keyframe_trajectory_tum(str(path))
-        given = dict(zip(self.trajectory.stamps_ns, self.trajectory.poses, strict=True))
-        moves = []
-        for row in np.loadtxt(path, ndmin=2):
-            stamp_ns = round(row[0] * 1e9)
-            # ORB-SLAM3 writes stamps with microseconds: the nearest given frame within 1 ms
-            near = min(given, key=lambda s: abs(s - stamp_ns), default=None)
-            if near is None or abs(near - stamp_ns) > 1_000_000:
-                continue
-            pose_map = np.eye(4)
-            pose_map[:3, :3] = quat_to_matrix(np.array([row[7], row[4], row[5], row[6]]))
-            pose_map[:3, 3] = row[1:4]
-            moves.append(given[near] @ np.linalg.inv(pose_map))
+        stamps, poses = read_orb_tum(path)
         path.unlink(missing_ok=True)
-        if not moves:
+        return (stamps[0], poses[0]) if stamps else None
+
+    def _output_anchor(self, stamp_ns: int, pose_map: FloatArray) -> FloatArray | None:
+        """The anchor for the frame at `stamp_ns` that ORB-SLAM3 placed at `pose_map` (see the
+        class doc), or None for a placeholder pose; updates the stored anchor from the current
+        map's first keyframe."""
+        last = self.trajectory.poses[-1] if self.trajectory.poses else None
+        first = self._first_keyframe()
+        if (
+            first is not None
+            and abs(first[0] - stamp_ns) > _STAMP_TOLERANCE_NS
+            and np.array_equal(pose_map, np.eye(4))
+        ):
+            # Exactly the identity away from its map's first keyframe: ORB-SLAM3 returned from
+            # tracking early (it requested a reset of its active map) and reports OK with the
+            # default pose; the reset happens with the next frame.
+            return None
+        given = None if first is None else nearest_index(self.trajectory.stamps_ns, first[0])
+        if first is None or given is None:
+            # a new map (the first one, or one after LOST or a reset): its first keyframe is
+            # this frame or one not given; carry on from the last pose given
+            if first is not None and first[0] != self._map_first_ns:
+                if last is not None:
+                    self.stats.restarts += 1
+                self._map_first_ns = first[0]
+                self._anchor = np.eye(4) if last is None else last @ np.linalg.inv(pose_map)
             return self._anchor
-        stack = np.array(moves)
-        # keyframes made from frames given after the move (wrongly anchored) disagree: drop them
-        median = np.median(stack[:, :3, 3], axis=0)
-        agree = np.linalg.norm(stack[:, :3, 3] - median, axis=1) <= _JUMP
-        return mean_rigid(stack[agree])
+        if first[0] != self._map_first_ns:
+            # a new map whose first keyframe is a frame given earlier (ORB-SLAM3 made it from a
+            # frame tracked before the keyframe was inserted)
+            if last is not None and self._map_first_ns is not None:
+                self.stats.restarts += 1
+            self._map_first_ns = first[0]
+        fresh = self.trajectory.poses[given] @ np.linalg.inv(first[1])
+        previous, self._anchor = self._anchor, fresh
+        if last is None or _pose_gap(fresh @ pose_map, previous @ pose_map) <= _JUMP:
+            return fresh
+        # The map moved between this frame's tracking and the keyframe read (or the read
+        # caught it mid-move): this frame is in whichever world keeps the path continuous;
+        # the next frame is tracked in the moved map and reads it again.
+        return min((fresh, previous), key=lambda a: _pose_gap(a @ pose_map, last))
+
+    def _final_trajectory(self) -> None:
+        """After shutdown: the current map's frames get ORB-SLAM3's own final poses (each frame
+        stored against its reference keyframe, so every later map move and bundle adjustment
+        reaches it), in the same anchoring; frames of earlier maps keep their live poses."""
+        path = Path(self._settings_dir.name) / "frames.txt"
+        self._slam.save_trajectory_tum(str(path))
+        stamps, poses = read_orb_tum(path)  # the camera in the current map's first keyframe
+        path.unlink(missing_ok=True)
+        first = self._first_keyframe()
+        if first is None or not stamps:
+            return
+        given = nearest_index(self.online_trajectory.stamps_ns, first[0])
+        if given is None:
+            return
+        base = self.online_trajectory.poses[given]
+        final = Trajectory(
+            stamps_ns=list(self.online_trajectory.stamps_ns),
+            poses=list(self.online_trajectory.poses),
+        )
+        for stamp_ns, pose_kf in zip(stamps, poses, strict=True):
+            i = nearest_index(final.stamps_ns, stamp_ns)
+            if i is not None and i >= given:
+                final.poses[i] = base @ pose_kf
+        self.trajectory = final
 
     def close(self) -> None:
-        """Stop ORB-SLAM3's threads (mapping, loop closing); idempotent."""
+        """Stop ORB-SLAM3's threads (mapping, loop closing) and take its final trajectory of the
+        current map (`_final_trajectory`); idempotent."""
         if self._slam is not None:
             self._slam.shutdown()
+            self._final_trajectory()
             self._slam = None
         self._settings_dir.cleanup()

@@ -1,10 +1,11 @@
 """ORB-SLAM3 RGB-D-inertial without ROS: its generated settings (IMU noise from grade_noise's
 presets, the camera-IMU extrinsic), the IMU samples handed out per frame, the mount between
-sibling frames, and the re-anchoring mean."""
+sibling frames, and reading ORB-SLAM3's trajectory files back."""
 
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 import cv2
 import numpy as np
@@ -15,7 +16,7 @@ from grade_noise.imu import IMU_PRESETS
 from grade_slam.config import SlamConfig
 from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.frames import ImuBuffer, ImuSamples
-from grade_slam.orb_slam3 import imu_settings, mean_rigid, settings_yaml
+from grade_slam.orb_slam3 import imu_settings, nearest_index, read_orb_tum, settings_yaml
 from grade_slam.rep105 import FrameChain
 
 K = np.array([[325.9, 0.0, 319.5], [0.0, 325.9, 239.5], [0.0, 0.0, 1.0]])
@@ -125,15 +126,23 @@ def test_relative_gives_the_optical_frame_in_its_sibling_imu_frame() -> None:
         chain.relative("uav1/imu_link", "x")
 
 
-def test_mean_rigid_recovers_a_transform_from_noisy_copies() -> None:
-    rng = np.random.default_rng(3)
-    truth = _pose((1.5707, 0.0, 0.1), (0.3, -0.2, 1.0))
-    copies = np.array(
-        [
-            _pose(tuple(rng.normal(0, 0.01, 3)), tuple(rng.normal(0, 0.005, 3))) @ truth
-            for _ in range(50)
-        ]
-    )
-    mean = mean_rigid(copies)
-    np.testing.assert_allclose(mean[:3, :3] @ mean[:3, :3].T, np.eye(3), atol=1e-12)
-    np.testing.assert_allclose(mean, truth, atol=0.01)
+def test_orb_slam3_tum_rows_read_back_as_poses_and_match_frames_to_the_microsecond(
+    tmp_path: object,
+) -> None:
+    # the layout ORB-SLAM3's SaveTrajectoryTUM writes: seconds to 6 digits, then xyz, qxyzw
+    pose = _pose((0.0, 0.0, 0.5), (1.0, -2.0, 0.25))
+    qx, qy, qz, qw = Rotation.from_matrix(pose[:3, :3]).as_quat()
+    path = f"{tmp_path}/frames.txt"
+    with open(path, "w") as f:
+        f.write("3.000000 0 0 0 0 0 0 1\n")
+        f.write(f"3.033333 1.0 -2.0 0.25 {qx:.9f} {qy:.9f} {qz:.9f} {qw:.9f}\n")
+    stamps, poses = read_orb_tum(Path(path))
+    assert stamps == [3_000_000_000, 3_033_333_000]
+    np.testing.assert_allclose(poses[0], np.eye(4))
+    np.testing.assert_allclose(poses[1], pose, atol=1e-8)
+    # frames at 30 Hz in ns: a row matches its frame, not a neighbour, and nothing 1 ms off
+    frames_ns = [3_000_000_000, 3_033_333_333, 3_066_666_667]
+    assert [nearest_index(frames_ns, s) for s in stamps] == [0, 1]
+    assert nearest_index(frames_ns, 3_050_000_000) is None
+    assert nearest_index([], 3_000_000_000) is None
+    assert read_orb_tum(Path(f"{tmp_path}/missing.txt")) == ([], [])

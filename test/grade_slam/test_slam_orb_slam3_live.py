@@ -137,11 +137,6 @@ def test_live_orb_slam3_tracks_every_frame_and_owns_map_to_odom(
 INERTIAL_DURATION_S = 4.0  # ORB-SLAM3 initialised its inertial state 2.5-2.9 s in (docs/slam.md)
 
 
-@pytest.mark.skip(
-    reason="known bug (issue 28): the RGB-D-inertial estimate sometimes misses ORB-SLAM3's map "
-    "rotation at inertial initialisation (ATE 0.41 m on a fresh-clone CI run, against 3-4 mm "
-    "otherwise); skipped, not loosened, until the re-anchoring is fixed"
-)
 @pytest.mark.slow
 @pytest.mark.ros
 def test_live_orb_slam3_inertial_takes_the_imu_and_initialises_it(tmp_path: Path) -> None:
