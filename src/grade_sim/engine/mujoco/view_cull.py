@@ -1,0 +1,105 @@
+"""Geoms and skins wholly outside a camera's view are not drawn (the same pixels, less work).
+
+`mjv_updateScene` puts every visible geom and skin of the model into the scene, and llvmpipe
+transforms and lights every vertex of each before it clips: the eight MakeHuman skins of the
+default scenario (19 158 vertices each) cost that on every pass even when the camera sees one
+person. A triangle outside the view frustum gives no fragment, so leaving out an object whose
+bounding sphere lies wholly outside it changes no pixel of colour, depth or segmentation.
+The scene's own entries stay where they are (their segmentation ids do not move): a culled
+entry's type becomes `mjGEOM_NONE`, which `mjr_render` does not draw.
+
+Only where nothing outside the view can show in it: shadow maps and reflections draw what the
+camera does not see, so with either on the colour pass keeps everything (the caller decides).
+The test is conservative: the frustum is widened by `MARGIN` and the spheres enlarged by it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from numpy.typing import NDArray
+
+from grade_common.types import FloatArray
+
+MARGIN = 0.1  # relative widening of the frustum and of every bounding sphere
+MARGIN_M = 0.01  # and an absolute one of each sphere
+
+
+def outside_view(
+    centers_world: FloatArray, radii_m: FloatArray, glcam: Any, aspect: float
+) -> NDArray[np.bool_]:
+    """Which spheres lie wholly outside the view frustum of `glcam` (an mjvGLCamera: pos,
+    forward, up and the frustum at its near plane) for a viewport of width/height `aspect`."""
+    n = len(radii_m)
+    if n == 0 or glcam.orthographic:
+        return np.zeros(n, dtype=bool)
+    forward = np.asarray(glcam.forward, dtype=np.float64)
+    up = np.asarray(glcam.up, dtype=np.float64)
+    right = np.cross(forward, up)
+    rel = np.asarray(centers_world, dtype=np.float64) - np.asarray(glcam.pos, dtype=np.float64)
+    x, y, z = rel @ right, rel @ up, rel @ forward
+    r = np.asarray(radii_m, dtype=np.float64) * (1.0 + MARGIN) + MARGIN_M
+    near, far = float(glcam.frustum_near), float(glcam.frustum_far)
+    half_w = max(
+        0.5 * float(glcam.frustum_width), 0.5 * aspect * (glcam.frustum_top - glcam.frustum_bottom)
+    )
+    grow = 1.0 + MARGIN
+    center = float(glcam.frustum_center)
+    # Each side plane through the eye, as the slope of its edge at the near plane.
+    slopes = (
+        (x, (center + half_w * grow) / near),  # right: outside where x > slope * z
+        (-x, -(center - half_w * grow) / near),  # left
+        (y, float(glcam.frustum_top) * grow / near),  # top
+        (-y, -float(glcam.frustum_bottom) * grow / near),  # bottom
+    )
+    out = (z + r < near) | (z - r > far)
+    for coord, slope in slopes:
+        out |= (coord - slope * z) / np.sqrt(1.0 + slope * slope) > r
+    return out
+
+
+def cull_scene(mj: Any, model: Any, data: Any, vscene: Any, aspect: float) -> int:
+    """Sets every geom and skin of `vscene` that lies wholly outside the view of its camera
+    (`vscene.camera[0]`) to mjGEOM_NONE; returns how many. Geoms of the model (their bounding
+    sphere: `geom_rbound` about `geom_xpos`) and skins (the sphere about the box of their
+    vertices as `mjv_updateScene` placed them) are tested; anything else is kept."""
+    geom_obj = mj.mjtObj.mjOBJ_GEOM
+    skin_obj = mj.mjtObj.mjOBJ_SKIN
+    entries: list[int] = []
+    centers: list[FloatArray] = []
+    radii: list[float] = []
+    geom_entries: list[int] = []
+    geom_ids: list[int] = []
+    skinvert: FloatArray | None = None
+    for i in range(vscene.ngeom):
+        g = vscene.geoms[i]
+        if g.objtype == geom_obj:
+            geom_entries.append(i)
+            geom_ids.append(g.objid)
+        elif g.objtype == skin_obj:
+            if skinvert is None:
+                skinvert = np.asarray(vscene.skinvert).reshape(-1, 3)
+            first = int(vscene.skinvertadr[g.objid])
+            verts = skinvert[first : first + int(vscene.skinvertnum[g.objid])]
+            if len(verts) == 0:
+                continue
+            lo, hi = verts.min(axis=0).astype(np.float64), verts.max(axis=0).astype(np.float64)
+            entries.append(i)
+            centers.append((lo + hi) / 2)
+            radii.append(float(np.linalg.norm(hi - lo)) / 2)
+    ids = np.asarray(geom_ids, dtype=np.int64)
+    rbound = np.asarray(model.geom_rbound)[ids]
+    bounded = rbound > 0  # planes (rbound 0) are everywhere
+    all_entries = np.concatenate(
+        [np.asarray(geom_entries, dtype=np.int64)[bounded], np.asarray(entries, dtype=np.int64)]
+    )
+    all_centers = np.concatenate(
+        [np.asarray(data.geom_xpos)[ids[bounded]], np.asarray(centers).reshape(-1, 3)]
+    )
+    all_radii = np.concatenate([rbound[bounded], np.asarray(radii, dtype=np.float64)])
+    culled = all_entries[outside_view(all_centers, all_radii, vscene.camera[0], aspect)]
+    none = mj.mjtGeom.mjGEOM_NONE
+    for i in culled.tolist():
+        vscene.geoms[i].type = none
+    return len(culled)
