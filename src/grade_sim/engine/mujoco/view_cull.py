@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -66,40 +67,65 @@ def cull_scene(mj: Any, model: Any, data: Any, vscene: Any, aspect: float) -> in
     vertices as `mjv_updateScene` placed them) are tested; anything else is kept."""
     geom_obj = mj.mjtObj.mjOBJ_GEOM
     skin_obj = mj.mjtObj.mjOBJ_SKIN
-    entries: list[int] = []
-    centers: list[FloatArray] = []
-    radii: list[float] = []
+    skin_entries: list[int] = []
+    skin_ids: list[int] = []
     geom_entries: list[int] = []
     geom_ids: list[int] = []
-    skinvert: FloatArray | None = None
     for i in range(vscene.ngeom):
         g = vscene.geoms[i]
         if g.objtype == geom_obj:
             geom_entries.append(i)
             geom_ids.append(g.objid)
         elif g.objtype == skin_obj:
-            if skinvert is None:
-                skinvert = np.asarray(vscene.skinvert).reshape(-1, 3)
-            first = int(vscene.skinvertadr[g.objid])
-            verts = skinvert[first : first + int(vscene.skinvertnum[g.objid])]
-            if len(verts) == 0:
-                continue
-            lo, hi = verts.min(axis=0).astype(np.float64), verts.max(axis=0).astype(np.float64)
-            entries.append(i)
-            centers.append((lo + hi) / 2)
-            radii.append(float(np.linalg.norm(hi - lo)) / 2)
+            skin_entries.append(i)
+            skin_ids.append(g.objid)
+    centers, radii = skin_spheres(vscene, np.asarray(skin_ids, dtype=np.int64))
+    entries = np.asarray(skin_entries, dtype=np.int64)[radii >= 0]
+    centers, radii = centers[radii >= 0], radii[radii >= 0]
     ids = np.asarray(geom_ids, dtype=np.int64)
     rbound = np.asarray(model.geom_rbound)[ids]
     bounded = rbound > 0  # planes (rbound 0) are everywhere
     all_entries = np.concatenate(
         [np.asarray(geom_entries, dtype=np.int64)[bounded], np.asarray(entries, dtype=np.int64)]
     )
-    all_centers = np.concatenate(
-        [np.asarray(data.geom_xpos)[ids[bounded]], np.asarray(centers).reshape(-1, 3)]
-    )
-    all_radii = np.concatenate([rbound[bounded], np.asarray(radii, dtype=np.float64)])
+    all_centers = np.concatenate([np.asarray(data.geom_xpos)[ids[bounded]], centers])
+    all_radii = np.concatenate([rbound[bounded], radii])
     culled = all_entries[outside_view(all_centers, all_radii, vscene.camera[0], aspect)]
     none = mj.mjtGeom.mjGEOM_NONE
     for i in culled.tolist():
         vscene.geoms[i].type = none
     return len(culled)
+
+
+def skin_spheres(vscene: Any, skin_ids: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+    """Centre (S, 3) and radius (S,) of the sphere about the box of each skin's vertices as
+    `mjv_updateScene` placed them (radius -1 for a skin without vertices)."""
+    centers = np.zeros((len(skin_ids), 3))
+    radii = np.full(len(skin_ids), -1.0)
+    if len(skin_ids):
+        verts = np.asarray(vscene.skinvert).reshape(-1, 3)
+        first = np.asarray(vscene.skinvertadr, dtype=np.int64)[skin_ids]
+        count = np.asarray(vscene.skinvertnum, dtype=np.int64)[skin_ids]
+        _skin_spheres(verts, first, count, centers, radii)
+    return centers, radii
+
+
+@numba.njit(nogil=True, cache=True)
+def _skin_spheres(
+    verts: Any, first: Any, count: Any, centers: Any, radii: Any
+) -> None:  # pragma: no cover - compiled
+    for s in range(len(first)):
+        if count[s] == 0:
+            continue
+        lo = np.full(3, np.inf)
+        hi = np.full(3, -np.inf)
+        for v in range(first[s], first[s] + count[s]):
+            for a in range(3):
+                x = np.float64(verts[v, a])
+                lo[a] = min(lo[a], x)
+                hi[a] = max(hi[a], x)
+        half = 0.0
+        for a in range(3):
+            centers[s, a] = 0.5 * (lo[a] + hi[a])
+            half += (hi[a] - lo[a]) ** 2
+        radii[s] = 0.5 * np.sqrt(half)
