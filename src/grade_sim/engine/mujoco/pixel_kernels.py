@@ -87,8 +87,9 @@ def _linear_depth(
         for x in range(w):
             z = d_coef / (np.float64(buf[row, x]) + c_coef)
             if z >= cut_far or z > far_m or z < near_m:
-                z = 0.0
-            out[y, x] = np.float32(z)
+                out[y, x] = 0.0
+            else:
+                out[y, x] = np.float32(z)
 
 
 def linear_depth(
