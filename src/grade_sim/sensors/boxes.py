@@ -166,6 +166,11 @@ def tight_boxes_2d(
     return out
 
 
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the mask kernel now, in the set-up."""
+    tight_boxes_2d(np.zeros((1, 1), np.uint16), {0})
+
+
 @numba.njit(nogil=True, cache=True)
 def _pixel_bounds(instance: Any, bounds: Any) -> Any:  # pragma: no cover - compiled
     """One pass over the mask: whether each id occurs, and its (x_min, y_min, x_max, y_max)

@@ -31,11 +31,10 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
-from grade_sim.engine.mujoco import pixel_kernels
+from grade_sim.engine.mujoco import pixel_kernels, view_cull
 from grade_sim.engine.mujoco.contact_shadows import ContactShadows
 from grade_sim.engine.mujoco.probe_shading import ProbeShading
 from grade_sim.engine.mujoco.render_thread import RenderThread
-from grade_sim.engine.mujoco.view_cull import cull_scene
 from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
@@ -180,6 +179,8 @@ class MujocoEngine:
         )
         # Leave out of each pass what lies wholly outside the view (view_cull; off: draw all).
         self.cull_unseen = True
+        pixel_kernels.warm_up()
+        view_cull.warm_up()
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
         self._vopt.skingroup[HIDDEN_GROUP] = 0
@@ -454,7 +455,7 @@ class MujocoEngine:
         aspect = max(w / h, big_w / big_h)
         culled = False
         if self.cull_unseen and not unseen_shows:
-            cull_scene(mj, self.model, self._render_data, vscene, aspect)
+            view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
             culled = True
         want_rgb = Stream.RGB in streams
         motion = Stream.FLOW in streams or keep_before
@@ -495,7 +496,7 @@ class MujocoEngine:
         exact_depth = want_depth and out_depth is None
         if segment or exact_depth:
             if self.cull_unseen and not culled:
-                cull_scene(mj, self.model, self._render_data, vscene, aspect)
+                view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
             geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
             if seg_depth is not None:
                 out_depth = self._linear_depth(seg_depth, cfg)

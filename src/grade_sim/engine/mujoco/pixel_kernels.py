@@ -110,3 +110,11 @@ def linear_depth(
     out = np.empty(buf.shape, dtype=np.float32)
     _linear_depth(buf, c_coef, d_coef, far * 0.999, float(far_m), float(near_m), flip, out)
     return out
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) every kernel now, in the set-up, not at the first
+    frame of the step loop (a first compile takes seconds)."""
+    geom_ids(np.zeros((1, 1, 3), np.uint8), np.full(2, -1, np.int32))
+    instances(np.zeros((1, 1), np.int32), np.zeros(1, np.uint16), np.zeros(1, np.uint16))
+    linear_depth(np.zeros((1, 1), np.float32), near=0.1, far=1.0, near_m=0.1, far_m=1.0, flip=True)

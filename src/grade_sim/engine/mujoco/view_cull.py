@@ -129,3 +129,14 @@ def _skin_spheres(
             centers[s, a] = 0.5 * (lo[a] + hi[a])
             half += (hi[a] - lo[a]) ** 2
         radii[s] = 0.5 * np.sqrt(half)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the skin-sphere kernel now (set-up, not a frame)."""
+    _skin_spheres(
+        np.zeros((1, 3), np.float32),
+        np.zeros(1, np.int64),
+        np.ones(1, np.int64),
+        np.zeros((1, 3)),
+        np.zeros(1),
+    )
