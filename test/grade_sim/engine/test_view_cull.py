@@ -56,16 +56,34 @@ def _types_culled(engine: MujocoEngine) -> int:
     return sum(vs.geoms[i].type == mujoco.mjtGeom.mjGEOM_NONE for i in range(vs.ngeom))
 
 
+# A cheap bake, with contact shadows and light probes (per-frame decals and colours).
+_BAKE = {
+    "enabled": True,
+    "texel_m": 0.4,
+    "light_samples": 1,
+    "hemisphere_samples": 4,
+    "contact_shadows": True,
+    "probes": True,
+    "probe_spacing_m": 1.0,
+}
+
+
 @pytest.mark.slow
-@pytest.mark.parametrize("shadows", [False, True])
+@pytest.mark.parametrize(
+    "lights",
+    [{"shadows": False}, {"shadows": True}, {"shadows": False, "bake": _BAKE}],
+    ids=["plain", "shadow-maps", "baked"],
+)
 def test_culled_frames_are_byte_identical(
-    small_scenario: Callable[..., Any], engine_of: Callable[[Scene], MujocoEngine], shadows: bool
+    small_scenario: Callable[..., Any],
+    engine_of: Callable[[Scene], MujocoEngine],
+    lights: dict[str, Any],
 ) -> None:
     scene = build_scene(
         small_scenario(
             people={"count": 4, "body": "skinned"},
             flying_objects={"count": 3},
-            lights={"shadows": shadows},
+            lights=lights,
         )
     )
     plain, culling = engine_of(scene), engine_of(scene)
