@@ -13,6 +13,8 @@ side by side with the parallel/sequential ratio; `--lidar PRESET` adds a lidar t
 from __future__ import annotations
 
 import argparse
+import os
+import resource
 import shutil
 import sys
 import tempfile
@@ -180,17 +182,24 @@ def _side_by_side(
     if args.keep is not None:
         raise ConfigError("--keep: one run directory, but --pipeline both makes several")
     factors: dict[Pipeline, list[float]] = {p: [] for p in Pipeline}
+    cpu: dict[Pipeline, list[float]] = {p: [] for p in Pipeline}
+    load_start = os.getloadavg()[0]
     for _ in range(max(1, args.rounds)):
         for pipeline in (Pipeline.SEQUENTIAL, Pipeline.PARALLEL):
             print(f"-- pipeline: {pipeline.value}")
             one = replace(scenario, sim=SimConfig(pipeline))
-            _bench_one(args, one, observers, factors[pipeline])
+            _bench_one(args, one, observers, factors[pipeline], cpu[pipeline])
     seq = sum(factors[Pipeline.SEQUENTIAL]) / len(factors[Pipeline.SEQUENTIAL])
     par = sum(factors[Pipeline.PARALLEL]) / len(factors[Pipeline.PARALLEL])
-    print("== side by side (real-time factor, mean of rounds)")
-    print(f"  sequential {seq:.3f}  {factors[Pipeline.SEQUENTIAL]}")
-    print(f"  parallel   {par:.3f}  {factors[Pipeline.PARALLEL]}")
+    print("== side by side (real-time factor, mean of rounds; CPU s per simulated s)")
+    for p, label in ((Pipeline.SEQUENTIAL, "sequential"), (Pipeline.PARALLEL, "parallel  ")):
+        mean = sum(factors[p]) / len(factors[p])
+        print(f"  {label} {mean:.3f}  {factors[p]}  CPU {sum(cpu[p]) / len(cpu[p]):.2f}")
     print(f"  parallel / sequential: {par / seq if seq > 0 else 0.0:.2f}")
+    print(
+        f"  load average (1 min): {load_start:.2f} at the start, "
+        f"{os.getloadavg()[0]:.2f} at the end"
+    )
     return 0
 
 
@@ -199,16 +208,21 @@ def _bench_one(
     scenario: Scenario,
     observers: tuple[SimObserver, ...],
     factors: list[float] | None = None,
+    cpu_per_sim_s: list[float] | None = None,
 ) -> int:
     scene = build_scene(scenario)
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     out = args.keep or tmp / "run"
     bar = tqdm(total=1, unit="step", desc="bench sim", file=sys.stderr)
+    loop_cpu_start: list[float] = []  # the process's CPU time when the step loop began
 
     def progress(step: int, total: int) -> None:
+        if not loop_cpu_start:
+            loop_cpu_start.append(_process_cpu_s())
         bar.total = total
         bar.update(step - bar.n)
 
+    load = os.getloadavg()[0]
     t0 = time.perf_counter()
     try:
         result = run_scenario(SimulatorSpec(scene, observers=observers), out, progress=progress)
@@ -216,6 +230,11 @@ def _bench_one(
         bar.close()
     wall = time.perf_counter() - t0
     s = result.summary
+    # Every thread's CPU time (llvmpipe's, the writers'), from the loop's first step to the run's
+    # end: unlike the real-time factor, it hardly depends on what else the machine runs.
+    cpu = (_process_cpu_s() - loop_cpu_start[0]) / max(s["sim_time_s"], 1e-9)
+    if cpu_per_sim_s is not None:
+        cpu_per_sim_s.append(round(cpu, 3))
     bag_mb = (
         sum(f.stat().st_size for f in RunLayout(result.path).bag.rglob("*") if f.is_file()) / 1e6
     )
@@ -234,6 +253,10 @@ def _bench_one(
         f"real-time factor: {s['real_time_factor']:.3f} (target >= 0.5); loop wall time "
         f"{s['wall_time_s']:.1f} s, total incl. set-up and closing {wall:.1f} s"
     )
+    print(
+        f"CPU time: {cpu:.2f} s per simulated s (all threads, from the first step); load "
+        f"average {load:.2f} at the start"
+    )
     print(f"peak memory: {s['peak_memory_mb']:.0f} MB (target < 2048 MB)")
     print(
         f"written: bag {bag_mb:.0f} MB, ground truth {gt_mb:.0f} MB, "
@@ -247,3 +270,8 @@ def _bench_one(
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
+
+
+def _process_cpu_s() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -150,16 +152,48 @@ def _rot_z(yaw: float) -> FloatArray:
 def tight_boxes_2d(
     instance: NDArray[np.uint16], ids: set[int]
 ) -> dict[int, tuple[int, int, int, int]]:
-    """Pixel bounds (x_min, y_min, x_max, y_max), inclusive, of each id present in the mask."""
+    """Pixel bounds (x_min, y_min, x_max, y_max), inclusive, of each id present in the mask,
+    by ascending id."""
+    mask = np.asarray(instance)
+    ids_max = np.iinfo(mask.dtype).max if mask.dtype.itemsize <= 2 else int(mask.max(initial=0))
+    bounds = np.empty((int(ids_max) + 1, 4), dtype=np.int64)
+    present = _pixel_bounds(mask, bounds)
     out: dict[int, tuple[int, int, int, int]] = {}
-    present = np.unique(instance)
-    for i in present:
-        iid = int(i)
-        if iid not in ids:
-            continue
-        ys, xs = np.nonzero(instance == i)
-        out[iid] = (int(xs.min()), int(ys.min()), int(xs.max()), int(ys.max()))
+    for iid in np.flatnonzero(present).tolist():
+        if iid in ids:
+            x0, y0, x1, y1 = bounds[iid].tolist()
+            out[iid] = (x0, y0, x1, y1)
     return out
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the mask kernel now, in the set-up."""
+    tight_boxes_2d(np.zeros((1, 1), np.uint16), {0})
+
+
+@numba.njit(nogil=True, cache=True)
+def _pixel_bounds(instance: Any, bounds: Any) -> Any:  # pragma: no cover - compiled
+    """One pass over the mask: whether each id occurs, and its (x_min, y_min, x_max, y_max)
+    in `bounds` (rows of absent ids are left as they were)."""
+    present = np.zeros(bounds.shape[0], dtype=np.bool_)
+    h, w = instance.shape
+    for y in range(h):
+        for x in range(w):
+            i = instance[y, x]
+            b = bounds[i]
+            if not present[i]:
+                present[i] = True
+                b[0] = x
+                b[1] = y
+                b[2] = x
+                b[3] = y
+            else:
+                if x < b[0]:
+                    b[0] = x
+                if x > b[2]:
+                    b[2] = x
+                b[3] = y
+    return present
 
 
 def loose_box_2d(

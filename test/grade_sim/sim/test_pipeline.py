@@ -4,6 +4,8 @@ byte for byte (bag, ground truth, record); stops and failures end the render thr
 from __future__ import annotations
 
 import importlib.util
+import os
+import signal
 import threading
 from collections.abc import Callable
 from pathlib import Path
@@ -121,6 +123,38 @@ def test_a_stop_ends_the_run_at_the_step_and_the_render_thread(
     assert result.summary["status"] == "interrupted"
     assert result.summary["topics"]["/clock"]["count"] == 41
     assert _render_threads() == []
+
+
+class _SignalAt(_StopAt):
+    """Sends this process a real signal at a step (the run's own handler turns it into a stop)."""
+
+    def __init__(self, sig: signal.Signals, step: int) -> None:
+        super().__init__(threading.Event(), step)
+        self.sig = sig
+
+    def on_step(self, step: int, stamp_ns: int, robot_states: object) -> None:
+        self.steps.append(step)
+        if step == self.step:
+            os.kill(os.getpid(), self.sig)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGTERM], ids=["ctrl-c", "sigterm"])
+def test_a_signal_ends_the_run_and_every_worker_thread(
+    tmp_path: Path, small_data: Callable[..., dict[str, Any]], sig: signal.Signals
+) -> None:
+    """Ctrl-C and SIGTERM mid-run, with frames and lidar scans in flight on the render and
+    worker threads: the run ends at the step, and no thread of it is left behind."""
+    data = busy_data(small_data, "parallel")
+    data["duration_s"] = 1.0
+    scene = build_scene(scenario_from_mapping(data))
+    probe = _SignalAt(sig, 60)
+    handlers = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM)}
+    result = run_scenario(SimulatorSpec(scene, observers=(probe,)), tmp_path / "run")
+    assert probe.steps == list(range(61))
+    assert result.summary["status"] == "interrupted"
+    assert _render_threads() == []
+    assert {s: signal.getsignal(s) for s in handlers} == handlers  # restored
 
 
 def test_a_failing_observer_ends_the_render_thread(

@@ -31,6 +31,7 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
+from grade_sim.engine.mujoco import pixel_kernels, view_cull
 from grade_sim.engine.mujoco.contact_shadows import ContactShadows
 from grade_sim.engine.mujoco.probe_shading import ProbeShading
 from grade_sim.engine.mujoco.render_thread import RenderThread
@@ -176,6 +177,10 @@ class MujocoEngine:
             if built.probes is not None
             else None
         )
+        # Leave out of each pass what lies wholly outside the view (view_cull; off: draw all).
+        self.cull_unseen = True
+        pixel_kernels.warm_up()
+        view_cull.warm_up()
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
         self._vopt.skingroup[HIDDEN_GROUP] = 0
@@ -433,19 +438,30 @@ class MujocoEngine:
         cam.type = mj.mjtCamera.mjCAMERA_FIXED
         cam.fixedcamid = slot.cam_id
         vscene = self._vscene
+        big_w, big_h = (
+            self.scene.scenario.render.supersampled(w),
+            self.scene.scenario.render.supersampled(h),
+        )
         every = mj.mjtCatBit.mjCAT_ALL.value
         mj.mjv_updateScene(self.model, self._render_data, self._vopt, None, cam, every, vscene)
         if slot.output_cam_id is not None:
             self._aim_headlight(slot.output_cam_id)
+        # What lies wholly outside the view is not drawn (view_cull): before every pass, or,
+        # where shadow maps or reflections may show it, before the segmentation pass only.
+        flags = vscene.flags
+        unseen_shows = bool(
+            flags[mj.mjtRndFlag.mjRND_SHADOW] or flags[mj.mjtRndFlag.mjRND_REFLECTION]
+        )
+        aspect = max(w / h, big_w / big_h)
+        culled = False
+        if self.cull_unseen and not unseen_shows:
+            view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
+            culled = True
         want_rgb = Stream.RGB in streams
         motion = Stream.FLOW in streams or keep_before
         want_depth = bool(streams & _DEPTH_STREAMS) or motion
         segment = bool(streams & _SEGMENT_STREAMS) or motion
         out_rgb = out_depth = None
-        big_w, big_h = (
-            self.scene.scenario.render.supersampled(w),
-            self.scene.scenario.render.supersampled(h),
-        )
         # Contact shadows join the scene for the RGB pass only: depth then comes from the
         # exact pass, which draws without them.
         plain_ngeom = vscene.ngeom
@@ -475,20 +491,18 @@ class MujocoEngine:
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
-                out_depth = self._linear_depth(depth_buf[::-1], cfg)
+                out_depth = self._linear_depth(depth_buf, cfg)
         vscene.ngeom = plain_ngeom
         exact_depth = want_depth and out_depth is None
         if segment or exact_depth:
+            if self.cull_unseen and not culled:
+                view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
             geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
             if seg_depth is not None:
                 out_depth = self._linear_depth(seg_depth, cfg)
         if not segment:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
-        instance = self._geom_instance[np.maximum(geoms, 0)]
-        instance[geoms < 0] = 0
-        skin = geoms <= -2
-        if skin.any():
-            instance[skin] = self._skin_instance[-2 - geoms[skin]]
+        instance = pixel_kernels.instances(geoms, self._geom_instance, self._skin_instance)
         normals = flow = before = None
         if Stream.NORMALS in streams or motion:
             assert out_depth is not None
@@ -515,6 +529,7 @@ class MujocoEngine:
             if motion:
                 previous = self._flow_previous.get((robot, camera))
                 before = points_before(points, geoms, now, previous)
+                skin = geoms <= -2
                 if skin.any():
                     skin_ids = np.where(skin, -2 - geoms, -1)
                     skin_points_before(points, skin_ids, now, previous, before)
@@ -540,7 +555,7 @@ class MujocoEngine:
         """The segmentation pass: the geom id of every pixel, -2 - skin id on a skin, -1 on none.
 
         With `with_depth`, also this pass's (exact, never supersampled, sky-free) depth buffer,
-        rows top to bottom.
+        as read (bottom row first).
         """
         mj = self._mj
         vscene = self._vscene
@@ -555,11 +570,6 @@ class MujocoEngine:
             mj.mjr_readPixels(seg, seg_depth, rect, self._con)
         finally:
             flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
-        segid = (
-            seg[::-1, :, 0].astype(np.int32)
-            | (seg[::-1, :, 1].astype(np.int32) << 8)
-            | (seg[::-1, :, 2].astype(np.int32) << 16)
-        )
         ngeom = vscene.ngeom
         lut = np.full(ngeom + 2, -1, dtype=np.int32)
         for i in range(ngeom):
@@ -568,8 +578,7 @@ class MujocoEngine:
                 lut[g.segid + 1] = g.objid
             elif g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_SKIN:
                 lut[g.segid + 1] = -2 - g.objid
-        out: NDArray[np.int32] = lut[np.clip(segid, 0, ngeom + 1)]
-        return out, None if seg_depth is None else np.ascontiguousarray(seg_depth[::-1])
+        return pixel_kernels.geom_ids(seg, lut), seg_depth
 
     def _skin_vertices(self) -> tuple[FloatArray, ...]:
         """World vertices of every skin as mjv_updateScene last placed them (by skin id)."""
@@ -601,17 +610,16 @@ class MujocoEngine:
                 light.headlight = 0
 
     def _linear_depth(self, buf: NDArray[np.float32], cfg: CameraConfig) -> NDArray[np.float32]:
+        """Planar depth in metres, rows top to bottom, of a depth buffer as read (bottom first)."""
         extent = self.model.stat.extent
-        near = self.model.vis.map.znear * extent
-        far = self.model.vis.map.zfar * extent
-        c_coef = -(far + near) / (far - near)
-        d_coef = -(2.0 * far * near) / (far - near)
-        c_coef = -0.5 * c_coef - 0.5
-        d_coef = -0.5 * d_coef
-        z = d_coef / (buf.astype(np.float64) + c_coef)
-        z[(z >= far * 0.999) | (z > cfg.far_m) | (z < cfg.near_m)] = 0.0
-        out: NDArray[np.float32] = z.astype(np.float32)
-        return out
+        return pixel_kernels.linear_depth(
+            buf,
+            near=self.model.vis.map.znear * extent,
+            far=self.model.vis.map.zfar * extent,
+            near_m=cfg.near_m,
+            far_m=cfg.far_m,
+            flip=True,
+        )
 
     def ray_meshes(self, segments: int) -> list[RayMesh]:
         from grade_sim.engine.mujoco.ray_meshes import ray_meshes

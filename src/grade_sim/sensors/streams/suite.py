@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from grade_sim.scene import RobotSetup, Scene
+from grade_sim.sensors import boxes
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.streams.base import SensorStream
 from grade_sim.sensors.streams.camera import Camera, CameraStreams
@@ -36,6 +37,8 @@ class SensorStreams:
         body = {r.model.name: _robot_streams(r, scene) for r in scene.robots}
         truth = {r.model.name: _ground_truth_streams(r, scene) for r in scene.robots}
         cameras = {r.model.name: _camera_streams(r, scene, self.start_step) for r in scene.robots}
+        if any(r.model.config.cameras for r in scene.robots):
+            boxes.warm_up()  # the ground truth's 2D boxes: compiled now, not at a frame
         lidars = {r.model.name: _lidar_streams(r, scene) for r in scene.robots}
         # Emitted per robot: body, ground truth, cameras, lidars.
         emitted = [
