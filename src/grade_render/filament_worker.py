@@ -26,12 +26,11 @@ from typing import Any
 import numpy as np
 
 # A post-processing-off colour pass holds Filament's linear colour times its camera exposure
-# (EV100 15, the default) in 8 bits; FILAMENT_GAIN_EV would bring it to the raster renderer's
-# brightness before the shared exposure (settings.DEFAULT_EXPOSURE_EV) and the AgX-like curve.
-# Measured: with 0 the default scenario's mean brightness is 0.95x the raster's (96x72, frames
-# 0 and 11, exposure -0.5; 1.01x before the raster's baked lighting), no pixel clipped. The
-# pass holds about 50-70 levels (mostly the model's image-based light; its lights barely lift
-# it), so smooth gradients band slightly.
+# (EV100 15, the default; the lights' intensities are set for it: filament_job.filament_lights)
+# in 8 bits; FILAMENT_GAIN_EV would bring it to the raster renderer's brightness before the tone
+# curve's offset (settings.DEFAULT_EXPOSURE_EV) and the AgX-like curve. Measured with 0: the
+# default scenario's mean brightness is 0.90-0.92x the raster's (160x120, frames 0 and 11), no
+# pixel clipped. The pass holds about 50-70 levels, so smooth gradients band slightly.
 FILAMENT_GAIN_EV = 0.0
 
 

@@ -56,6 +56,7 @@ from grade_render.worker_process import WORKER, blender_python, run_worker
 from grade_render.world_state import GeomShape, SkinShape, WorldState, load_world
 from grade_sim.io.record import load_record
 
+LIGHTING_KEY = "lighting"  # written by grade_sim.sim.run (world/light_units.py)
 RENDER_KEY = "render"
 FILAMENT_WORKER = Path(__file__).with_name("filament_worker.py")
 JOB_DIR = ".render-job"
@@ -150,6 +151,8 @@ def _write_run_yaml(
 ) -> None:
     src = read_run_yaml(source.run_yaml, error=RenderError)
     doc = {STATUS_KEY: status.value, SCENARIO_KEY: src.get(SCENARIO_KEY), RENDER_KEY: info}
+    if LIGHTING_KEY in src:  # the exposure and the lights' physical units (both engines read)
+        doc[LIGHTING_KEY] = src[LIGHTING_KEY]
     _write_text(out.run_yaml, yaml.safe_dump(doc, sort_keys=False))
 
 
