@@ -215,9 +215,10 @@ def main(argv: list[str]) -> int:
     print(json.dumps({"device": "CPU", "kind": "Filament (Vulkan)",
                       "startup_s": time.perf_counter() - t0}), flush=True)  # fmt: skip
     for k, frame in enumerate(worker.job["frames"]):
-        t = time.perf_counter()
+        t, cpu0 = time.perf_counter(), time.process_time()
         worker.render(k, frame)
-        print(json.dumps({"frame": frame["index"], "seconds": time.perf_counter() - t}), flush=True)
+        seconds, cpu_s = time.perf_counter() - t, time.process_time() - cpu0
+        print(json.dumps({"frame": frame["index"], "seconds": seconds, "cpu_s": cpu_s}), flush=True)
     return 0
 
 

@@ -79,6 +79,8 @@ class RenderResult:
     device: str  # "CPU" or the GPU kind Cycles used ("" when nothing was rendered)
     seconds_per_frame: tuple[float, ...]
     startup_s: float = 0.0  # from starting the worker to its first word (engine start-up)
+    # CPU time of the worker's threads per frame (on a loaded machine steadier than wall time).
+    cpu_seconds_per_frame: tuple[float, ...] = ()
 
 
 def _pose_matrix(position: np.ndarray, quat_wxyz: np.ndarray) -> np.ndarray:
@@ -302,17 +304,28 @@ def render_run(
     _write_run_yaml(layout, source, RunStatus.RUNNING, info)
     seconds: list[float] = []
     startup: list[float] = []
+    cpu_seconds: list[float] = []
     device = ""
     status = RunStatus.INTERRUPTED
     try:
         if job is not None:
-            device = _render_frames(job, layout, settings, seconds, progress, python, startup)
+            device = _render_frames(
+                job, layout, settings, seconds, progress, python, startup, cpu_seconds
+            )
         status = RunStatus.COMPLETE
     finally:
         for cf in cams:
             _write_lists(layout, cf)
         _write_run_yaml(layout, source, status, {**info, "device": device or None})
-    return RenderResult(layout.root, len(todo), skipped, device, tuple(seconds), sum(startup[:1]))
+    return RenderResult(
+        layout.root,
+        len(todo),
+        skipped,
+        device,
+        tuple(seconds),
+        sum(startup[:1]),
+        tuple(cpu_seconds),
+    )
 
 
 @dataclass(frozen=True)
@@ -355,6 +368,7 @@ def _render_frames(
     progress: Callable[[int, int, float], None] | None,
     python: str | None,
     startup: list[float],
+    cpu_seconds: list[float],
 ) -> str:
     plans = job.plans
     job_dir = layout.root / f"{JOB_DIR}-{os.getpid()}"
@@ -381,6 +395,7 @@ def _render_frames(
             plan = by_index[int(event["frame"])]
             _store_frame(layout, plan, job_dir / "frames" / str(plan.index))
             seconds.append(float(event["seconds"]))
+            cpu_seconds.append(float(event.get("cpu_s", 0.0)))
             if progress is not None:
                 progress(len(seconds), len(plans), seconds[-1])
 
