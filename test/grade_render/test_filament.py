@@ -136,7 +136,7 @@ def test_without_vulkan_filament_is_refused_naming_the_set_up_and_creates_nothin
 
 def test_cycles_settings_are_refused_with_filament_naming_them() -> None:
     with pytest.raises(RenderConfigError, match="samples"):
-        RenderSettings(engine=Engine.FILAMENT, samples=8)
+        RenderSettings(engine=Engine.FILAMENT, samples=32)
     with pytest.raises(RenderConfigError, match="reflections"):
         RenderSettings(engine=Engine.CYCLES, reflections=True)
 
