@@ -60,6 +60,11 @@ def test_filament_depth_and_masks_of_skinned_people_match_the_simulator(
     assert run["status"] == "complete"
     assert run["render"]["engine"] == "filament"
     assert "samples" not in run["render"]  # a Cycles setting
+    # The source run's exposure and lights in physical units travel with the render.
+    source = yaml.safe_load((recorded / "run.yaml").read_text())
+    assert run["lighting"] == source["lighting"]
+    assert run["lighting"]["exposure_ev100"] == 7.0  # indoors, the world's own
+    assert all(light["luminous_power_lm"] > 0 for light in run["lighting"]["lights"])
     stamps = [s for s, _ in read_list(_cam(filament_render.path) / "depth.txt")]
     assert len(stamps) == 3
     for stamp in stamps:
