@@ -6,8 +6,9 @@ It imports only the standard library, numpy and bpy (its interpreter may be a se
 environment: see docs/render.md), reads JOB_DIR/job.json and JOB_DIR/job.npz written by
 `grade_render.job`, and for each frame writes into JOB_DIR/frames/<index>/ the denoised colour
 image (rgb.png) and a pixel-centre ground-truth pass (gt.npy: planar depth in metres and the
-object index), then prints one JSON line `{"frame": index, "seconds": s}` on stdout. Files are
-written under a temporary name and renamed, so a killed worker never leaves half a frame.
+object index), then prints one JSON line `{"frame": index, "seconds": s, "cpu_s": s}` on
+stdout (wall time, and the CPU time of all its threads). Files are written under a temporary
+name and renamed, so a killed worker never leaves half a frame.
 """
 
 from __future__ import annotations
@@ -80,7 +81,18 @@ class Worker:
         s.cycles.device = device
         s.cycles.seed = int(job["seed"])
         s.cycles.use_animated_seed = False
-        s.cycles.max_bounces = 6
+        bounces = int(job["max_bounces"])
+        s.cycles.max_bounces = bounces
+        s.cycles.diffuse_bounces = s.cycles.glossy_bounces = min(4, bounces)
+        s.cycles.transmission_bounces = min(12, bounces)
+        threshold = float(job["noise_threshold"])
+        s.cycles.use_adaptive_sampling = threshold > 0
+        s.cycles.adaptive_threshold = threshold
+        s.cycles.adaptive_min_samples = 0  # Cycles' own choice from the threshold
+        s.cycles.use_light_tree = True
+        s.cycles.denoiser = "OPENIMAGEDENOISE"
+        s.cycles.denoising_quality = "HIGH"
+        s.cycles.denoising_prefilter = "ACCURATE"  # albedo and normal guides denoised too
         s.render.use_persistent_data = True
         s.render.resolution_percentage = 100
         s.view_settings.view_transform = "AgX"
@@ -328,7 +340,6 @@ class Worker:
         s.frame_set(2)
         s.render.motion_blur_position = "END"
         s.render.motion_blur_shutter = 1.0
-        s.cycles.denoiser = "OPENIMAGEDENOISE"
         # Colour: path traced, denoised, pixel filter on, optional motion blur.
         tmp = out / ".rgb.partial.png"
         self._render_pass(
@@ -338,9 +349,12 @@ class Worker:
         # Ground truth: one sample through each pixel centre, no blur, so depth and instances are
         # those of the geometry at the frame's stamp, pixel for pixel like a rasteriser's.
         exr = out / ".gt.partial.exr"
+        bounces = s.cycles.max_bounces
+        s.cycles.max_bounces = 0  # its colour is not kept: camera rays only (Z and index)
         self._render_pass(
             exr, 1, False, ("BOX", 0.01), False, self._gt_tree, ("OPEN_EXR", "RGBA", "32")
         )
+        s.cycles.max_bounces = bounces
         img = self.bpy.data.images.load(str(exr))
         w, h = img.size
         px = np.empty(w * h * 4, np.float32)
@@ -434,10 +448,11 @@ def main(argv: list[str]) -> int:
     worker = Worker(job_dir)
     print(json.dumps({"device": worker.device[0], "kind": worker.device[1]}), flush=True)
     for f in range(len(worker.job["frames"])):
-        t0 = time.perf_counter()
+        t0, cpu0 = time.perf_counter(), time.process_time()
         worker.render_frame(f)
         frame = worker.job["frames"][f]["index"]
-        print(json.dumps({"frame": frame, "seconds": time.perf_counter() - t0}), flush=True)
+        seconds, cpu_s = time.perf_counter() - t0, time.process_time() - cpu0
+        print(json.dumps({"frame": frame, "seconds": seconds, "cpu_s": cpu_s}), flush=True)
     return 0
 
 

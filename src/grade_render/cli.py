@@ -5,7 +5,7 @@ rasteriser through Vulkan, seconds a frame; `make setup-filament`).
 
 Examples:
   grade render runs/demo --out runs/demo_pt                           # every camera and frame
-  grade render runs/demo --out runs/demo_pt --samples 16 --frames 0:300:10
+  grade render runs/demo --out runs/demo_pt --frames 0:300:10
   grade render runs/demo --out runs/demo_pt --cameras uav1/camera --device gpu --motion-blur-s 0.01
   grade render runs/demo --out runs/demo_fil --engine filament
 
@@ -38,7 +38,26 @@ def build_parser() -> argparse.ArgumentParser:
     add_recorded_run(parser)
     parser.add_argument("--out", type=Path, required=True, help="new (or resumed) run directory")
     add_choice(parser, "--engine", Engine, Engine.CYCLES)
-    parser.add_argument("--samples", type=int, default=64, help="samples per pixel (default 64)")
+    default = RenderSettings()
+    parser.add_argument(
+        "--samples",
+        type=int,
+        default=default.samples,
+        help=f"most samples a pixel takes (default {default.samples})",
+    )
+    parser.add_argument(
+        "--noise-threshold",
+        type=float,
+        default=default.noise_threshold,
+        help=f"adaptive sampling: a pixel stops below this noise (default "
+        f"{default.noise_threshold:g}; 0: every pixel takes --samples)",
+    )
+    parser.add_argument(
+        "--max-bounces",
+        type=int,
+        default=default.max_bounces,
+        help=f"longest light path (default {default.max_bounces})",
+    )
     add_choice(
         parser,
         "--device",
@@ -83,6 +102,8 @@ def settings_from_args(args: argparse.Namespace) -> RenderSettings:
     return RenderSettings(
         engine=Engine(args.engine),
         samples=args.samples,
+        noise_threshold=args.noise_threshold,
+        max_bounces=args.max_bounces,
         device=Device(args.device),
         seed=args.seed,
         denoise=not args.no_denoise,

@@ -9,9 +9,12 @@ settings and the cameras, filament.npz the arrays; grade_render.filament_worker 
 
 from __future__ import annotations
 
+import copy
 import json
+import math
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from numpy.typing import NDArray
@@ -20,6 +23,32 @@ from grade_common.types import FloatArray
 from grade_render.job import FramePlan
 from grade_render.settings import RenderSettings
 from grade_render.world_state import WorldState
+from grade_sim.world.light_units import intensity_cd, luminance
+
+# Filament's camera keeps its default exposure (f/16, 1/125 s, ISO 100: EV100 = log2(16^2 * 125));
+# grade's exposure is in the lights: the model's light colours are already those the cameras'
+# exposure sees (grade_sim.world.light_units.exposed_world), so a light of raster colour d has
+# the intensity I = luminance(d) pi 1.2 2^EV100 at Filament's EV100. Filament's (unfocused) spot
+# lights take luminous power, I = power / pi, and fall off with the inverse square of distance
+# (up to `light_range`); directional lights take illuminance in lux.
+FILAMENT_CAMERA_EV100 = math.log2(16.0**2 * 125.0)
+FILAMENT_LIGHT_RANGE_M = 100.0
+
+
+def filament_lights(model: Any) -> Any:
+    """`model` (a copy) with each light's Filament intensity and a colour of unit luminance."""
+    for k in range(model.nlight):
+        rgb = model.light_diffuse[k].astype(np.float64)
+        y = luminance(rgb)
+        if y <= 0:
+            model.light_intensity[k] = 0.0
+            continue
+        value = intensity_cd(rgb, FILAMENT_CAMERA_EV100)
+        directional = int(model.light_type[k]) == 1  # mjLIGHT_DIRECTIONAL
+        model.light_intensity[k] = value if directional else math.pi * value
+        model.light_diffuse[k] = rgb / y
+        model.light_range[k] = FILAMENT_LIGHT_RANGE_M
+    return model
 
 
 @dataclass(frozen=True)
@@ -37,7 +66,7 @@ def plan_filament(world: WorldState, plans: list[FramePlan]) -> FilamentJob:
     """The model and the recorded state at each planned frame (writes nothing)."""
     import mujoco
 
-    m = world.model
+    m = filament_lights(copy.copy(world.model))
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
     mujoco.mj_saveModel(m, None, buf)
     qpos, mocap_pos, mocap_quat = [], [], []

@@ -26,12 +26,11 @@ from typing import Any
 import numpy as np
 
 # A post-processing-off colour pass holds Filament's linear colour times its camera exposure
-# (EV100 15, the default) in 8 bits; FILAMENT_GAIN_EV would bring it to the raster renderer's
-# brightness before the shared exposure (settings.DEFAULT_EXPOSURE_EV) and the AgX-like curve.
-# Measured: with 0 the default scenario's mean brightness is 0.95x the raster's (96x72, frames
-# 0 and 11, exposure -0.5; 1.01x before the raster's baked lighting), no pixel clipped. The
-# pass holds about 50-70 levels (mostly the model's image-based light; its lights barely lift
-# it), so smooth gradients band slightly.
+# (EV100 15, the default; the lights' intensities are set for it: filament_job.filament_lights)
+# in 8 bits; FILAMENT_GAIN_EV would bring it to the raster renderer's brightness before the tone
+# curve's offset (settings.DEFAULT_EXPOSURE_EV) and the AgX-like curve. Measured with 0: the
+# default scenario's mean brightness is 0.90-0.92x the raster's (160x120, frames 0 and 11), no
+# pixel clipped. The pass holds about 50-70 levels, so smooth gradients band slightly.
 FILAMENT_GAIN_EV = 0.0
 
 
@@ -182,15 +181,44 @@ class Worker:
         os.replace(tmp, out / "rgb.png")
 
 
+# Linux personality flag: no address space layout randomisation (see fixed_address_layout).
+ADDR_NO_RANDOMIZE = 0x0040000
+
+
+def fixed_address_layout(argv: list[str]) -> None:
+    """Re-run this process without address space layout randomisation (Linux), once.
+
+    Filament's colour depends on where the process's memory lies: with ASLR on, 9 of 18 worker
+    processes drew one pixel of the test run 2 levels apart from the others (the same screen
+    pixel in every frame, with 1 lavapipe thread too); with ASLR off, 0 of 18 (docs/render.md).
+    Somewhere in the renderer, work is ordered by address. Pinning the layout makes the colour
+    repeat across processes. Elsewhere (or where personality() is refused) it runs as it is.
+    """
+    if not sys.platform.startswith("linux") or os.environ.get("GRADE_FILAMENT_FIXED_LAYOUT") == "1":
+        return
+    import ctypes
+
+    libc = ctypes.CDLL(None, use_errno=True)
+    current = libc.personality(0xFFFFFFFF)
+    if current < 0 or current & ADDR_NO_RANDOMIZE:
+        return
+    if libc.personality(current | ADDR_NO_RANDOMIZE) < 0:
+        return
+    os.environ["GRADE_FILAMENT_FIXED_LAYOUT"] = "1"  # once: the new image keeps the flag
+    os.execv(sys.executable, [sys.executable, *argv])
+
+
 def main(argv: list[str]) -> int:
+    fixed_address_layout(argv)
     t0 = time.perf_counter()
     worker = Worker(Path(argv[1]))
     print(json.dumps({"device": "CPU", "kind": "Filament (Vulkan)",
                       "startup_s": time.perf_counter() - t0}), flush=True)  # fmt: skip
     for k, frame in enumerate(worker.job["frames"]):
-        t = time.perf_counter()
+        t, cpu0 = time.perf_counter(), time.process_time()
         worker.render(k, frame)
-        print(json.dumps({"frame": frame["index"], "seconds": time.perf_counter() - t}), flush=True)
+        seconds, cpu_s = time.perf_counter() - t, time.process_time() - cpu0
+        print(json.dumps({"frame": frame["index"], "seconds": seconds, "cpu_s": cpu_s}), flush=True)
     return 0
 
 

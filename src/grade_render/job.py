@@ -150,6 +150,8 @@ def write_job(
     job = {
         "device": settings.device.value,
         "samples": settings.samples,
+        "noise_threshold": settings.noise_threshold,
+        "max_bounces": settings.max_bounces,
         "seed": settings.seed,
         "denoise": settings.denoise,
         "motion_blur_s": settings.motion_blur_s,

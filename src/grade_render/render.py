@@ -56,6 +56,7 @@ from grade_render.worker_process import WORKER, blender_python, run_worker
 from grade_render.world_state import GeomShape, SkinShape, WorldState, load_world
 from grade_sim.io.record import load_record
 
+LIGHTING_KEY = "lighting"  # written by grade_sim.sim.run (world/light_units.py)
 RENDER_KEY = "render"
 FILAMENT_WORKER = Path(__file__).with_name("filament_worker.py")
 JOB_DIR = ".render-job"
@@ -78,6 +79,8 @@ class RenderResult:
     device: str  # "CPU" or the GPU kind Cycles used ("" when nothing was rendered)
     seconds_per_frame: tuple[float, ...]
     startup_s: float = 0.0  # from starting the worker to its first word (engine start-up)
+    # CPU time of the worker's threads per frame (on a loaded machine steadier than wall time).
+    cpu_seconds_per_frame: tuple[float, ...] = ()
 
 
 def _pose_matrix(position: np.ndarray, quat_wxyz: np.ndarray) -> np.ndarray:
@@ -150,6 +153,8 @@ def _write_run_yaml(
 ) -> None:
     src = read_run_yaml(source.run_yaml, error=RenderError)
     doc = {STATUS_KEY: status.value, SCENARIO_KEY: src.get(SCENARIO_KEY), RENDER_KEY: info}
+    if LIGHTING_KEY in src:  # the exposure and the lights' physical units (both engines read)
+        doc[LIGHTING_KEY] = src[LIGHTING_KEY]
     _write_text(out.run_yaml, yaml.safe_dump(doc, sort_keys=False))
 
 
@@ -299,17 +304,28 @@ def render_run(
     _write_run_yaml(layout, source, RunStatus.RUNNING, info)
     seconds: list[float] = []
     startup: list[float] = []
+    cpu_seconds: list[float] = []
     device = ""
     status = RunStatus.INTERRUPTED
     try:
         if job is not None:
-            device = _render_frames(job, layout, settings, seconds, progress, python, startup)
+            device = _render_frames(
+                job, layout, settings, seconds, progress, python, startup, cpu_seconds
+            )
         status = RunStatus.COMPLETE
     finally:
         for cf in cams:
             _write_lists(layout, cf)
         _write_run_yaml(layout, source, status, {**info, "device": device or None})
-    return RenderResult(layout.root, len(todo), skipped, device, tuple(seconds), sum(startup[:1]))
+    return RenderResult(
+        layout.root,
+        len(todo),
+        skipped,
+        device,
+        tuple(seconds),
+        sum(startup[:1]),
+        tuple(cpu_seconds),
+    )
 
 
 @dataclass(frozen=True)
@@ -352,6 +368,7 @@ def _render_frames(
     progress: Callable[[int, int, float], None] | None,
     python: str | None,
     startup: list[float],
+    cpu_seconds: list[float],
 ) -> str:
     plans = job.plans
     job_dir = layout.root / f"{JOB_DIR}-{os.getpid()}"
@@ -378,6 +395,7 @@ def _render_frames(
             plan = by_index[int(event["frame"])]
             _store_frame(layout, plan, job_dir / "frames" / str(plan.index))
             seconds.append(float(event["seconds"]))
+            cpu_seconds.append(float(event.get("cpu_s", 0.0)))
             if progress is not None:
                 progress(len(seconds), len(plans), seconds[-1])
 

@@ -7,7 +7,6 @@ from __future__ import annotations
 import hashlib
 from pathlib import Path
 
-import cv2
 import numpy as np
 import pytest
 import yaml
@@ -52,17 +51,6 @@ def _digest(root: Path, kinds: tuple[str, ...] = ("rgb", "depth", "instance")) -
     return h.hexdigest()
 
 
-def assert_colour_repeats(a: Path, b: Path) -> None:
-    """Colour across worker processes: lavapipe leaves a pixel or so 1-2 levels apart (seen:
-    one pixel in 4800, the same pixel in every frame); everything else is identical."""
-    for p in sorted((a / "gt").rglob("rgb/*.png")):
-        x = cv2.imread(str(p)).astype(np.int64)
-        y = cv2.imread(str(b / p.relative_to(a))).astype(np.int64)
-        diff = np.abs(x - y).max(axis=-1)
-        assert diff.max() <= 2, p.name
-        assert (diff > 0).mean() <= 0.001, p.name
-
-
 @needs_filament
 def test_filament_depth_and_masks_of_skinned_people_match_the_simulator(
     recorded: Path, filament_render: RenderResult
@@ -72,6 +60,11 @@ def test_filament_depth_and_masks_of_skinned_people_match_the_simulator(
     assert run["status"] == "complete"
     assert run["render"]["engine"] == "filament"
     assert "samples" not in run["render"]  # a Cycles setting
+    # The source run's exposure and lights in physical units travel with the render.
+    source = yaml.safe_load((recorded / "run.yaml").read_text())
+    assert run["lighting"] == source["lighting"]
+    assert run["lighting"]["exposure_ev100"] == 7.0  # indoors, the world's own
+    assert all(light["luminous_power_lm"] > 0 for light in run["lighting"]["lights"])
     stamps = [s for s, _ in read_list(_cam(filament_render.path) / "depth.txt")]
     assert len(stamps) == 3
     for stamp in stamps:
@@ -94,10 +87,9 @@ def test_filament_resumes_and_renders_the_same_bytes(
     assert first.rendered == 2
     resumed = render_run(recorded, again, SETTINGS)
     assert (resumed.rendered, resumed.skipped) == (1, 2)
-    # Depth and masks byte for byte, colour all but a pixel or so (see assert_colour_repeats).
-    truth = ("depth", "instance")
-    assert _digest(again, truth) == _digest(filament_render.path, truth)
-    assert_colour_repeats(again, filament_render.path)
+    # Byte for byte across worker processes, colour included (filament_worker's fixed address
+    # layout: with ASLR, processes drew a pixel 2 levels apart).
+    assert _digest(again) == _digest(filament_render.path)
     assert _digest(recorded) == source_before  # the source run is only read
 
 
@@ -149,7 +141,7 @@ def test_without_vulkan_filament_is_refused_naming_the_set_up_and_creates_nothin
 
 def test_cycles_settings_are_refused_with_filament_naming_them() -> None:
     with pytest.raises(RenderConfigError, match="samples"):
-        RenderSettings(engine=Engine.FILAMENT, samples=8)
+        RenderSettings(engine=Engine.FILAMENT, samples=32)
     with pytest.raises(RenderConfigError, match="reflections"):
         RenderSettings(engine=Engine.CYCLES, reflections=True)
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grade_render.settings import RenderConfigError, RenderSettings, check_frames
+from grade_render.settings import Engine, RenderConfigError, RenderSettings, check_frames
 
 
 @pytest.mark.parametrize(
@@ -38,3 +38,15 @@ def test_device_and_frame_choice_do_not_change_the_pixel_settings() -> None:
     b = RenderSettings(samples=8, frames="5:9", cameras=("uav1/camera",))
     assert a.pixel_settings() == b.pixel_settings()
     assert a.pixel_settings() != RenderSettings(samples=16).pixel_settings()
+
+
+def test_cycles_speed_settings_are_validated_and_belong_to_cycles() -> None:
+    with pytest.raises(RenderConfigError, match="noise_threshold"):
+        RenderSettings(noise_threshold=1.5)
+    with pytest.raises(RenderConfigError, match="max_bounces"):
+        RenderSettings(max_bounces=-1)
+    with pytest.raises(RenderConfigError, match=r"max_bounces .* cycles setting"):
+        RenderSettings(engine=Engine.FILAMENT, max_bounces=6)
+    # They decide the pixels, so a resumed render must keep them; Filament records none.
+    assert RenderSettings(max_bounces=6).pixel_settings() != RenderSettings().pixel_settings()
+    assert "noise_threshold" not in RenderSettings(engine=Engine.FILAMENT).pixel_settings()

@@ -1,4 +1,4 @@
-"""grade_sim.bench.small_scenario: the one benchmark scene of `grade bench render` and `replay`."""
+"""grade_sim.bench.small_scenario: the benchmark scene of `grade bench replay`."""
 
 from __future__ import annotations
 

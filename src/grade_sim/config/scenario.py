@@ -313,6 +313,9 @@ class RenderConfig:
     # (antialiasing); depth and masks come from a separate exact pass. 1 turns it off.
     supersample: float = field(default=1.5, metadata=bounds(1.0, 3.0))
     texture_size_px: int = field(default=512, metadata=bounds(64, 2048))
+    # The cameras' exposure (EV100, world/light_units.py): None uses the world's reference
+    # exposure, at which its lights are drawn as designed; one EV more halves every light.
+    exposure_ev100: float | None = field(default=None, metadata=bounds(-6.0, 24.0))
 
     def supersampled(self, pixels: int) -> int:
         """Pixels of one side of the supersampled RGB image for a camera side of `pixels`."""

@@ -42,6 +42,7 @@ from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.orchestrator import CommandSource, ReplayDriver, Simulator
 from grade_sim.sim.step_output import RunStats
+from grade_sim.world.light_units import lighting_record
 
 
 @dataclass(frozen=True)
@@ -149,7 +150,9 @@ def run_scenario(
     scenario = spec.scene.scenario
     run_dir = RunDirectory(out, overwrite=overwrite, inputs=[*inputs, *_scenario_files(scenario)])
     root = run_dir.path
-    extra = dict(run_info or {})
+    # The cameras' exposure and the lights in physical units (world/light_units.py).
+    lighting = lighting_record(spec.scene.world, scenario.render.exposure_ev100)
+    extra = {"lighting": lighting, **dict(run_info or {})}
     write_run_yaml(root, RunStatus.RUNNING, scenario_to_mapping(scenario), extra)
     recorders: list[SimObserver] = []
     try:

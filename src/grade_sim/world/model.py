@@ -16,6 +16,7 @@ from grade_common.occupancy import OccupancyGrid
 from grade_common.textures import TextureKind
 from grade_common.types import FloatArray
 from grade_people.seat import Seat
+from grade_sim.world.light_units import INDOOR_EV100
 from grade_sim.world.terrain import Terrain
 
 
@@ -156,6 +157,8 @@ class World:
     terrain: Terrain | None = None
     # Chairs people can sit on: each with free floor in front of it (procedural rooms).
     seats: tuple[Seat, ...] = field(default=())
+    # The camera exposure the lights' raster values are exact at (world/light_units.py).
+    exposure_ev100: float = INDOOR_EV100
 
     def terrain_height(self, x: float | FloatArray, y: float | FloatArray) -> FloatArray:
         """Ground z under (x, y): the terrain's drawn surface, or 0 in worlds without one."""

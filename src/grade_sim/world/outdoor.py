@@ -21,6 +21,7 @@ from grade_common.occupancy import OccupancyGrid
 from grade_common.textures import TextureKind
 from grade_sim.config.scenario import LightsConfig, OutdoorConfig
 from grade_sim.world import vegetation
+from grade_sim.world.light_units import OUTDOOR_EV100
 from grade_sim.world.lighting import outdoor_lights
 from grade_sim.world.model import Material, StaticBox, StaticMesh, World
 from grade_sim.world.terrain import Terrain, generate_terrain
@@ -267,6 +268,7 @@ def generate_outdoor(
         ambience=ambience,
         sky=sky,
         terrain=terrain,
+        exposure_ev100=OUTDOOR_EV100,
     )
 
 

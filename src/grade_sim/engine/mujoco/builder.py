@@ -12,6 +12,7 @@ the compiled model, and so every run, stays identical to those runs.
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -46,6 +47,7 @@ from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
 from grade_sim.robots.urdf import UrdfGeom, UrdfRobot, load_urdf
 from grade_sim.scene import RobotSetup, Scene
+from grade_sim.world.light_units import exposed_world
 from grade_sim.world.model import Material, Sky, StaticBox, StaticMesh, StaticShape
 from grade_sim.world.sky import sky_cube
 from grade_sim.world.terrain import Terrain
@@ -112,7 +114,9 @@ class _SceneBuilder:
     """Adds a scene's parts to one MjSpec and remembers each geom's instance."""
 
     def __init__(self, scene: Scene) -> None:
-        self.scene = scene
+        # The lights as the cameras' exposure sees them (the scene itself at the default).
+        world = exposed_world(scene.world, scene.scenario.render.exposure_ev100)
+        self.scene = scene if world is scene.world else dataclasses.replace(scene, world=world)
         self.spec = mujoco.MjSpec()
         self._instance_geoms: list[tuple[Any, int]] = []
         self._textures: dict[TextureSpec, str] = {}  # one MuJoCo texture per distinct image
