@@ -124,6 +124,12 @@ class EngineBackend(Protocol):
         exactly as `render` would have made it. From the first call on, `render` waits on it."""
         ...
 
+    def prepare_rendering(self, parallel: bool) -> None:
+        """Make what rendering needs (a GL context holding the model's meshes and textures)
+        before the step loop, on the thread that will render: with `parallel`, the engine's
+        render thread. Nothing is rendered. Without it the first frame pays for it."""
+        ...
+
     @property
     def gl_renderer(self) -> str:
         """GL_RENDERER of the context that drew the cameras ('' before the first frame)."""

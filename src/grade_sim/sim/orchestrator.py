@@ -167,6 +167,10 @@ class Simulator:
         wall0 = time.perf_counter()
         status = "complete"
         try:
+            # The render thread's GL context (meshes and textures uploaded) is made before the
+            # loop, so the first frame is not seconds late (realtime) nor timed as the loop's.
+            self.backend.prepare_rendering(self.pipeline is Pipeline.PARALLEL)
+            wall0 = time.perf_counter()
             while self._step < end:
                 if self.stop_event.is_set():
                     status = "interrupted"

@@ -372,15 +372,22 @@ class MujocoEngine:
     def render_later(
         self, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool = False
     ) -> Future[CameraFrame]:
+        return self._started_render_thread().submit(
+            self.data, self._version, robot, camera, streams, flow_restart
+        )
+
+    def prepare_rendering(self, parallel: bool) -> None:
+        if parallel and self._cameras:
+            self._started_render_thread().wait_ready()
+
+    def _started_render_thread(self) -> RenderThread:
         if self._render_thread is None:
             if self._con is not None:  # made on this thread: the render thread makes its own
                 self._free_gl()
             self._render_thread = RenderThread(
-                self._mj, self.model, self._render_from, self._free_gl
+                self._mj, self.model, self._render_from, self._free_gl, self._ensure_renderer
             )
-        return self._render_thread.submit(
-            self.data, self._version, robot, camera, streams, flow_restart
-        )
+        return self._render_thread
 
     def _render_from(
         self, data: Any, robot: str, camera: str, streams: frozenset[Stream], flow_restart: bool

@@ -45,7 +45,14 @@ class RenderThread:
     """The render thread of one engine; `close()` ends it (and frees GL on it) after the jobs
     already asked for."""
 
-    def __init__(self, mujoco: Any, model: Any, render: RenderFn, free_gl: Callable[[], None]):
+    def __init__(
+        self,
+        mujoco: Any,
+        model: Any,
+        render: RenderFn,
+        free_gl: Callable[[], None],
+        make_gl: Callable[[], None],
+    ):
         self._mj = mujoco
         self._model = model
         self._render = render
@@ -55,6 +62,10 @@ class RenderThread:
         self._free: list[_Snapshot] = []
         self._latest: _Snapshot | None = None
         self._closed = False
+        # The context (with the model's meshes and textures uploaded) is made first thing on
+        # the thread, so the first frame costs what every other frame does.
+        self._make_gl = make_gl
+        self._ready: Future[None] = Future()
         self._thread = threading.Thread(target=self._loop, name="mujoco-render", daemon=True)
         self._thread.start()
 
@@ -87,8 +98,19 @@ class RenderThread:
         self._jobs.put(job)
         return job.future
 
+    def wait_ready(self) -> None:
+        """Wait until the thread has made its GL context; re-raises the error if it could not."""
+        self._ready.result()
+
     def _loop(self) -> None:
         try:
+            try:
+                self._make_gl()
+            except BaseException as err:  # handed to whoever waits on it or asks for a frame
+                self._ready.set_exception(err)
+                self._fail_jobs(err)
+                return
+            self._ready.set_result(None)
             while True:
                 job = self._jobs.get()
                 if job is None:
@@ -110,6 +132,15 @@ class RenderThread:
         finally:
             # The context is current here: it is freed where it was made.
             self._free_gl()
+
+    def _fail_jobs(self, err: BaseException) -> None:
+        """Without a context no job can run: each one asked for (now or later) gets the error."""
+        while True:
+            job = self._jobs.get()
+            if job is None:
+                return
+            if job.future.set_running_or_notify_cancel():
+                job.future.set_exception(err)
 
     def close(self) -> None:
         """Finish the jobs asked for, free the GL context and end the thread."""
