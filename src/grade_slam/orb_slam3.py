@@ -15,7 +15,11 @@ final one for the current map's frames (what its authors evaluate).
 from __future__ import annotations
 
 import bisect
+import contextlib
+import os
+import sys
 import tempfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from types import ModuleType
@@ -183,6 +187,23 @@ def _pose_gap(a: FloatArray, b: FloatArray) -> float:
     return float(np.linalg.norm(a[:3, 3] - b[:3, 3]) + np.arccos(cos))
 
 
+@contextlib.contextmanager
+def _stdout_to_devnull() -> Iterator[None]:
+    """Standard output (file descriptor 1, where ORB-SLAM3's C++ writes) goes to /dev/null for
+    the block: the per-frame keyframe read would otherwise print a line a frame into the node's
+    log. Python's buffered output is flushed first so none of it is lost."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 1)
+        yield
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
+
+
 def read_orb_tum(path: Path) -> tuple[list[int], list[FloatArray]]:
     """A TUM file ORB-SLAM3 wrote (stamp in seconds, microsecond digits; x y z qx qy qz qw):
     stamps in ns and 4x4 poses, in file order; nothing for an empty or missing file."""
@@ -322,7 +343,8 @@ class OrbSlam3Tracker:
     def _first_keyframe(self) -> tuple[int, FloatArray] | None:
         """The current map's first keyframe now: its stamp and pose in the map (None: none)."""
         path = Path(self._settings_dir.name) / "keyframes.txt"
-        self._slam.save_keyframe_trajectory_tum(str(path))
+        with _stdout_to_devnull():  # ORB-SLAM3 prints "Saving keyframe trajectory ..." each call
+            self._slam.save_keyframe_trajectory_tum(str(path))
         stamps, poses = read_orb_tum(path)
         path.unlink(missing_ok=True)
         return (stamps[0], poses[0]) if stamps else None

@@ -4,6 +4,7 @@ sibling frames, and reading ORB-SLAM3's trajectory files back."""
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -16,7 +17,13 @@ from grade_noise.imu import IMU_PRESETS
 from grade_slam.config import SlamConfig
 from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.frames import ImuBuffer, ImuSamples
-from grade_slam.orb_slam3 import imu_settings, nearest_index, read_orb_tum, settings_yaml
+from grade_slam.orb_slam3 import (
+    _stdout_to_devnull,
+    imu_settings,
+    nearest_index,
+    read_orb_tum,
+    settings_yaml,
+)
 from grade_slam.rep105 import FrameChain
 
 K = np.array([[325.9, 0.0, 319.5], [0.0, 325.9, 239.5], [0.0, 0.0, 1.0]])
@@ -146,3 +153,14 @@ def test_orb_slam3_tum_rows_read_back_as_poses_and_match_frames_to_the_microseco
     assert nearest_index(frames_ns, 3_050_000_000) is None
     assert nearest_index([], 3_000_000_000) is None
     assert read_orb_tum(Path(f"{tmp_path}/missing.txt")) == ([], [])
+
+
+def test_the_per_frame_keyframe_read_prints_nothing(capfd: pytest.CaptureFixture[str]) -> None:
+    """ORB-SLAM3's C++ writes "Saving keyframe trajectory ..." to file descriptor 1 at every
+    keyframe read (once a frame): the read's block sends it to /dev/null, and output before and
+    after it (Python's buffered too) still arrives."""
+    print("before", end=" ")
+    with _stdout_to_devnull():
+        os.write(1, b"Saving keyframe trajectory to keyframes.txt ...\n")
+    os.write(1, b"after\n")
+    assert capfd.readouterr().out == "before after\n"
