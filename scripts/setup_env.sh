@@ -86,7 +86,7 @@ if ! stamp_is "$deps_stamp" "$deps_want"; then
   # Motion capture clips (people's gaits): copied out of the pinned wheel, which is not installed.
   PYTHONPATH="$root/src${PYTHONPATH:+:$PYTHONPATH}" "$venv/bin/python" scripts/fetch_motions.py \
     "$venv/share/grade/motions" \
-    || { echo "[setup] error: the motion capture clips could not be fetched (requirements/motions.txt)" >&2; exit 1; }
+    || { echo "[setup] error: the motion capture clips could not be fetched (requirements/motions.txt, scripts/fetch_motions.py; see above)" >&2; exit 1; }
   "$venv/bin/python" -c 'import numpy, yaml, rosbags, mujoco' \
     || { echo "[setup] error: pinned dependencies failed to install (see above)" >&2; exit 1; }
 

@@ -300,6 +300,17 @@ def _between(a: FloatArray, b: FloatArray) -> FloatArray:
     return out
 
 
+def _leg_ratio(source: dict[int, int], rest_pos: FloatArray, our_rest: FloatArray) -> float:
+    """Our leg (pelvis over ankle) over the file's, both at rest; 1 without mapped ankles."""
+    root = source[JOINT_INDEX["pelvis"]]
+    feet = [source[JOINT_INDEX[a]] for a in ("ankle_l", "ankle_r") if JOINT_INDEX[a] in source]
+    if not feet:
+        return 1.0
+    bvh_leg = rest_pos[root, 2] - min(rest_pos[i, 2] for i in feet)
+    our_leg = our_rest[0, 2] - our_rest[JOINT_INDEX["ankle_l"], 2]
+    return float(our_leg / bvh_leg) if bvh_leg > 1e-9 else 1.0
+
+
 def retarget(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) -> RetargetedMotion:
     """Map `motion` onto the skeleton of `body` (see module docstring)."""
     by_name = {_normal_name(j.name): i for i, j in enumerate(motion.joints)}
@@ -343,15 +354,9 @@ def retarget(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) 
     for j in range(1, N_JOINTS):
         local[:, j] = np.swapaxes(global_rot[:, PARENTS[j]], -1, -2) @ global_rot[:, j]
     # Root translation scaled by leg length, so feet meet the floor on a different-sized body.
-    # The file's floor is its z = 0 (as motion capture exports have it).
+    # The file's floor is its z = 0 (as motion capture exports have it; see `grounded`).
     root = source[JOINT_INDEX["pelvis"]]
-    feet = [source[JOINT_INDEX[a]] for a in ("ankle_l", "ankle_r") if JOINT_INDEX[a] in source]
-    ratio = 1.0
-    if feet:
-        bvh_leg = rest_pos[root, 2] - min(rest_pos[i, 2] for i in feet)
-        our_leg = our_rest[0, 2] - our_rest[JOINT_INDEX["ankle_l"], 2]
-        ratio = our_leg / bvh_leg if bvh_leg > 1e-9 else 1.0
-    root_pos = (pos[:, root] @ c.T) * ratio
+    root_pos = (pos[:, root] @ c.T) * _leg_ratio(source, rest_pos, our_rest)
     mapped = {JOINT_NAMES[j]: motion.joints[i].name for j, i in sorted(source.items())}
     return RetargetedMotion(motion.frame_time_s, root_pos, local, mapped)
 
@@ -401,3 +406,45 @@ def write_bvh(
         vals = [*root[k], *euler[k].ravel()]
         lines.append(" ".join(f"{v:.6f}" for v in vals))
     return "\n".join(lines) + "\n"
+
+
+# The feet joints whose height above the floor `grounded` matches to the skeleton's rest pose.
+_FOOT_JOINTS = ("ankle_l", "ankle_r", "toe_l", "toe_r")
+GROUND_PERCENTILE = 1.0  # of the frames' lowest foot: the clip's ground contacts
+
+
+def grounded(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) -> BvhMotion:
+    """`motion` with its root raised or lowered so that its ground contacts are on our floor.
+
+    Motion capture files rarely put the floor at exactly their zero (the CMU conversions stand
+    their toe joints 3-6 cm up). Retargeted onto `body`, each frame's lowest foot is the least
+    of its ankles' and toes' heights over where they are when `body` stands at rest; the
+    GROUND_PERCENTILE of those over the clip (its ground contacts: a jump or a climb lifts the
+    feet off, a stance puts them down) is moved to zero. The shift is in file units (through
+    `body`'s leg ratio), so other bodies get it scaled by their own leg length.
+
+    Raises:
+        BvhError: the root has no up position channel, or no joint matches the pelvis.
+    """
+    up = "y" if axes is BvhAxes.Y_UP else "z"
+    root = motion.joints[0]
+    col = next((k for k, ch in enumerate(root.channels) if ch.lower() == up + "position"), None)
+    if col is None:
+        raise BvhError(f"BVH: the root {root.name!r} has no {up.upper()}position channel to ground")
+    moved = retarget(motion, body, axes)
+    ours = rest_offsets(body)
+    rest = np.broadcast_to(np.eye(3), (N_JOINTS, 3, 3))
+    rest_z = forward_kinematics(ours, rest, ours[0])[0][:, 2]
+    pos, _ = forward_kinematics(ours, moved.local_rot, moved.root_position)
+    feet = [JOINT_INDEX[j] for j in _FOOT_JOINTS]
+    lowest = (pos[:, feet, 2] - rest_z[feet]).min(axis=1)
+    shift_m = -float(np.percentile(lowest, GROUND_PERCENTILE))
+    raw_z = motion.values[:, col] + root.offset["xyz".index(up)]
+    scaled = moved.root_position[:, 2]
+    big = np.abs(raw_z) > 1e-9
+    if not big.any():
+        raise BvhError("BVH: the root never leaves height 0; cannot scale its grounding")
+    ratio = float(np.median(scaled[big] / raw_z[big]))
+    values = motion.values.copy()
+    values[:, col] += shift_m / ratio
+    return BvhMotion(motion.joints, motion.frame_time_s, values)

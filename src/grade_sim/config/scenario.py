@@ -20,6 +20,7 @@ from grade_common.errors import ConfigError
 from grade_common.names import check_ros_name, ros_name
 from grade_common.overrides import apply_overrides
 from grade_common.schema import Range, bounds, check_range_pair, from_mapping, to_mapping
+from grade_people.clips import is_named_clip, named_clip_path
 from grade_people.config import PeopleConfig
 
 # Re-exported: they moved to config.camera_model so that the optics need not import this module.
@@ -626,6 +627,10 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
         )
     clips = []
     for i, clip in enumerate(scenario.people.clips):
+        if is_named_clip(clip):  # a clip set-up fetched (grade_people.clips.NAMED_CLIPS)
+            named_clip_path(clip, f"{file}: people.clips[{i}]")
+            clips.append(clip)
+            continue
         clip_path = Path(clip)
         if not clip_path.is_absolute():
             clip_path = (file.parent / clip_path).resolve()

@@ -1,0 +1,83 @@
+"""The CMU clips set-up fetches (assimp-testmodels' 01_01, 01_03) as named people.clips.
+
+These need the files scripts/fetch_motions.py puts in motions_dir()/cmu; a missing fetch fails
+(naming `make setup`), it is not skipped.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+import yaml
+
+from grade_people.bvh import retarget
+from grade_people.clips import NAMED_CLIPS, load_clip, named_clip_path
+from grade_people.makehuman.dress import makehuman_params
+from grade_people.makehuman.shape import REFERENCE_SHAPE
+from grade_people.people import CLIP_CODE
+from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics, rest_offsets
+from grade_sim.config.scenario import load_scenario
+from grade_sim.scene import build_scene
+
+FEET = [JOINT_INDEX[j] for j in ("ankle_l", "ankle_r", "toe_l", "toe_r")]
+
+
+@pytest.mark.parametrize(("name", "frames"), [("cmu:01_01", 2752), ("cmu:01_03", 4511)])
+def test_the_fetched_clip_parses_at_120_hz(name: str, frames: int) -> None:
+    assert named_clip_path(name).is_file()
+    motion = load_clip(name)
+    assert motion.n_frames == frames
+    assert motion.frame_time_s == pytest.approx(1 / 120, rel=1e-4)
+
+
+@pytest.mark.parametrize("name", sorted(NAMED_CLIPS))
+def test_it_retargets_onto_makehuman_with_the_feet_on_the_floor(name: str) -> None:
+    body = makehuman_params(REFERENCE_SHAPE)
+    moved = retarget(load_clip(name), body)
+    assert np.isfinite(moved.local_rot).all() and np.isfinite(moved.root_position).all()
+    eye = np.broadcast_to(np.eye(3), moved.local_rot.shape)
+    rtr = np.swapaxes(moved.local_rot, -1, -2) @ moved.local_rot
+    np.testing.assert_allclose(rtr, eye, atol=1e-9)  # rotations, not just any matrices
+    assert len(moved.mapped) == N_JOINTS  # every joint of ours has a CMU joint
+    offsets = rest_offsets(body)
+    rest = forward_kinematics(offsets, np.broadcast_to(np.eye(3), (N_JOINTS, 3, 3)), offsets[0])
+    first, _ = forward_kinematics(offsets, moved.local_rot[0], moved.root_position[0])
+    # The lowest foot joint over where it is standing at rest: on the floor within 2 cm.
+    lowest = (first[FEET, 2] - rest[0][FEET, 2]).min()
+    assert abs(lowest) < 0.02, lowest
+
+
+def _scenario(tmp_path: Path) -> Path:
+    data = {
+        "seed": 5,
+        "duration_s": 1.0,
+        "bootstrap_s": 0.0,
+        "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1}},
+        "flying_objects": {"count": 0},
+        "people": {
+            "count": 3,
+            "motions": ["walk", "clip"],
+            "walk_fraction": 0.0,
+            "clips": ["cmu:01_01"],
+        },
+        "robots": [{"name": "uav1"}],
+    }
+    path = tmp_path / "scenario.yaml"
+    path.write_text(yaml.safe_dump(data))
+    return path
+
+
+def test_a_scenario_with_a_cmu_clip_is_deterministic(tmp_path: Path) -> None:
+    path = _scenario(tmp_path)
+    a, b = build_scene(load_scenario(path)), build_scene(load_scenario(path))
+    assert a.scenario.people.clips == ("cmu:01_01",)  # kept as a name (the record replays it)
+    playing = np.stack([tl.motion == CLIP_CODE for tl in a.person_timelines])
+    assert playing.any()
+    steps = len(a.person_timelines[0].motion)
+    for step in range(0, steps, 25):
+        pa, ra = a.skeleton_poses(step)
+        pb, rb = b.skeleton_poses(step)
+        assert np.isfinite(pa).all()
+        assert pa.tobytes() == pb.tobytes() and ra.tobytes() == rb.tobytes()
