@@ -22,6 +22,7 @@ from grade_people.skeleton import REFERENCE_HEIGHT_M, BodyParams
 
 # Name -> file under motions_dir() (scripts/fetch_motions.py puts them there; docs/people.md).
 NAMED_CLIPS = {"cmu:01_01": "cmu/01_01.bvh", "cmu:01_03": "cmu/01_03.bvh"}
+NAME_PREFIXES = ("cmu:",)  # an entry starting so is a name, never a path
 CMU_PACKAGE = "assimp-testmodels 5.2.5~ds0-1"
 # The body named clips are grounded on (the shift scales with each person's leg length).
 _GROUND_BODY = BodyParams(REFERENCE_HEIGHT_M, 0.5, 1.0, 1.0, 1.0)
@@ -29,7 +30,7 @@ _GROUND_BODY = BodyParams(REFERENCE_HEIGHT_M, 0.5, 1.0, 1.0, 1.0)
 
 def is_named_clip(entry: str) -> bool:
     """Whether a people.clips entry names a fetched clip (else it is a file path)."""
-    return entry in NAMED_CLIPS
+    return entry.startswith(NAME_PREFIXES)
 
 
 def named_clip_path(name: str, where: str = "people.clips") -> Path:

@@ -7,7 +7,7 @@ import math
 import numpy as np
 import pytest
 
-from grade_people.bvh import BvhError, parse_bvh, retarget, write_bvh
+from grade_people.bvh import BvhError, grounded, parse_bvh, retarget, write_bvh
 from grade_people.motion import animation_track, pose, pose_inputs
 from grade_people.people import PersonTimeline, cadence_hz
 from grade_people.skeleton import (
@@ -52,6 +52,20 @@ def test_a_written_motion_reads_back_onto_the_same_joint_positions() -> None:
     # And the text itself round-trips.
     again = parse_bvh(write_bvh(BODY, back.local_rot, back.root_position, DT_S))
     np.testing.assert_allclose(again.values, motion.values, atol=2e-5)
+
+
+@pytest.mark.parametrize("lift_m", [0.06, -0.03])
+def test_grounding_puts_a_lifted_clip_back_on_the_floor(lift_m: float) -> None:
+    local, root, world = _walk_angles(120)  # the walk's feet are on the floor
+    lifted = root + np.array([0.0, 0.0, lift_m])
+    motion = grounded(parse_bvh(write_bvh(BODY, local, lifted, DT_S)), BODY)
+    back = retarget(motion, BODY)
+    pos, _ = forward_kinematics(rest_offsets(BODY), back.local_rot, back.root_position)
+    # Back where the walk was, to within the 1st percentile's pick among its stance frames.
+    shift = pos[:, 0, 2] - world[:, 0, 2]
+    assert np.ptp(shift) < 1e-5
+    assert abs(shift[0]) < 0.005
+    np.testing.assert_allclose(pos[:, :, :2], world[:, :, :2], atol=2e-5)
 
 
 T_POSE = """HIERARCHY

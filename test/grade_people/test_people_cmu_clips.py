@@ -12,10 +12,12 @@ import numpy as np
 import pytest
 import yaml
 
+from grade_common.errors import ConfigError
 from grade_people.bvh import retarget
 from grade_people.clips import NAMED_CLIPS, load_clip, named_clip_path
 from grade_people.makehuman.dress import makehuman_params
 from grade_people.makehuman.shape import REFERENCE_SHAPE
+from grade_people.mocap import MOTIONS_DIR_ENV
 from grade_people.people import CLIP_CODE
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics, rest_offsets
 from grade_sim.config.scenario import load_scenario
@@ -36,7 +38,8 @@ def test_the_fetched_clip_parses_at_120_hz(name: str, frames: int) -> None:
 def test_it_retargets_onto_makehuman_with_the_feet_on_the_floor(name: str) -> None:
     body = makehuman_params(REFERENCE_SHAPE)
     moved = retarget(load_clip(name), body)
-    assert np.isfinite(moved.local_rot).all() and np.isfinite(moved.root_position).all()
+    assert np.isfinite(moved.local_rot).all()
+    assert np.isfinite(moved.root_position).all()
     eye = np.broadcast_to(np.eye(3), moved.local_rot.shape)
     rtr = np.swapaxes(moved.local_rot, -1, -2) @ moved.local_rot
     np.testing.assert_allclose(rtr, eye, atol=1e-9)  # rotations, not just any matrices
@@ -80,4 +83,23 @@ def test_a_scenario_with_a_cmu_clip_is_deterministic(tmp_path: Path) -> None:
         pa, ra = a.skeleton_poses(step)
         pb, rb = b.skeleton_poses(step)
         assert np.isfinite(pa).all()
-        assert pa.tobytes() == pb.tobytes() and ra.tobytes() == rb.tobytes()
+        assert pa.tobytes() == pb.tobytes()
+        assert ra.tobytes() == rb.tobytes()
+
+
+def test_a_missing_fetch_or_an_unknown_name_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = _scenario(tmp_path)
+    monkeypatch.setenv(MOTIONS_DIR_ENV, str(tmp_path / "empty"))
+    with pytest.raises(
+        ConfigError,
+        match=r"people\.clips\[0\]: clip 'cmu:01_01' needs .*make setup.*"
+        r"apt-get download assimp-testmodels=5\.2\.5~ds0-1",
+    ):
+        load_scenario(path)
+    path.write_text(path.read_text().replace("cmu:01_01", "cmu:02_01"))
+    with pytest.raises(
+        ConfigError, match=r"unknown clip 'cmu:02_01'; allowed: \['cmu:01_01', 'cmu:01_03'\]"
+    ):
+        load_scenario(path)
