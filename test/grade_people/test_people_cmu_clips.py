@@ -22,6 +22,7 @@ from grade_people.people import CLIP_CODE
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics, rest_offsets
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
+from scenario_kit import small_mapping
 
 FEET = [JOINT_INDEX[j] for j in ("ankle_l", "ankle_r", "toe_l", "toe_r")]
 
@@ -53,20 +54,9 @@ def test_it_retargets_onto_makehuman_with_the_feet_on_the_floor(name: str) -> No
 
 
 def _scenario(tmp_path: Path) -> Path:
-    data = {
-        "seed": 5,
-        "duration_s": 1.0,
-        "bootstrap_s": 0.0,
-        "environment": {"procedural": {"rooms_x": 1, "rooms_y": 1}},
-        "flying_objects": {"count": 0},
-        "people": {
-            "count": 3,
-            "motions": ["walk", "clip"],
-            "walk_fraction": 0.0,
-            "clips": ["cmu:01_01"],
-        },
-        "robots": [{"name": "uav1"}],
-    }
+    """The small test scenario, 1 s, its people stopping to play cmu:01_01."""
+    people = {"count": 3, "motions": ["walk", "clip"], "walk_fraction": 0.0, "clips": ["cmu:01_01"]}
+    data = small_mapping(duration_s=1.0, bootstrap_s=0.0, people=people)
     path = tmp_path / "scenario.yaml"
     path.write_text(yaml.safe_dump(data))
     return path
