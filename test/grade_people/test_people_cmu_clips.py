@@ -22,6 +22,7 @@ from grade_people.people import CLIP_CODE
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics, rest_offsets
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
+from grade_sim.sim.run import run_scenario
 from scenario_kit import small_mapping
 
 FEET = [JOINT_INDEX[j] for j in ("ankle_l", "ankle_r", "toe_l", "toe_r")]
@@ -93,3 +94,18 @@ def test_a_missing_fetch_or_an_unknown_name_is_refused(
         ConfigError, match=r"unknown clip 'cmu:02_01'; allowed: \['cmu:01_01', 'cmu:01_03'\]"
     ):
         load_scenario(path)
+
+
+@pytest.mark.slow
+def test_a_one_second_run_with_a_cmu_clip_is_byte_identical(tmp_path: Path) -> None:
+    path = _scenario(tmp_path)
+    runs = [run_scenario(load_scenario(path), tmp_path / name).path for name in ("a", "b")]
+    with np.load(runs[0] / "record.npz") as ra, np.load(runs[1] / "record.npz") as rb:
+        assert sorted(ra.files) == sorted(rb.files)
+        motion = [k for k in ra.files if k.startswith("person/") and k.endswith("/motion")]
+        assert any((ra[k] == CLIP_CODE).any() for k in motion), motion  # the clip plays
+        for key in ra.files:
+            assert ra[key].tobytes() == rb[key].tobytes(), key
+    gt = [sorted(p for p in (run / "gt").rglob("*") if p.is_file()) for run in runs]
+    assert len(gt[0]) > 3
+    assert [p.read_bytes() for p in gt[0]] == [p.read_bytes() for p in gt[1]]
