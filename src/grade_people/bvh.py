@@ -410,18 +410,23 @@ def write_bvh(
 
 # The feet joints whose height above the floor `grounded` matches to the skeleton's rest pose.
 _FOOT_JOINTS = ("ankle_l", "ankle_r", "toe_l", "toe_r")
-GROUND_PERCENTILE = 1.0  # of the frames' lowest foot: the clip's ground contacts
+GROUND_PERCENTILE = 1.0  # of the frames' lowest foot: the clip's floor
+CONTACT_M = 0.04  # a frame whose lowest foot is this near its floor is a ground contact
 
 
 def grounded(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) -> BvhMotion:
-    """`motion` with its root raised or lowered so that its ground contacts are on our floor.
+    """`motion` with its root raised or lowered, frame by frame, so that its ground contacts are
+    on our floor.
 
     Motion capture files rarely put the floor at exactly their zero (the CMU conversions stand
-    their toe joints 3-6 cm up). Retargeted onto `body`, each frame's lowest foot is the least
-    of its ankles' and toes' heights over where they are when `body` stands at rest; the
-    GROUND_PERCENTILE of those over the clip (its ground contacts: a jump or a climb lifts the
-    feet off, a stance puts them down) is moved to zero. The shift is in file units (through
-    `body`'s leg ratio), so other bodies get it scaled by their own leg length.
+    their toe joints 3-6 cm up), and a retargeted crouch on other proportions lifts or sinks the
+    feet. Retargeted onto `body`, each frame's lowest foot is the least of its ankles' and toes'
+    heights over where they are when `body` stands at rest; the GROUND_PERCENTILE of those over
+    the clip is the file's floor. Every frame whose lowest foot is within CONTACT_M of that
+    floor (a ground contact) moves onto ours, and the frames between contacts (a jump, a climb)
+    move by the shift interpolated linearly between the contacts around them, so they keep
+    their height over the ground. The shifts are in file units (through `body`'s leg
+    ratio), so other bodies get them scaled by their own leg length.
 
     Raises:
         BvhError: the root has no up position channel, or no joint matches the pelvis.
@@ -437,8 +442,10 @@ def grounded(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) 
     rest_z = forward_kinematics(ours, rest, ours[0])[0][:, 2]
     pos, _ = forward_kinematics(ours, moved.local_rot, moved.root_position)
     feet = [JOINT_INDEX[j] for j in _FOOT_JOINTS]
-    lowest = (pos[:, feet, 2] - rest_z[feet]).min(axis=1)
-    shift_m = -float(np.percentile(lowest, GROUND_PERCENTILE))
+    height = (pos[:, feet, 2] - rest_z[feet]).min(axis=1)  # each frame's lowest foot
+    floor_m = float(np.percentile(height, GROUND_PERCENTILE))
+    contact = np.flatnonzero(height < floor_m + CONTACT_M)  # never empty
+    shift_m = -np.interp(np.arange(len(height)), contact, height[contact])
     raw_z = motion.values[:, col] + root.offset["xyz".index(up)]
     scaled = moved.root_position[:, 2]
     big = np.abs(raw_z) > 1e-9

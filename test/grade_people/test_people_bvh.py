@@ -54,17 +54,17 @@ def test_a_written_motion_reads_back_onto_the_same_joint_positions() -> None:
     np.testing.assert_allclose(again.values, motion.values, atol=2e-5)
 
 
-@pytest.mark.parametrize("lift_m", [0.06, -0.03])
-def test_grounding_puts_a_lifted_clip_back_on_the_floor(lift_m: float) -> None:
+@pytest.mark.parametrize(("lift_m", "ramp_m"), [(0.06, 0.0), (-0.03, 0.0), (0.05, 0.03)])
+def test_grounding_puts_a_lifted_clip_back_on_the_floor(lift_m: float, ramp_m: float) -> None:
     local, root, world = _walk_angles(120)  # the walk's feet are on the floor
-    lifted = root + np.array([0.0, 0.0, lift_m])
+    # Lifted by lift_m, plus a drift of up to ramp_m over the clip (a retargeting error).
+    lift = lift_m + ramp_m * np.linspace(0.0, 1.0, len(root))
+    lifted = root + np.stack([np.zeros_like(lift), np.zeros_like(lift), lift], axis=1)
     motion = grounded(parse_bvh(write_bvh(BODY, local, lifted, DT_S)), BODY)
     back = retarget(motion, BODY)
     pos, _ = forward_kinematics(rest_offsets(BODY), back.local_rot, back.root_position)
-    # Back where the walk was, to within the 1st percentile's pick among its stance frames.
-    shift = pos[:, 0, 2] - world[:, 0, 2]
-    assert np.ptp(shift) < 1e-5
-    assert abs(shift[0]) < 0.005
+    # Back where the walk was: every frame is a ground contact, its lowest foot on the floor.
+    np.testing.assert_allclose(pos, world, atol=5e-3)
     np.testing.assert_allclose(pos[:, :, :2], world[:, :, :2], atol=2e-5)
 
 
