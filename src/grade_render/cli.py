@@ -10,7 +10,8 @@ Examples:
   grade render runs/demo --out runs/demo_fil --engine filament
 
 Running the same command again renders only the frames OUT lacks (resume).
-Samples, seed, denoising, motion blur and device are Cycles settings; --reflections Filament's.
+Samples, seed, denoising, motion blur and device are Cycles settings; --reflections and --shadows
+Filament's.
 """
 
 from __future__ import annotations
@@ -95,6 +96,11 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="filament: screen-space reflections (a full pass per reflective material)",
     )
+    parser.add_argument(
+        "--shadows",
+        action="store_true",
+        help="filament: every light casts (hard) shadows, not only the scenario's shadow casters",
+    )
     return parser
 
 
@@ -112,6 +118,7 @@ def settings_from_args(args: argparse.Namespace) -> RenderSettings:
         cameras=tuple(args.cameras),
         exposure=args.exposure,
         reflections=args.reflections,
+        shadows=args.shadows,
     )
 
 

@@ -93,6 +93,7 @@ def write_filament_job(job_dir: Path, settings: RenderSettings, job: FilamentJob
     doc = {
         "exposure": settings.exposure,
         "reflections": settings.reflections,
+        "shadows": settings.shadows,
         "frames": [
             {
                 "index": p.index,

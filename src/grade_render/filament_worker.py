@@ -82,6 +82,10 @@ class Worker:
         self.job: dict[str, Any] = json.loads((job_dir / "filament.json").read_text())
         self.arrays = dict(np.load(job_dir / "filament.npz"))
         self.model = mujoco.MjModel.from_binary_path(str(job_dir / "model.mjb"))
+        if self.job["shadows"]:
+            # ModelLights takes each light's cast_shadow from the model at every update (a
+            # Light.set_cast_shadow is undone by the next ModelScene.update), so set it here.
+            self.model.light_castshadow[:] = 1
         self.data = mujoco.MjData(self.model)
         config = mjrf.ContextConfig(graphics_api=mjrf.GraphicsApi.GRAPHICS_API_VULKAN)
         self.ctx = mjrf.Context(config)

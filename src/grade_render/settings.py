@@ -36,7 +36,7 @@ CYCLES_ONLY = (
     "noise_threshold",
     "max_bounces",
 )
-FILAMENT_ONLY = ("reflections",)
+FILAMENT_ONLY = ("reflections", "shadows")
 
 
 class Device(enum.StrEnum):
@@ -77,6 +77,10 @@ class RenderSettings(Checked):
     exposure: float = field(default=DEFAULT_EXPOSURE_EV, metadata=bounds(-10.0, 10.0))
     # Filament: screen-space reflections (a full pass per reflective material; off by default).
     reflections: bool = False
+    # Filament: every light casts shadows (Filament's hard, percentage-closer filtered shadow
+    # maps), whatever the scenario's `lights.shadows` was; off: only the lights the model casts
+    # from (docs/render.md).
+    shadows: bool = False
 
     def __post_init__(self) -> None:
         super().__post_init__()

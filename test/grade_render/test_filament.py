@@ -144,6 +144,8 @@ def test_cycles_settings_are_refused_with_filament_naming_them() -> None:
         RenderSettings(engine=Engine.FILAMENT, samples=32)
     with pytest.raises(RenderConfigError, match="reflections"):
         RenderSettings(engine=Engine.CYCLES, reflections=True)
+    with pytest.raises(RenderConfigError, match="shadows"):
+        RenderSettings(engine=Engine.CYCLES, shadows=True)
 
 
 def test_reversed_z_depth_and_the_tone_curve() -> None:
@@ -156,3 +158,87 @@ def test_reversed_z_depth_and_the_tone_curve() -> None:
     assert 0.0 <= grey[0] < 0.05
     assert 0.4 < grey[1] < 0.6
     assert grey[2] < grey[3] <= 1.0
+
+
+BOX_ON_FLOOR = """<mujoco><worldbody>
+  <light name="sun" type="directional" pos="0 0 3" dir="-0.6 0 -1" castshadow="false"
+         intensity="30000"/>
+  <geom type="plane" size="3 3 0.1" rgba="0.8 0.8 0.8 1"/>
+  <geom type="box" size="0.2 0.2 0.2" pos="0 0 0.2" rgba="0.8 0.3 0.3 1"/>
+</worldbody></mujoco>"""
+
+
+def _box_camera() -> tuple[np.ndarray, np.ndarray]:
+    """K of a 64x48 image and the optical frame (x right, y down, z forward) at (0, -2.5, 1.5)
+    looking at the box."""
+    k = np.array([[60.0, 0, 31.5], [0, 60.0, 23.5], [0, 0, 1]])
+    z = np.array([0.0, 2.5, -1.3]) / np.linalg.norm([0.0, 2.5, -1.3])
+    x = np.array([1.0, 0.0, 0.0])
+    pose = np.eye(4)
+    pose[:3, :3] = np.column_stack([x, np.cross(z, x), z])
+    pose[:3, 3] = [0.0, -2.5, 1.5]
+    return k, pose
+
+
+def _box_on_floor_frame(job_dir: Path, shadows: bool) -> tuple[np.ndarray, np.ndarray]:
+    """The worker's colour and depth of a box on a floor lit from above and +x (tiny image)."""
+    import subprocess
+    import sys
+
+    import mujoco
+
+    from grade_render import filament_worker
+    from grade_render.filament_job import FilamentJob, write_filament_job
+    from grade_render.job import FramePlan
+
+    model = mujoco.MjModel.from_xml_string(BOX_ON_FLOOR)
+    buf = np.zeros(mujoco.mj_sizeModel(model), np.uint8)
+    mujoco.mj_saveModel(model, None, buf)
+    w, h = 64, 48
+    k, pose = _box_camera()
+    no_geoms = np.zeros((0, 3))
+    plan = FramePlan(0, "r", "c", "0", 0, w, h, k, 0.1, 20.0, pose, pose, *[no_geoms] * 4)
+    job = FilamentJob(
+        buf.tobytes(),
+        np.zeros((1, 0)),
+        np.zeros((1, 0, 3)),
+        np.zeros((1, 0, 4)),
+        np.arange(1, model.ngeom + 1, dtype=np.uint16),
+        np.zeros(0, np.uint16),
+        [plan],
+    )
+    write_filament_job(job_dir, RenderSettings(engine=Engine.FILAMENT, shadows=shadows), job)
+    subprocess.run(
+        [sys.executable, filament_worker.__file__, str(job_dir)],
+        env=filament_env.vulkan_env(),
+        check=True,
+        capture_output=True,
+        timeout=120,
+    )
+    import cv2
+
+    rgb = cv2.imread(str(job_dir / "frames" / "0" / "rgb.png"))[..., ::-1]
+    gt = np.load(job_dir / "frames" / "0" / "gt.npy")
+    return rgb, gt
+
+
+def _pixel(pose: np.ndarray, k: np.ndarray, point: list[float]) -> tuple[int, int]:
+    p = np.linalg.inv(pose) @ np.array([*point, 1.0])
+    u, v, _ = k @ (p[:3] / p[2])
+    return round(v), round(u)
+
+
+@needs_filament
+def test_filament_shadows_darken_the_floor_on_the_far_side_of_the_light(tmp_path: Path) -> None:
+    off, gt_off = _box_on_floor_frame(tmp_path / "off", shadows=False)
+    on, gt_on = _box_on_floor_frame(tmp_path / "on", shadows=True)
+    again, _ = _box_on_floor_frame(tmp_path / "again", shadows=True)
+    np.testing.assert_array_equal(gt_on, gt_off)  # shadows change no depth and no mask
+    np.testing.assert_array_equal(again, on)  # and the colour repeats
+    k, pose = _box_camera()
+    shadow_side = _pixel(pose, k, [-0.35, 0.0, 0.0])  # the sun comes from +x: its shadow is at -x
+    lit_side = _pixel(pose, k, [0.35, 0.0, 0.0])
+    assert gt_on[1][shadow_side] == gt_on[1][lit_side]  # both on the floor
+    grey = {name: img.astype(float).mean(axis=2) for name, img in (("off", off), ("on", on))}
+    assert grey["on"][shadow_side] < 0.6 * grey["off"][shadow_side]
+    assert grey["on"][lit_side] == pytest.approx(grey["off"][lit_side], abs=2)
