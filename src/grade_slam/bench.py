@@ -98,6 +98,7 @@ def _main_live(args: argparse.Namespace) -> int:
         return 2
     base = yaml.safe_load(shipped_file("config/slam_benchmark.yaml").read_text())
     rows = main_live(args, base)
+    print(f"pacing: {args.pacing} (frames received of published in each row)")
     print(format_table(rows))
     if args.out is not None:
         print(f"table: {write_rows(args.out, rows)}")
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--out", type=Path, help="also write the table (.csv or .json)")
     parser.add_argument("--keep", type=Path, help="keep runs and trajectories in this new folder")
     live = parser.add_argument_group(
-        "live runs (--live: slam_node processes on sim_node, lockstep)"
+        "live runs (--live: slam_node processes on sim_node, lockstep or realtime)"
     )
     live.add_argument(
         "--live", action="store_true", help="run each backend live (grade_slam.bench_live)"
@@ -133,6 +134,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     live.add_argument(
         "--vocabulary", default="", help="ORB-SLAM3 vocabulary (default: grade slam vocab's)"
+    )
+    live.add_argument(
+        "--pacing",
+        choices=["lockstep", "realtime"],
+        default="lockstep",
+        help="lockstep: the simulator waits for each frame's ack (every frame kept); realtime: "
+        "wall-clock pace, a slow backend gets fewer frames (frames received says how many)",
     )
     live.add_argument("--timeout-s", type=float, default=120.0, help="lockstep wait per frame")
     live.add_argument("--plot", type=Path, help="--live: also save the ATE plot (.png)")

@@ -107,6 +107,36 @@ def live_setup(data: dict[str, Any], backend: str) -> LiveSetup:
     )
 
 
+PACINGS = ("lockstep", "realtime")
+
+
+def sim_node_parameters(
+    scenario_file: Path, run_dir: Path, setup: LiveSetup, pacing: str, timeout_s: float
+) -> list[str]:
+    """sim_node's `-p` arguments. `lockstep`: each frame waits for the backend's ack, so a slow
+    backend keeps every frame; `realtime`: the simulator keeps wall-clock pace and a backend
+    slower than the frame rate gets fewer frames than were published (what a robot would)."""
+    if pacing not in PACINGS:
+        raise ValueError(f"--pacing {pacing!r}: allowed values {list(PACINGS)}")
+    pace = (
+        [
+            "lockstep:=true",
+            f"lockstep_acks:={setup.lockstep_acks}",
+            f"lockstep_timeout_s:={timeout_s}",
+        ]
+        if pacing == "lockstep"
+        else ["realtime:=true"]
+    )
+    values = [
+        f"scenario:={scenario_file}",
+        f"output_dir:={run_dir}",
+        "publish_world_odom:=false",
+        *pace,
+        "start_delay_s:=1.0",
+    ]
+    return [a for v in values for a in ("-p", v)]
+
+
 def run_one_live(
     base: dict[str, Any],
     world: str,
@@ -115,7 +145,8 @@ def run_one_live(
     args: argparse.Namespace,
     work: Path,
 ) -> Row:
-    """Simulate with the backend's node live in lockstep, evaluate: one table row."""
+    """Simulate with the backend's node live (args.pacing: lockstep or realtime), evaluate: one
+    table row."""
     # the semantic stream: the masked backend's dynamic mask
     size = (args.width, args.height)
     data = bench_scenario(base, world, seed, args.duration_s, size, ("rgb", "depth", "semantic"))
@@ -145,13 +176,7 @@ def run_one_live(
             [
                 _executable("sim_node"),
                 "--ros-args",
-                *("-p", f"scenario:={scenario_file}"),
-                *("-p", f"output_dir:={run_dir}"),
-                *("-p", "publish_world_odom:=false"),
-                *("-p", "lockstep:=true"),
-                *("-p", f"lockstep_acks:={setup.lockstep_acks}"),
-                *("-p", f"lockstep_timeout_s:={args.timeout_s}"),
-                *("-p", "start_delay_s:=1.0"),
+                *sim_node_parameters(scenario_file, run_dir, setup, args.pacing, args.timeout_s),
             ],
             capture_output=True,
             text=True,

@@ -3,6 +3,8 @@ scenario each backend gets (a LiDAR instead of the camera for the LiDAR backends
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 import yaml
@@ -17,6 +19,7 @@ from grade_slam.bench_live import (
     LIVE_BACKENDS,
     live_setup,
     score,
+    sim_node_parameters,
 )
 from grade_slam.bench_worlds import bench_scenario
 
@@ -79,3 +82,19 @@ def test_a_straight_flight_is_scored_after_origin_alignment_a_turning_one_after_
     assert summary["tracking_rate"] == pytest.approx(1.0)
     summary, _ = score(_trajectory(turning), _trajectory(turning), "turn", rate_hz=30.0)
     assert summary["tracking_rate"] < 0.5
+
+
+def test_pacing_picks_lockstep_acks_or_wall_clock_pace(tmp_path: Path) -> None:
+    setup = live_setup(_data("static"), "orb_slam3_rgbd")
+    lockstep = sim_node_parameters(tmp_path / "s.yaml", tmp_path / "run", setup, "lockstep", 60.0)
+    assert "lockstep:=true" in lockstep
+    assert f"lockstep_acks:={setup.lockstep_acks}" in lockstep
+    assert "realtime:=true" not in lockstep
+    realtime = sim_node_parameters(tmp_path / "s.yaml", tmp_path / "run", setup, "realtime", 60.0)
+    assert "realtime:=true" in realtime
+    assert not any(a.startswith("lockstep") for a in realtime)
+    assert realtime[realtime.index(f"scenario:={tmp_path / 's.yaml'}") - 1] == "-p"
+    with pytest.raises(
+        ValueError, match=r"--pacing 'fast': allowed values \['lockstep', 'realtime'\]"
+    ):
+        sim_node_parameters(tmp_path / "s.yaml", tmp_path / "run", setup, "fast", 60.0)
