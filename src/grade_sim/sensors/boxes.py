@@ -64,11 +64,11 @@ def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box
             pts, pad = next(skins), 0.0
         c, s = np.cos(tl.heading_rad[k]), np.sin(tl.heading_rad[k])
         rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        # One mean and one pass over the points: a MakeHuman skin has ~5000 vertices a frame.
-        mean = pts.mean(axis=0)
-        local = (pts - mean) @ rot
-        lo = local.min(axis=0) - pad
-        hi = local.max(axis=0) + pad
+        # One compiled pass over the points (a MakeHuman skin has ~5000 vertices a frame;
+        # numpy's axis-0 reductions over them cost more than skinning them).
+        mean, lo, hi = _heading_bounds(np.ascontiguousarray(pts, dtype=np.float64), c, s)
+        lo -= pad
+        hi += pad
         # Feet on the ground; a skin's sole may dip ~2 cm below it mid-step (the box keeps it).
         lo[2] = min(lo[2], -mean[2]) if person.body is not None else -mean[2]
         hi[2] = max(hi[2], person.height_m - mean[2])
@@ -167,8 +167,31 @@ def tight_boxes_2d(
 
 
 def warm_up() -> None:
-    """Compile (or load from numba's cache) the mask kernel now, in the set-up."""
+    """Compile (or load from numba's cache) the kernels now, in the set-up."""
     tight_boxes_2d(np.zeros((1, 1), np.uint16), {0})
+    _heading_bounds(np.zeros((1, 3)), 1.0, 0.0)
+
+
+@numba.njit(nogil=True, cache=True)
+def _heading_bounds(pts: Any, c: float, s: float) -> Any:  # pragma: no cover - compiled
+    """The points' mean, and the min and max of (p - mean) in the frame turned by the heading
+    whose cos and sin are c, s about z (x = d_x c + d_y s, y = -d_x s + d_y c, z = d_z)."""
+    n = pts.shape[0]
+    mean = np.zeros(3)
+    for i in range(n):
+        for j in range(3):
+            mean[j] += pts[i, j]
+    mean /= n
+    lo = np.full(3, np.inf)
+    hi = np.full(3, -np.inf)
+    for i in range(n):
+        dx = pts[i, 0] - mean[0]
+        dy = pts[i, 1] - mean[1]
+        local = (dx * c + dy * s, -dx * s + dy * c, pts[i, 2] - mean[2])
+        for j in range(3):
+            lo[j] = min(lo[j], local[j])
+            hi[j] = max(hi[j], local[j])
+    return mean, lo, hi
 
 
 @numba.njit(nogil=True, cache=True)
