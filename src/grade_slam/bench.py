@@ -32,7 +32,7 @@ from grade_eval.report import Row, format_table, write_rows
 from grade_sim.bench import default_scenario_path
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.sim.run import run_scenario
-from grade_slam.bench_worlds import WORLDS, bench_scenario, work_dir
+from grade_slam.bench_worlds import PACINGS, WORLDS, bench_scenario, work_dir
 from grade_slam.config import SlamConfig
 from grade_slam.offline import track_camera_folder
 from grade_slam.trajectory_file import write_trajectory
@@ -137,7 +137,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     live.add_argument(
         "--pacing",
-        choices=["lockstep", "realtime"],
+        choices=list(PACINGS),
         default="lockstep",
         help="lockstep: the simulator waits for each frame's ack (every frame kept); realtime: "
         "wall-clock pace, a slow backend gets fewer frames (frames received says how many)",

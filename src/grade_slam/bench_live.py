@@ -38,7 +38,7 @@ from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from grade_eval.report import Row
 from grade_sim.config.lidar import PRESETS
-from grade_slam.bench_worlds import WORLDS, bench_scenario, work_dir
+from grade_slam.bench_worlds import PACINGS, WORLDS, bench_scenario, work_dir
 
 # name in the table -> the node's parameters
 LIVE_BACKENDS: dict[str, dict[str, str]] = {
@@ -105,9 +105,6 @@ def live_setup(data: dict[str, Any], backend: str) -> LiveSetup:
         f"/{robot}/{sensor}/depth/image_raw:/{robot}/slam/ack",
         params,
     )
-
-
-PACINGS = ("lockstep", "realtime")
 
 
 def sim_node_parameters(

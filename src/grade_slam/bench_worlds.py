@@ -16,6 +16,8 @@ WORLDS: dict[str, tuple[int, int]] = {
     "people": (8, 0),
     "people+flying": (8, 3),
 }
+# How sim_node paces a live run: waiting for each frame's ack, or keeping wall-clock time.
+PACINGS = ("lockstep", "realtime")
 
 
 def bench_scenario(
