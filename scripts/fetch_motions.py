@@ -5,8 +5,9 @@ Usage: fetch_motions.py TARGET_DIR.
 - DeepMimic: downloads the wheel named in requirements/motions.txt with pip (no install, no
   dependencies), copies its pybullet_data/data/motions/*.txt (and walker/) and the wheel's
   licence into TARGET_DIR.
-- CMU: downloads the Debian package pinned in CMU_PACKAGE with `apt-get download` (not
-  installed), copies its two CMU BVH clips and their source/licence text into TARGET_DIR/cmu.
+- CMU: downloads the Debian package pinned in grade_people.clips.CMU_PACKAGE with
+  `apt-get download` (not installed), copies its two CMU BVH clips and their source/licence
+  text into TARGET_DIR/cmu.
 Each is written to a temporary folder and moved into place, and skipped when already there in
 that version.
 """
@@ -21,11 +22,10 @@ import zipfile
 from pathlib import Path
 
 from grade_common.wheel_download import WheelDownloadError, download_wheel
+from grade_people.clips import CMU_PACKAGE
 
 ROOT = Path(__file__).resolve().parent.parent
 PREFIX = "pybullet_data/data/motions/"
-# The CMU clips (grade_people.clips.NAMED_CLIPS): Debian's assimp test models, version pinned.
-CMU_PACKAGE = "assimp-testmodels=5.2.5~ds0-1"
 CMU_PREFIX = "./usr/share/assimp/models/BVH/"
 CMU_FILES = ("01_01.bvh", "01_03.bvh", "01_nn.bvh.source.txt")
 

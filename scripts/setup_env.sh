@@ -18,7 +18,7 @@ fi
 # Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
 # also covers the names of installed files, so a new module, launch or config file is picked up.
 dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt requirements/assets.txt
-  requirements/motions.txt scripts/fetch_motions.py scripts/setup_env.sh
+  requirements/motions.txt scripts/fetch_motions.py src/grade_people/clips.py scripts/setup_env.sh
   tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
   tools/interfaces/tf2_msgs/msg/TFMessage.msg)
 deps_want="$( (cat "${dep_inputs[@]}"; echo "system_ros=$system_ros ${ROS_DISTRO:-}") | sha256sum | cut -d' ' -f1)"

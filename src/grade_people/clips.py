@@ -23,7 +23,9 @@ from grade_people.skeleton import REFERENCE_HEIGHT_M, BodyParams
 # Name -> file under motions_dir() (scripts/fetch_motions.py puts them there; docs/people.md).
 NAMED_CLIPS = {"cmu:01_01": "cmu/01_01.bvh", "cmu:01_03": "cmu/01_03.bvh"}
 NAME_PREFIXES = ("cmu:",)  # an entry starting so is a name, never a path
-CMU_PACKAGE = "assimp-testmodels 5.2.5~ds0-1"
+# The Debian package (apt-get pin) scripts/fetch_motions.py downloads them from; the set-up
+# dependency stamp covers this file, so a new pin fetches again.
+CMU_PACKAGE = "assimp-testmodels=5.2.5~ds0-1"
 # The body named clips are grounded on (the shift scales with each person's leg length).
 _GROUND_BODY = BodyParams(REFERENCE_HEIGHT_M, 0.5, 1.0, 1.0, 1.0)
 
@@ -45,7 +47,7 @@ def named_clip_path(name: str, where: str = "people.clips") -> Path:
     if not path.is_file():
         raise ConfigError(
             f"{where}: clip {name!r} needs {path}, which set-up fetches: run `make setup` (it runs "
-            f"`apt-get download {CMU_PACKAGE.replace(' ', '=')}`) or set {MOTIONS_DIR_ENV}"
+            f"`apt-get download {CMU_PACKAGE}`) or set {MOTIONS_DIR_ENV}"
         )
     return path
 
