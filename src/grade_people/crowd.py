@@ -713,6 +713,24 @@ class Crowd:
         parts_point: list[FloatArray] = []
         parts_dir: list[FloatArray] = []
         parts_active: list[np.ndarray] = []
+
+        def against(
+            rel_xy: FloatArray,
+            other_vel_xy: FloatArray | float,
+            combined_radius_m: FloatArray,
+            responsibility: FloatArray,
+            horizon_s: float | FloatArray,
+            active: np.ndarray,
+        ) -> None:
+            """Add every person's half-planes against (n, m) others at `rel_xy` from them."""
+            own = np.repeat(vel[:, None, :], rel_xy.shape[1], axis=1)
+            point, direction = orca_half_planes(
+                rel_xy, own - other_vel_xy, own, combined_radius_m, responsibility, horizon_s, dt
+            )
+            parts_point.append(point)
+            parts_dir.append(direction)
+            parts_active.append(active)
+
         # Other people: the nearest max_neighbors within neighbor_distance_m, half the effort.
         k = min(av.max_neighbors, n - 1)
         if k > 0:
@@ -721,18 +739,14 @@ class Crowd:
             np.fill_diagonal(dist, np.inf)
             nearest = np.argsort(dist, axis=1, kind="stable")[:, :k]
             rows = np.arange(n)[:, None]
-            point, direction = orca_half_planes(
+            against(
                 rel[rows, nearest],
-                vel[:, None, :] - vel[nearest],
-                np.repeat(vel[:, None, :], k, axis=1),
+                vel[nearest],
                 np.full((n, k), 2 * self.radius_m),
                 np.where(self._sitting[nearest], 1.0, 0.5),
                 av.time_horizon_s,
-                dt,
+                dist[rows, nearest] < av.neighbor_distance_m,
             )
-            parts_point.append(point)
-            parts_dir.append(direction)
-            parts_active.append(dist[rows, nearest] < av.neighbor_distance_m)
         # Walls and furniture: static, so this person takes all of the avoidance.
         if self._obstacle_tree is not None:
             reach = self.radius_m + self._obstacle_radius_m + 1.5 * float(self.pref_speed.max())
@@ -741,18 +755,14 @@ class Crowd:
             idx = idx.reshape(n, OBSTACLE_CELLS)
             found = np.isfinite(d)
             cells = self._obstacle_xy[np.where(found, idx, 0)]
-            point, direction = orca_half_planes(
+            against(
                 cells - pos[:, None, :],
-                np.repeat(vel[:, None, :], OBSTACLE_CELLS, axis=1),
-                np.repeat(vel[:, None, :], OBSTACLE_CELLS, axis=1),
+                0.0,
                 np.full((n, OBSTACLE_CELLS), self.radius_m + self._obstacle_radius_m),
                 np.ones((n, OBSTACLE_CELLS)),
                 av.obstacle_time_horizon_s,
-                dt,
+                found,
             )
-            parts_point.append(point)
-            parts_dir.append(direction)
-            parts_active.append(found)
         # Robots and animals: they do not yield, so people take all of it. Each person sees the
         # nearest MOVING_OBSTACLES of them (ORCA's cost grows with the cube of its constraints).
         robots = [r for r in robots if av.avoid_robots or r.is_animal]
@@ -769,18 +779,14 @@ class Crowd:
                 gap = np.linalg.norm(rel, axis=2) - r_rad[None, :]
                 near = np.argsort(gap, axis=1, kind="stable")[:, :m]
             rows = np.arange(n)[:, None]
-            point, direction = orca_half_planes(
+            against(
                 rel[rows, near],
-                vel[:, None, :] - r_vel[near],
-                np.repeat(vel[:, None, :], m, axis=1),
+                r_vel[near],
                 self.radius_m + r_rad[near] + av.robot_clearance_m,
                 np.ones((n, m)),
                 horizon[near],
-                dt,
+                np.ones((n, m), dtype=bool),
             )
-            parts_point.append(point)
-            parts_dir.append(direction)
-            parts_active.append(np.ones((n, m), dtype=bool))
         if not parts_point:
             return HalfPlanes(np.zeros((n, 0, 2)), np.zeros((n, 0, 2)), np.zeros((n, 0), bool))
         return HalfPlanes(
