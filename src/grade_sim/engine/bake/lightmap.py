@@ -294,22 +294,19 @@ class _Tracer:
         out: FloatArray = weight.reshape(n, samples).mean(axis=1)[:, None] * diffuse[None, :]
         return out
 
-    def direct_all(
-        self, rng: np.random.Generator, points: FloatArray, normals: FloatArray
+    def direct_sum(
+        self,
+        rng: np.random.Generator,
+        points: FloatArray,
+        normals: FloatArray,
+        lights: Sequence[Light],
+        shadows: bool,
     ) -> FloatArray:
-        """(n, 3) direct irradiance of every shadow-casting light (area-sampled, soft)."""
+        """(n, 3) direct irradiance summed over `lights` (area-sampled): the bake's first bounce
+        is `shadowed` with soft shadows, the probes' live light every light without them."""
         total = np.zeros((len(points), 3))
-        for light in self.shadowed:
-            total += self.direct(rng, points, normals, light, self.config.light_samples)
-        return total
-
-    def live_direct(
-        self, rng: np.random.Generator, points: FloatArray, normals: FloatArray
-    ) -> FloatArray:
-        """(n, 3) direct light of every light as the live renderer draws it (no shadows)."""
-        total = np.zeros((len(points), 3))
-        for light in self.lights:
-            total += self.direct(rng, points, normals, light, self.config.light_samples, False)
+        for light in lights:
+            total += self.direct(rng, points, normals, light, self.config.light_samples, shadows)
         return total
 
     def gather(
@@ -462,9 +459,8 @@ def bake_lightmaps(
         return slice(starts[c], starts[c] + CHUNK_TEXELS)
 
     def first(c: int) -> FloatArray:
-        out = tracer.direct_all(
-            np.random.default_rng([config.seed, 0, c]), points[chunk(c)], normals[chunk(c)]
-        )
+        rng = np.random.default_rng([config.seed, 0, c])
+        out = tracer.direct_sum(rng, points[chunk(c)], normals[chunk(c)], tracer.shadowed, True)
         if progress is not None:
             progress(len(out))
         return out
@@ -507,9 +503,8 @@ def bake_lightmaps(
         )
     probes = None
     if layout is not None:
-        live = tracer.live_direct(
-            np.random.default_rng([config.seed, 2]), probe_points, probe_normals
-        )
+        rng = np.random.default_rng([config.seed, 2])
+        live = tracer.direct_sum(rng, probe_points, probe_normals, tracer.lights, False)
         probes = probe_grid(world, layout, irradiance[at:], live, RASTER_MAX_IRRADIANCE)
     return Lightmaps(faces, terrain, probes)
 
