@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
@@ -47,6 +48,49 @@ def find_python(
     if python.is_file():
         return str(python)
     raise error(missing)
+
+
+@dataclass(frozen=True)
+class WorkerEnvironment:
+    """A library that lives in a venv of its own: how its Python is found, how it is set up."""
+
+    module: str  # what the worker imports, e.g. "bpy"
+    env_var: str  # names a Python that imports it, e.g. "GRADE_BLENDER_PYTHON"
+    venv: str  # the checkout's venv that `setup_command` makes, e.g. ".venv-render"
+    setup_command: str  # e.g. "make setup-render"
+    missing: str  # e.g. "Blender's Python module 'bpy' is not installed (about 0.9 GB)"
+    wanted: str  # the version the worker needs, e.g. "bpy 5.0"
+    error: type[GradeError]  # the set-up error of the tool
+
+    def python(self) -> str:
+        """The interpreter that imports `module`: $`env_var`, this one, or the checkout's venv.
+
+        Raises:
+            error: none has `module` (the message names the set-up command).
+        """
+        return find_python(
+            env_var=self.env_var,
+            module=self.module,
+            venv=self.venv,
+            missing=(
+                f"{self.missing}; install it with `{self.setup_command}` "
+                f"(or point {self.env_var} at a Python that imports {self.wanted})"
+            ),
+            error=self.error,
+        )
+
+    def check_import(self, python: str, log: str) -> None:
+        """Raise `error` naming the set-up command if the worker's `log` says that `python`
+        could not import `module`.
+
+        Raises:
+            error: it could not.
+        """
+        if f"No module named '{self.module}'" in log:
+            raise self.error(
+                f"{python} cannot import {self.module}; install it with "
+                f"`{self.setup_command}`\n{log_tail(log)}"
+            )
 
 
 def run_json_worker(

@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grade_common.venv_worker import find_python, log_tail, run_json_worker
+from grade_common.venv_worker import WorkerEnvironment, log_tail, run_json_worker
 from grade_render.errors import SETUP_COMMAND, RenderError, RenderSetupError
 
 WORKER = Path(__file__).with_name("blender_worker.py")
@@ -15,22 +15,24 @@ PYTHON_ENV = "GRADE_BLENDER_PYTHON"
 RENDER_VENV = ".venv-render"
 
 
+BLENDER = WorkerEnvironment(
+    module="bpy",
+    env_var=PYTHON_ENV,
+    venv=RENDER_VENV,
+    setup_command=SETUP_COMMAND,
+    missing="Blender's Python module 'bpy' is not installed (about 0.9 GB)",
+    wanted="bpy 5.0",
+    error=RenderSetupError,
+)
+
+
 def blender_python() -> str:
     """The interpreter that imports bpy: $GRADE_BLENDER_PYTHON, this one, or .venv-render's.
 
     Raises:
         RenderSetupError: none has bpy (the message names the set-up command).
     """
-    return find_python(
-        env_var=PYTHON_ENV,
-        module="bpy",
-        venv=RENDER_VENV,
-        missing=(
-            "Blender's Python module 'bpy' is not installed (about 0.9 GB); install it with "
-            f"`{SETUP_COMMAND}` (or point {PYTHON_ENV} at a Python that imports bpy 5.0)"
-        ),
-        error=RenderSetupError,
-    )
+    return BLENDER.python()
 
 
 def run_worker(
@@ -55,10 +57,6 @@ def run_worker(
         exe, worker, [str(job_dir)], job_dir / "worker.log", on_event, env=env
     )
     if code != 0:
-        tail = log_tail(err)
-        if "No module named 'bpy'" in err:
-            raise RenderSetupError(
-                f"{exe} cannot import bpy; install it with `{SETUP_COMMAND}`\n{tail}"
-            )
+        BLENDER.check_import(exe, err)
         name = "Blender" if worker == WORKER else worker.stem
-        raise RenderError(f"the {name} render worker failed (exit {code}):\n{tail}")
+        raise RenderError(f"the {name} render worker failed (exit {code}):\n{log_tail(err)}")

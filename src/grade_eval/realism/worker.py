@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_common.venv_worker import find_python, log_tail, run_json_worker
+from grade_common.venv_worker import WorkerEnvironment, log_tail, run_json_worker
 from grade_eval.errors import RealismError, RealismSetupError
 from grade_eval.realism.landmarks import MEDIAPIPE_POSE_LANDMARKS
 
@@ -42,6 +42,17 @@ class WorkerResult:
     faces: list[FloatArray]
 
 
+MEDIAPIPE = WorkerEnvironment(
+    module="mediapipe",
+    env_var=PYTHON_ENV,
+    venv=REALISM_VENV,
+    setup_command=SETUP_COMMAND,
+    missing="MediaPipe is not installed (its own environment .venv-realism, about 0.4 GB)",
+    wanted="mediapipe 0.10.21",
+    error=RealismSetupError,
+)
+
+
 def mediapipe_python() -> str:
     """The interpreter that imports mediapipe: $GRADE_MEDIAPIPE_PYTHON, this one, or
     .venv-realism's.
@@ -49,17 +60,7 @@ def mediapipe_python() -> str:
     Raises:
         RealismSetupError: none has mediapipe (the message names the set-up command).
     """
-    return find_python(
-        env_var=PYTHON_ENV,
-        module="mediapipe",
-        venv=REALISM_VENV,
-        missing=(
-            "MediaPipe is not installed (its own environment .venv-realism, about 0.4 GB); "
-            f"install it with `{SETUP_COMMAND}` (or point {PYTHON_ENV} at a Python that "
-            "imports mediapipe 0.10.21)"
-        ),
-        error=RealismSetupError,
-    )
+    return MEDIAPIPE.python()
 
 
 def run_mediapipe(
@@ -98,12 +99,8 @@ def run_mediapipe(
         np.savez(job_dir / "crops.npz", body=body, face=face)
         code, err = run_json_worker(exe, WORKER, [str(job_dir)], job_dir / "worker.log", on_event)
     if code != 0:
-        tail = log_tail(err)
-        if "No module named 'mediapipe'" in err:
-            raise RealismSetupError(
-                f"{exe} cannot import mediapipe; install it with `{SETUP_COMMAND}`\n{tail}"
-            )
-        raise RealismError(f"the MediaPipe worker failed (exit {code}):\n{tail}")
+        MEDIAPIPE.check_import(exe, err)
+        raise RealismError(f"the MediaPipe worker failed (exit {code}):\n{log_tail(err)}")
     if seen["body"] != len(body) or seen["face"] != len(face):
         raise RealismError(
             f"the MediaPipe worker answered {seen['body']}/{len(body)} body and "
