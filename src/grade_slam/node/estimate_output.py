@@ -5,7 +5,7 @@ nav_msgs/Odometry + Path of the estimate, and at shutdown the counts line and th
 from __future__ import annotations
 
 from dataclasses import fields
-from typing import Any
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -16,16 +16,27 @@ from rclpy.qos import QoSProfile
 
 from grade_common.atomic import StagedOutput
 from grade_common.rotations import matrix_to_quat
+from grade_common.schema import from_mapping
 from grade_slam.errors import SlamOutputExistsError
 from grade_slam.interfaces import TrackingStats, Trajectory
 from grade_slam.trajectory_file import tum_text
 
+if TYPE_CHECKING:
+    from _typeshed import DataclassInstance
 
-def declare_parameters(node: Node, classes: tuple[type, ...]) -> dict[str, Any]:
-    """Declare every field of the dataclasses as a read-only ROS 2 parameter (default: the
-    field's; enums by value, tuples as lists); their values by name."""
+P = TypeVar("P", bound="DataclassInstance")
+C = TypeVar("C", bound="DataclassInstance")
+
+
+def declare_parameters(node: Node, own: type[P], backend: type[C]) -> tuple[P, C]:
+    """Declare every field of the node's own and the backend's dataclasses as a read-only ROS 2
+    parameter (default: the field's; enums by value, tuples as lists) and validate each set.
+
+    Raises:
+        ConfigError: a value is invalid (its wording names the parameter).
+    """
     values: dict[str, Any] = {}
-    for cls in classes:
+    for cls in (own, backend):
         for f in fields(cls):
             default = getattr(cls(), f.name)
             if isinstance(default, tuple):
@@ -36,7 +47,11 @@ def declare_parameters(node: Node, classes: tuple[type, ...]) -> dict[str, Any]:
                 f.name, default, ParameterDescriptor(dynamic_typing=True, read_only=True)
             )
             values[f.name] = node.get_parameter(f.name).value
-    return values
+    names = {f.name for f in fields(own)}
+    return (
+        from_mapping(own, {k: v for k, v in values.items() if k in names}),
+        from_mapping(backend, {k: v for k, v in values.items() if k not in names}),
+    )
 
 
 class EstimateOutput:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -28,7 +28,7 @@ from std_msgs.msg import Header
 
 from grade_common.node import spin as grade_spin
 from grade_common.pointcloud import cloud_fields
-from grade_common.schema import Checked, Wording, from_mapping, text
+from grade_common.schema import Checked, Wording, text
 from grade_slam.config import PARAMETER_WORDING
 from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.lidar_odometry import LidarOdometryConfig, LidarScan, create_lidar_backend
@@ -54,13 +54,8 @@ class LidarOdometryNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("lidar_odometry", **kwargs)
-        values = declare_parameters(self, (LidarNodeParameters, LidarOdometryConfig))
-        names = {f.name for f in fields(LidarNodeParameters)}
-        self.params = from_mapping(
-            LidarNodeParameters, {k: v for k, v in values.items() if k in names}
-        )
-        self.config = from_mapping(
-            LidarOdometryConfig, {k: v for k, v in values.items() if k not in names}
+        self.params, self.config = declare_parameters(
+            self, LidarNodeParameters, LidarOdometryConfig
         )
         robot = self.params.robot
         self._estimate = EstimateOutput(

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import sys
 import time
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 import numpy as np
@@ -36,7 +36,7 @@ from tf2_msgs.msg import TFMessage
 from grade_common.images import image_to_array
 from grade_common.node import spin as grade_spin
 from grade_common.rotations import matrix_to_quat, quat_to_matrix
-from grade_common.schema import Checked, Wording, from_mapping, text
+from grade_common.schema import Checked, Wording, text
 from grade_sim.engine.semantic import BASE_CLASSES
 from grade_slam.backends import BACKENDS, create_backend
 from grade_slam.config import PARAMETER_WORDING, SlamConfig
@@ -74,12 +74,7 @@ class SlamNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("slam", **kwargs)
-        values = declare_parameters(self, (SlamNodeParameters, SlamConfig))
-        names = {f.name for f in fields(SlamNodeParameters)}
-        self.params = from_mapping(
-            SlamNodeParameters, {k: v for k, v in values.items() if k in names}
-        )
-        self.config = from_mapping(SlamConfig, {k: v for k, v in values.items() if k not in names})
+        self.params, self.config = declare_parameters(self, SlamNodeParameters, SlamConfig)
         self._estimate = EstimateOutput(
             self,
             f"/{self.params.robot}/slam",
