@@ -7,6 +7,7 @@ it against the camera's ground truth of the same run.
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -62,6 +63,10 @@ def test_live_slam_node_trajectory_is_scored_by_grade_eval(tmp_path: Path) -> No
     finally:
         slam.cleanup()
     assert "trajectory written" in slam.text
+    # the backend's CPU time per frame is counted (grade bench slam --live reads it)
+    cpu = re.search(r"cpu_s_per_frame (\d+\.\d+)", slam.text)
+    assert cpu is not None, slam.text
+    assert float(cpu.group(1)) > 0.0, slam.text
     est = read_tum(estimate)
     # the simulator published frames through the bootstrap too; ground truth starts after it
     published = round((SCENARIO["bootstrap_s"] + SCENARIO["duration_s"]) * 30.0) + 1  # type: ignore[operator]

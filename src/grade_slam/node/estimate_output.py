@@ -4,6 +4,8 @@ nav_msgs/Odometry + Path of the estimate, and at shutdown the counts line and th
 
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import fields
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -26,6 +28,7 @@ if TYPE_CHECKING:
 
 P = TypeVar("P", bound="DataclassInstance")
 C = TypeVar("C", bound="DataclassInstance")
+S = TypeVar("S")
 
 
 def declare_parameters(node: Node, own: type[P], backend: type[C]) -> tuple[P, C]:
@@ -71,6 +74,13 @@ class EstimateOutput:
         self._path = Path()
         self._path.header.frame_id = map_frame
         self.cpu_s = 0.0  # process CPU time spent in the backend (all of its threads)
+
+    def track(self, process: Callable[[S], np.ndarray | None], sample: S) -> np.ndarray | None:
+        """The backend's `process` of one sample (its pose, or None), its CPU time in cpu_s."""
+        start = time.process_time()
+        pose = process(sample)
+        self.cpu_s += time.process_time() - start
+        return pose
 
     def publish(self, stamp: Any, child_frame: str, pose: np.ndarray) -> None:
         odom = Odometry()

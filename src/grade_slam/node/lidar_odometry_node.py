@@ -15,7 +15,6 @@ the node stops (score it against gt/<robot>/<lidar>/groundtruth.txt with `grade 
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -94,9 +93,7 @@ class LidarOdometryNode(Node):
         except SlamInputError as err:
             self.get_logger().warning(f"scan skipped: {err}", throttle_duration_sec=5.0)
         else:
-            start = time.process_time()
-            pose = self.tracker.process(scan)
-            self._estimate.cpu_s += time.process_time() - start
+            pose = self._estimate.track(self.tracker.process, scan)
             if pose is not None:
                 self._estimate.publish(msg.header.stamp, msg.header.frame_id, pose)
         ack = Header()

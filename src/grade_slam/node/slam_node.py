@@ -21,7 +21,6 @@ tracked.
 from __future__ import annotations
 
 import sys
-import time
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
@@ -222,9 +221,7 @@ class SlamNode(Node):
         except SlamError as err:
             self.get_logger().warning(f"frame skipped: {err}", throttle_duration_sec=5.0)
         else:
-            start = time.process_time()
-            pose = self.tracker.process(frame)
-            self._estimate.cpu_s += time.process_time() - start
+            pose = self._estimate.track(self.tracker.process, frame)
             if pose is not None:
                 self._publish(msgs["rgb"], pose)
         ack = Header()
