@@ -276,9 +276,9 @@ class BakeConfig:
     texture_px_per_m: float = field(default=48.0, metadata=bounds(8.0, 512.0))
     max_face_px: int = field(default=256, metadata=bounds(16, 2048))
     seed: int = 0
-    # Dark see-through patches on the ground under people and animals, in the RGB pass only
-    # (engine/mujoco/contact_shadows.py), cast away from the dominant light: hard-edged and
-    # about 4-5 ms a frame for 20 people (docs/looks.md), so off unless asked for.
+    # Soft dark footprints on the ground under people and animals, cast away from the dominant
+    # light, drawn into the RGB image with its exact depth (engine/mujoco/contact_shadows.py;
+    # about 1.4 ms a frame for 20 people, docs/looks.md). RGB only.
     contact_shadows: bool = False
     # Light probes (engine/bake/probes.py): a grid of the baked light in the air, gathered with
     # the lightmaps, that shades moving things (people, animals, robots, flying objects) by

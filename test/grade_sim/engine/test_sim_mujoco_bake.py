@@ -7,14 +7,15 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from numpy.typing import NDArray
 
 from grade_common.occupancy import OccupancyGrid
+from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import Stream, scenario_from_mapping
 from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.engine.mujoco.contact_shadows import (
-    CAST_LAYERS,
-    CONTACT_LAYERS,
+    GROUND_FADE_M,
     MAX_SHADOW_M,
     PERSON_HEIGHT_M,
     PERSON_RADIUS_M,
@@ -22,6 +23,7 @@ from grade_sim.engine.mujoco.contact_shadows import (
     LightArrays,
 )
 from grade_sim.engine.mujoco.engine import MujocoEngine
+from grade_sim.engine.pixels import backproject
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import InstanceInfo, RobotSetup, Scene, build_scene
 from grade_sim.world.model import Ambience, Light, Material, StaticBox, World
@@ -263,11 +265,12 @@ def test_light_probes_shade_each_person_by_the_light_where_they_stand(
     assert measured[0] < measured[1]
 
 
-def test_contact_shadows_fall_away_from_the_dominant_light() -> None:
+def test_contact_shadows_are_soft_darkest_at_the_feet_and_fall_away_from_the_light() -> None:
     scene = _shadow_scene(False, True)  # one spot light at (2.5, -0.3, 2.0), aimed down
     light_xy = np.array(scene.world.lights[0].position_xyz[:2])
     shadows = ContactShadows(
         np.zeros(2, np.int64),
+        np.full(2, -1, np.int64),
         np.full(2, PERSON_RADIUS_M),
         np.full(2, PERSON_HEIGHT_M),
         LightArrays.of(scene.world.lights),
@@ -275,17 +278,175 @@ def test_contact_shadows_fall_away_from_the_dominant_light() -> None:
         scene,
     )
     beside = light_xy + np.array([1.0, 0.0])
-    patches = shadows.patches(np.array([beside, light_xy]))
-    per_actor = len(CONTACT_LAYERS) + len(CAST_LAYERS)
-    assert len(patches) == per_actor + len(CONTACT_LAYERS)  # right under it: the round one only
-    cast = patches[len(CONTACT_LAYERS) : per_actor]
-    for centre, shape, alpha in cast:
-        assert centre[0] > beside[0] + 0.1  # pushed away from the light, along +x
-        assert abs(centre[1] - beside[1]) < 1e-9
-        long_axis = shape @ np.array([1.0, 0.0, 0.0])
-        assert abs(long_axis[0]) > 2 * PERSON_RADIUS_M  # stretched along the light's direction
-        assert 0.0 < alpha <= CAST_LAYERS[0][1]
+    prints = shadows.footprints(np.array([beside, light_xy]))
+    np.testing.assert_allclose(prints.away_xy[0], [1.0, 0.0], atol=1e-9)  # away from the light
+    assert prints.cast_darkness[1] == 0.0  # right under it: the round patch only
     # A person 1 m from a light 2 m up casts a shadow about 1.75 * 1 / (2 - 0.875) m long.
-    expected_length = PERSON_HEIGHT_M * 1.0 / (2.0 - 0.5 * PERSON_HEIGHT_M)
-    far_tip = cast[0][0][0] + (cast[0][1] @ [1.0, 0.0, 0.0])[0] - beside[0]
-    assert far_tip == pytest.approx(PERSON_RADIUS_M + min(expected_length, MAX_SHADOW_M), rel=0.05)
+    expected_length = min(PERSON_HEIGHT_M * 1.0 / (2.0 - 0.5 * PERSON_HEIGHT_M), MAX_SHADOW_M)
+    assert prints.length_m[0] == pytest.approx(expected_length, rel=1e-6)
+
+    one = ContactShadows(
+        shadows.body_ids[:1],
+        shadows.instance_ids[:1],
+        shadows.radius_m[:1],
+        shadows.height_m[:1],
+        shadows.lights,
+        shadows.ambient,
+        scene,
+    ).footprints(beside[None, :])
+
+    def dark(offsets_xy: list[tuple[float, float]], z: float = 0.0) -> FloatArray:
+        points = np.array([[beside[0] + dx, beside[1] + dy, z] for dx, dy in offsets_xy])
+        return one.darkness_at(points, np.zeros(len(points)))
+
+    at_feet = float(dark([(0.0, 0.0)])[0])
+    ring = dark([(np.cos(a), np.sin(a)) for a in np.linspace(0, 2 * np.pi, 16, endpoint=False)])
+    assert at_feet > 0.5
+    assert (ring < 0.6 * at_feet).all()  # darker at the feet than 1 m away, every way
+    toward, away = dark([(-1.0, 0.0), (1.0, 0.0)])
+    assert toward == 0.0  # nothing on the light's side 1 m out
+    assert away > 0.15  # the cast shadow there
+    assert dark([(expected_length + 0.6, 0.0)])[0] == 0.0  # it ends past the shadow's tip
+    # Soft: across the shadow, 1 cm apart, no step larger than a tenth of its depth (a hard
+    # edge would be one step of all of it).
+    across = dark([(0.8, y) for y in np.linspace(-0.6, 0.6, 121)])
+    assert across.max() > 0.1
+    assert np.abs(np.diff(across)).max() < 0.1 * across.max()
+    assert across[0] == 0.0
+    # Only on the ground: nothing on a body or anything else above it.
+    assert dark([(0.0, 0.0), (0.5, 0.0)], z=GROUND_FADE_M).max() == 0.0
+    assert dark([(0.0, 0.0)], z=0.5)[0] == 0.0
+
+
+def _contact_scene(contact: bool) -> Scene:
+    bake = {"enabled": True, "probes": False, "contact_shadows": contact, **COARSE_BAKE}
+    camera = {
+        "name": "camera",
+        "width": 240,
+        "height": 180,
+        "mount": {"xyz": [0.2, 0.0, 0.0], "rpy": [0.0, 0.5, 0.0]},  # tilted down at the floor
+    }
+    return build_scene(
+        small_scenario(
+            240,
+            180,
+            people={"count": 2},
+            flying_objects={"count": 0},
+            lights={"count": 2, "bake": bake},
+            render={"supersample": 1.5},
+            robots=[{"name": "uav1", "motion": {"mode": "commands"}, "cameras": [camera]}],
+        )
+    )
+
+
+def _long_shadow_spot(
+    scene: Scene, shadows: ContactShadows
+) -> tuple[FloatArray, FloatArray, FloatArray]:
+    """(feet xy, unit away from the light, camera xy) of a free spot where one person's cast
+    shadow is long and dark, with a clear line of sight 2.4 m from it, across the shadow."""
+    roomy = scene.world.free_space.inflated(1.2)
+    lo, hi = np.asarray(scene.world.bounds_min_xyz[:2]), np.asarray(scene.world.bounds_max_xyz[:2])
+    best: tuple[float, FloatArray, FloatArray, FloatArray] | None = None
+    one = shadows.subset(np.arange(len(shadows.body_ids)) == 0)
+    for x in np.arange(lo[0], hi[0], 0.25):
+        for y in np.arange(lo[1], hi[1], 0.25):
+            xy = np.array([x, y])
+            if not roomy.is_free(xy):
+                continue
+            prints = one.footprints(xy[None, :])
+            if prints.cast_darkness[0] < 0.2:
+                continue
+            away = prints.away_xy[0]
+            for sign in (1.0, -1.0):
+                cam = xy + sign * 2.4 * np.array([-away[1], away[0]])
+                score = float(prints.cast_darkness[0] * min(prints.length_m[0], 1.6))
+                if scene.world.free_space.segment_is_free(xy, cam) and (
+                    best is None or score > best[0]
+                ):
+                    best = (score, xy, away, cam)
+    assert best is not None, "no spot with a long shadow in view"
+    return best[1], best[2], best[3]
+
+
+@pytest.mark.slow
+def test_contact_shadows_darken_the_floor_only_and_fall_away_from_the_light(
+    engine_of: Callable[[Scene], MujocoEngine], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """One person where its shadow is long, seen from the side: with the contact shadows the
+    floor at the feet is darker than without, 1 m away from the light darker than 1 m towards
+    it, and nothing else changes (the person's pixels above the ground, depth, masks)."""
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
+    plain, shaded = _contact_scene(False), _contact_scene(True)
+    engines = [engine_of(plain), engine_of(shaded)]
+    shadows = engines[1]._contact
+    assert engines[0]._contact is None
+    assert shadows is not None
+    feet, away, cam_xy = _long_shadow_spot(shaded, shadows)
+    pos, quat = plain.actor_body_poses(0)
+    pos = pos.copy()
+    per_person = len(plain.people[0].body_names())
+    pos[:per_person, :2] += feet - pos[0, :2]
+    pos[per_person:, 0] += 100.0  # the other person far away
+    setup = plain.robots[0]
+    names = [j.name for j in setup.model.joints]
+    q = np.zeros(len(names))
+    look = feet - cam_xy
+    for i, name in enumerate(names):
+        q[i] = {"x": cam_xy[0], "y": cam_xy[1], "z": 1.6}.get(name, 0.0)
+        if name == "yaw":
+            q[i] = np.arctan2(look[1], look[0])
+    streams = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE, Stream.NORMALS})
+    frames = []
+    for engine in engines:
+        engine.set_actor_poses(pos, quat)
+        engine.set_robot_kinematics(setup.model.name, q, np.zeros_like(q), np.zeros_like(q))
+        engine.update_kinematic_sensors()
+        frames.append(engine.render("uav1", "camera", streams))
+    a, b = frames
+    for name in ("depth_m", "instance", "normals_cam"):
+        assert getattr(a, name).tobytes() == getattr(b, name).tobytes(), name
+    # Every pixel's point in the world.
+    engine = engines[0]
+    slot = engine._cameras[("uav1", "camera")]
+    cam_pos, cam_quat = engine.camera_pose("uav1", "camera")
+    points = backproject(a.depth_m, engine._intrinsics(slot)) @ quat_to_matrix(cam_quat).T
+    points += cam_pos
+    person = next(i for i, v in plain.instances.items() if v.name == plain.people[0].name)
+    body = (a.instance == person) & (points[..., 2] > GROUND_FADE_M)
+    assert body.sum() > 300  # the person is in view
+    assert np.array_equal(a.rgb[body], b.rgb[body])  # no darkening on the person
+    floors = [i for i, v in plain.instances.items() if v.label == "floor"]
+    floor = np.isin(a.instance, floors) & (a.rgb.sum(axis=2) > 30)
+    offset = points[..., :2] - feet
+    u = offset @ away
+    v = offset @ np.array([-away[1], away[0]])
+    ratio = b.rgb.sum(axis=2) / np.maximum(a.rgb.sum(axis=2), 1)
+
+    def mean_ratio(where: NDArray[np.bool_]) -> float:
+        picked = floor & where
+        assert picked.sum() > 20
+        return float(ratio[picked].mean())
+
+    at_feet = mean_ratio(np.hypot(u, v) < 0.35)
+    toward = mean_ratio((np.abs(u + 1.0) < 0.15) & (np.abs(v) < 0.25))
+    away_side = mean_ratio((np.abs(u - 1.0) < 0.15) & (np.abs(v) < 0.15))
+    ring = mean_ratio(np.abs(np.hypot(u, v) - 1.0) < 0.1)  # 1 m from the feet, every way
+    assert at_feet < 0.85
+    assert at_feet < ring - 0.05  # darker at the feet than 1 m away
+    assert toward > 0.98  # no shadow on the light's side
+    assert away_side < toward - 0.08  # the cast shadow, away from the light
+
+
+def test_contact_shadows_find_the_ground_on_terrain_as_the_terrain_does() -> None:
+    """The kernel's compiled ground height is Terrain.height_at (the drawn triangles), so the
+    shadows lie on hills as on flat floors."""
+    from grade_sim.engine.mujoco.contact_shadows import _ground_z
+    from grade_sim.world.terrain import Terrain
+
+    rng = np.random.default_rng(5)
+    terrain = Terrain((-3.0, -2.0), 0.5, rng.uniform(-1.0, 2.0, (13, 11)))
+    xy = rng.uniform(-4.0, 4.0, (200, 2))  # some outside: both clamp to the edge
+    heights = np.ascontiguousarray(terrain.heights_m)
+    origin = np.asarray(terrain.origin_xy)
+    ours = [_ground_z(x, y, heights, origin, terrain.spacing_m) for x, y in xy]
+    np.testing.assert_allclose(ours, terrain.height_at(xy[:, 0], xy[:, 1]), rtol=0, atol=1e-12)

@@ -1,24 +1,29 @@
-"""Contact shadows: soft dark patches on the ground under people and animals (RGB only),
+"""Contact shadows: soft dark footprints on the ground under people and animals (RGB only),
 cast away from the light that lights each of them most.
 
-The baked light covers the static world; moving things get no shadow from it. Under each actor a
-few flat, see-through octagons are drawn (their alpha adds up towards the middle): a round one
-where the feet meet the ground, and longer ones stretched away from the actor's dominant light
-(the light whose unshadowed spot formula is strongest at the actor), as long as the shadow of a
-person of that height would be under it, and darker the larger that light's share of all the
-light there. An octagon is two boxes turned 45 deg apart; stretching it into an ellipse is a
-scale in its drawing matrix (the boxes are black and unlit, so their normals do not matter).
-They are added to the MuJoCo scene after `mjv_updateScene` and removed before the segmentation
-pass, so masks, depth, normals and flow never see them (the engine takes depth from the exact
-pass whenever they are drawn).
+The baked light covers the static world; moving things get no shadow from it. After the RGB
+image is read back (and averaged down), each pixel inside an actor's projected footprint is
+unprojected with the frame's exact depth (the segmentation pass's, the one the depth stream
+gets) and darkened where that point lies on the ground (within `GROUND_FULL_M` of the terrain's
+surface, fading out by `GROUND_FADE_M`; a person's body, furniture tops and grass tufts are
+higher and are left alone). The darkening joins two soft shapes (as 1 - (1 - a)(1 - b)), both
+falling off smoothly as (1 - d^2 / R^2)^2 to zero at their edge: a round patch where the feet
+meet the ground, and a cast shadow along the direction away from the actor's dominant light (the
+light whose unshadowed spot formula is strongest at its mid-height), as long as the shadow of a
+body of that height would be under it, as dark as that light's share of all the light there,
+widening (penumbra) and fading with the distance from the feet. One compiled pass (`_darken`,
+numba `nogil`, vectorised) over each footprint's pixel box; nothing is added to MuJoCo's scene,
+so depth, masks, normals and flow are the passes' own. Deterministic: the same state gives the
+same bytes.
 """
 
 from __future__ import annotations
 
-import math
+import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -31,23 +36,17 @@ PERSON_RADIUS_M = 0.3
 PERSON_HEIGHT_M = 1.75
 ANIMAL_RADIUS_M = 0.55
 ANIMAL_HEIGHT_M = 1.0
-# The round patch at the feet: (radius share, alpha) per layer, outside in.
-CONTACT_LAYERS: tuple[tuple[float, float], ...] = ((0.75, 0.13),)
-# The cast patch: (share of the shadow's length, alpha at full share of the light) per layer.
-# One layer each: every see-through box costs fill on the CPU rasteriser (measured: two layers
-# each, 160 boxes for 20 people, cost about 2.5 times one layer each).
-CAST_LAYERS: tuple[tuple[float, float], ...] = ((1.0, 0.14),)
-MAX_SHADOW_M = 1.6  # the longest cast patch (a low light far away)
-LIFT_M = 0.004  # above the ground, so the patch wins the depth test against the floor
-THICKNESS_M = 0.0005
-_SQUARE_SHARE = 0.85  # a square's half side per octagon radius
-_TURN_45 = np.array(
-    [
-        [math.cos(math.pi / 4), -math.sin(math.pi / 4), 0.0],
-        [math.sin(math.pi / 4), math.cos(math.pi / 4), 0.0],
-        [0.0, 0.0, 1.0],
-    ]
-)
+# Both shapes fall off as (1 - d^2 / R^2)^2 inside R, 0 outside: smooth to their edge (no step in
+# value or slope) and of tight support, so the pass touches few pixels.
+CONTACT_RADIUS_SHARE = 1.3  # the round patch's radius, per actor radius
+CONTACT_DARKNESS = 0.5  # its darkening right under the actor
+CAST_WIDTH_SHARE = 0.8  # the cast shadow's half width at the feet, per actor radius
+CAST_WIDENING = 0.12  # its half width grows this much per metre from the feet (penumbra)
+CAST_DARKNESS = 0.85  # its darkening at the feet when the dominant light is all the light there
+MAX_SHADOW_M = 2.5  # the longest cast shadow (a low light or sun)
+GROUND_FULL_M = 0.02  # points up to this high above the ground are fully darkened
+GROUND_FADE_M = 0.06  # and none from this high up (a person's body, furniture, grass)
+_NEAR_M = 1e-3  # corners of a footprint box nearer than this to the camera plane are clipped
 
 
 @dataclass(frozen=True)
@@ -98,10 +97,78 @@ class LightArrays:
 
 
 @dataclass(frozen=True)
+class Footprints:
+    """Every actor's shadow on the ground, as the kernel reads it (one row per actor)."""
+
+    feet_xyz: FloatArray  # (n, 3) the ground under the actor
+    away_xy: FloatArray  # (n, 2) unit, away from the dominant light (zero: no cast shadow)
+    length_m: FloatArray  # (n,) of the cast shadow from the feet
+    contact_radius_m: FloatArray
+    contact_darkness: FloatArray
+    cast_half_width_m: FloatArray  # at the feet
+    cast_darkness: FloatArray  # at the feet
+
+    def extent(self) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Each footprint's support, a rectangle outside which it is zero: its long axis
+        ((n, 2) unit: away from the light, or +x without a cast shadow), and how far it
+        reaches behind the feet, in front of them and to each side ((n,) each)."""
+        n = len(self.feet_xyz)
+        has_cast = (self.cast_darkness > 0.0) & (np.linalg.norm(self.away_xy, axis=1) > 0.5)
+        axis = np.where(has_cast[:, None], self.away_xy, np.tile([1.0, 0.0], (n, 1)))
+        cast_half = np.where(has_cast, self.cast_half_width_m, 0.0)
+        tip_half = np.where(has_cast, cast_half + CAST_WIDENING * self.length_m, 0.0)
+        back = np.maximum(self.contact_radius_m, cast_half)
+        front = np.maximum(self.contact_radius_m, np.where(has_cast, self.length_m, 0.0) + tip_half)
+        half = np.maximum(self.contact_radius_m, tip_half)
+        return axis, back, front, half
+
+    def support_xy(self) -> FloatArray:
+        """(n, 4, 2) corners of each footprint's support rectangle (`extent`)."""
+        axis, back, front, half = self.extent()
+        side = np.column_stack([-axis[:, 1], axis[:, 0]])
+        feet = self.feet_xyz[:, :2]
+        out = np.empty((len(feet), 4, 2))
+        for k, (along, across) in enumerate(((-1, -1), (-1, 1), (1, 1), (1, -1))):
+            reach_along = back if along < 0 else front
+            out[:, k] = feet + along * reach_along[:, None] * axis + across * half[:, None] * side
+        return out
+
+    def darkness_at(self, points_xyz: FloatArray, ground_z: FloatArray) -> FloatArray:
+        """(p,) share of light taken away at world points whose ground is `ground_z` (the
+        kernel's own formula, for tests and tools)."""
+        out = np.empty(len(points_xyz))
+        _darkness_points(
+            np.ascontiguousarray(points_xyz, dtype=np.float64),
+            np.ascontiguousarray(ground_z, dtype=np.float64),
+            self.table(),
+            out,
+        )
+        return out
+
+    def table(self) -> FloatArray:
+        """(n, 9) the kernels' view, one row per actor (columns `_FEET_X` ... `_CAST_DARK`)."""
+        axis = self.extent()[0]
+        columns = (
+            self.feet_xyz[:, 0],
+            self.feet_xyz[:, 1],
+            axis[:, 0],
+            axis[:, 1],
+            self.length_m,
+            1.0 / np.maximum(self.contact_radius_m, 1e-6) ** 2,
+            self.contact_darkness,
+            self.cast_half_width_m,
+            self.cast_darkness,
+        )
+        return np.ascontiguousarray(np.column_stack(columns), dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class ContactShadows:
-    """The bodies whose xy a shadow follows, their radius and height, the lights and ground."""
+    """The bodies whose xy a shadow follows, their instance, radius and height, the lights and
+    the ground."""
 
     body_ids: NDArray[np.int64]
+    instance_ids: NDArray[np.int64]
     radius_m: FloatArray
     height_m: FloatArray
     lights: LightArrays
@@ -113,15 +180,19 @@ class ContactShadows:
         import mujoco
 
         names = [f"{p.name}/{p.body_names()[0]}" for p in scene.people]
+        actors = [p.name for p in scene.people]
         radii = [PERSON_RADIUS_M * p.scale for p in scene.people]
         heights = [PERSON_HEIGHT_M * p.scale for p in scene.people]
         names += [f"{a.name}/{ANIMAL_PART_NAMES[0]}" for a in scene.animals]
+        actors += [a.name for a in scene.animals]
         radii += [ANIMAL_RADIUS_M] * len(scene.animals)
         heights += [ANIMAL_HEIGHT_M] * len(scene.animals)
         ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
+        instance_of = {info.name: i for i, info in scene.instances.items()}
         ambience = scene.world.ambience
         return cls(
             np.asarray(ids, np.int64),
+            np.asarray([instance_of.get(a, -1) for a in actors], np.int64),
             np.asarray(radii, np.float64),
             np.asarray(heights, np.float64),
             LightArrays.of(tuple(scene.world.lights)),
@@ -129,62 +200,289 @@ class ContactShadows:
             scene,
         )
 
-    def patches(self, xy: FloatArray) -> list[tuple[FloatArray, FloatArray, float]]:
-        """(centre xyz, 3x3 drawing matrix of a unit-radius octagon, alpha) of every patch for
-        actors at `xy` ((n, 2)), in drawing order."""
-        ground = np.atleast_1d(self.scene.world.terrain_height(xy[:, 0], xy[:, 1]))
-        feet = np.column_stack([xy, ground])
-        out: list[tuple[FloatArray, FloatArray, float]] = []
-        if len(self.lights.position):
-            mid = feet + np.column_stack([np.zeros((len(xy), 2)), 0.5 * self.height_m])
-            weight, unit = self.lights.towards(mid)
-            dominant = np.argmax(weight, axis=1)
-        for k, (centre, r, h) in enumerate(zip(feet, self.radius_m, self.height_m, strict=True)):
-            lifted = centre + np.array([0.0, 0.0, LIFT_M])
-            for share, alpha in CONTACT_LAYERS:
-                out.append((lifted, np.diag([r * share, r * share, 1.0]), alpha))
-            if not len(self.lights.position):
-                continue
-            w = weight[k]
-            best = int(dominant[k])
-            if w[best] <= 0.0:
-                continue
-            light_share = float(w[best] / (w.sum() + self.ambient))
-            to_light = unit[k, best]
-            flat = math.hypot(to_light[0], to_light[1])
-            if flat < 1e-6:  # straight overhead: the round patch is the shadow
-                continue
-            away = -to_light[:2] / flat
-            length = min(MAX_SHADOW_M, h * flat / max(to_light[2], 0.15))
-            rotation = np.array([[away[0], -away[1], 0.0], [away[1], away[0], 0.0], [0, 0, 1.0]])
-            for share, alpha in CAST_LAYERS:
-                half_long = r + 0.5 * share * length
-                shift = 0.5 * share * length
-                at = lifted + np.array([away[0] * shift, away[1] * shift, 0.0])
-                shape = rotation @ np.diag([half_long, r * (0.8 + 0.2 * share), 1.0])
-                out.append((at, shape, alpha * light_share))
-        return out
+    def subset(self, keep: NDArray[np.bool_]) -> ContactShadows:
+        """These shadows of the actors where `keep` is true."""
+        return dataclasses.replace(
+            self,
+            body_ids=self.body_ids[keep],
+            instance_ids=self.instance_ids[keep],
+            radius_m=self.radius_m[keep],
+            height_m=self.height_m[keep],
+        )
 
-    def add_to(self, mj: Any, vscene: Any, data: Any) -> None:
-        """Append the patches to `vscene` (as many as fit in its geom buffer)."""
-        xy = np.asarray(data.xpos)[self.body_ids, :2]
-        size = np.array([_SQUARE_SHARE, _SQUARE_SHARE, THICKNESS_M])
-        for centre, shape, alpha in self.patches(xy):
-            if alpha <= 0.0:
+    def footprints(self, xy: FloatArray) -> Footprints:
+        """The shadows of actors standing at `xy` ((n, 2))."""
+        n = len(xy)
+        ground = np.atleast_1d(self.scene.world.terrain_height(xy[:, 0], xy[:, 1]))
+        feet = np.column_stack([xy, ground]).astype(np.float64)
+        r, h = self.radius_m, self.height_m
+        away = np.zeros((n, 2))
+        length = np.zeros(n)
+        cast = np.zeros(n)
+        if len(self.lights.position) and n:
+            mid = feet + np.column_stack([np.zeros((n, 2)), 0.5 * h])
+            weight, unit = self.lights.towards(mid)
+            best = np.argmax(weight, axis=1)
+            rows = np.arange(n)
+            w_best = weight[rows, best]
+            to_light = unit[rows, best]
+            flat = np.hypot(to_light[:, 0], to_light[:, 1])
+            lit = (w_best > 0.0) & (flat > 1e-6)  # straight overhead: the round patch only
+            share = w_best / (weight.sum(axis=1) + self.ambient)
+            safe = np.where(lit, flat, 1.0)
+            away = np.where(lit[:, None], -to_light[:, :2] / safe[:, None], 0.0)
+            length = np.where(
+                lit, np.minimum(MAX_SHADOW_M, h * flat / np.maximum(to_light[:, 2], 0.15)), 0.0
+            )
+            cast = np.where(lit, CAST_DARKNESS * np.clip(share, 0.0, 1.0), 0.0)
+        return Footprints(
+            feet,
+            away,
+            length,
+            CONTACT_RADIUS_SHARE * r,
+            np.full(n, CONTACT_DARKNESS),
+            CAST_WIDTH_SHARE * r,
+            cast,
+        )
+
+    def darken(
+        self,
+        rgb: NDArray[np.uint8],
+        depth_m: NDArray[np.float32],
+        k: FloatArray,
+        position_world_optical: FloatArray,
+        r_world_optical: FloatArray,
+        data: Any,
+        hidden: frozenset[int] = frozenset(),
+    ) -> None:
+        """Darken `rgb` (h, w, 3, top row first) in place where the ground under the actors in
+        `data` shows, with `depth_m` the same view's planar depth (0: nothing there)."""
+        shown = np.array([int(i) not in hidden for i in self.instance_ids], dtype=bool)
+        if not shown.any():
+            return
+        actors = self if shown.all() else self.subset(shown)  # hidden ones cast none
+        prints = actors.footprints(np.asarray(data.xpos)[actors.body_ids, :2])
+        h, w = depth_m.shape
+        boxes = _pixel_boxes(prints, self.scene, k, position_world_optical, r_world_optical, w, h)
+        if not (boxes[:, 2] > boxes[:, 0]).any():
+            return
+        r = np.asarray(r_world_optical, dtype=np.float64)
+        base = r[:, 2] - k[0, 2] / k[0, 0] * r[:, 0] - k[1, 2] / k[1, 1] * r[:, 1]
+        terrain = self.scene.world.terrain
+        if terrain is None:  # flat at z = 0: one cell of zeros, far larger than any world
+            heights, origin, spacing = np.zeros((2, 2)), np.array([-1e9, -1e9]), 2e9
+        else:
+            heights = np.ascontiguousarray(terrain.heights_m, dtype=np.float64)
+            origin, spacing = np.asarray(terrain.origin_xy, np.float64), float(terrain.spacing_m)
+        _darken(
+            rgb,
+            depth_m,
+            np.asarray(position_world_optical, dtype=np.float64),
+            base,
+            r[:, 0] / k[0, 0],
+            r[:, 1] / k[1, 1],
+            boxes,
+            prints.table(),
+            heights,
+            origin,
+            spacing,
+        )
+
+
+_BOX_EDGES = np.array(
+    [[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4], [0, 4], [1, 5], [2, 6], [3, 7]]
+)
+
+
+def _pixel_boxes(
+    prints: Footprints,
+    scene: Scene,
+    k: FloatArray,
+    position_world_optical: FloatArray,
+    r_world_optical: FloatArray,
+    width: int,
+    height: int,
+) -> NDArray[np.int64]:
+    """(n, 4) pixel boxes [x0, y0, x1, y1) of each footprint's support in the image: the box
+    over its ground rectangle (between the lowest ground under it less 0.1 m and the highest
+    plus GROUND_FADE_M), clipped at the camera plane; empty (x1 <= x0) when out of view."""
+    corners = prints.support_xy()  # (n, 4, 2)
+    n = len(corners)
+    ground = np.asarray(
+        scene.world.terrain_height(corners[..., 0].ravel(), corners[..., 1].ravel())
+    ).reshape(n, 4)
+    ground = np.concatenate([ground, prints.feet_xyz[:, 2:3]], axis=1)
+    low = ground.min(axis=1) - 0.1
+    high = ground.max(axis=1) + GROUND_FADE_M + 0.1
+    box = np.concatenate(
+        [
+            np.concatenate([corners, np.repeat(low[:, None, None], 4, axis=1)], axis=2),
+            np.concatenate([corners, np.repeat(high[:, None, None], 4, axis=1)], axis=2),
+        ],
+        axis=1,
+    )  # (n, 8, 3)
+    cam = (box - np.asarray(position_world_optical)) @ np.asarray(r_world_optical)  # optical
+    a, b = cam[:, _BOX_EDGES[:, 0]], cam[:, _BOX_EDGES[:, 1]]  # (n, 12, 3)
+    za, zb = a[..., 2], b[..., 2]
+    t = np.clip((_NEAR_M - za) / np.where(zb != za, zb - za, 1.0), 0.0, 1.0)
+    cut = a + t[..., None] * (b - a)
+    crosses = (za >= _NEAR_M) != (zb >= _NEAR_M)
+    points = np.concatenate([a, b, cut], axis=1)
+    front = np.concatenate([za >= _NEAR_M, zb >= _NEAR_M, crosses], axis=1)
+    z = np.maximum(points[..., 2], _NEAR_M)
+    u = k[0, 0] * points[..., 0] / z + k[0, 2]
+    v = k[1, 1] * points[..., 1] / z + k[1, 2]
+    big = 1e9
+    x0 = np.where(front, u, big).min(axis=1)
+    x1 = np.where(front, u, -big).max(axis=1)
+    y0 = np.where(front, v, big).min(axis=1)
+    y1 = np.where(front, v, -big).max(axis=1)
+    out = np.zeros((n, 4), np.int64)
+    out[:, 0] = np.clip(np.floor(x0) - 1, 0, width)
+    out[:, 1] = np.clip(np.floor(y0) - 1, 0, height)
+    out[:, 2] = np.clip(np.ceil(x1) + 2, 0, width)
+    out[:, 3] = np.clip(np.ceil(y1) + 2, 0, height)
+    empty = (out[:, 2] <= out[:, 0]) | (out[:, 3] <= out[:, 1])
+    out[empty] = 0
+    return out
+
+
+# Columns of Footprints.table.
+_FEET_X, _FEET_Y, _AXIS_X, _AXIS_Y, _LENGTH = range(5)
+_CONTACT_INV_R2, _CONTACT_DARK, _CAST_HALF, _CAST_DARK = range(5, 9)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _ground_weight(above_m: float) -> float:  # pragma: no cover - compiled
+    """How much of the darkening a point `above_m` over the ground gets: 1 on it, 0 above."""
+    off = abs(above_m)
+    if off >= GROUND_FADE_M:
+        return 0.0
+    if off <= GROUND_FULL_M:
+        return 1.0
+    return (GROUND_FADE_M - off) / (GROUND_FADE_M - GROUND_FULL_M)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _darkness(x: float, y: float, table: Any, a: int) -> float:  # pragma: no cover - compiled
+    """Share of light actor `a` (a row of `table`) takes away on the ground at (x, y).
+
+    Both shapes fall off as (1 - q)^2 (q: squared distance over squared radius) and are 0 from
+    q = 1 on. Written without branches (min / max only), so that the compiler vectorises the
+    loops over pixel rows that call it.
+    """
+    dx = x - table[a, _FEET_X]
+    dy = y - table[a, _FEET_Y]
+    fall = max(1.0 - (dx * dx + dy * dy) * table[a, _CONTACT_INV_R2], 0.0)
+    contact = table[a, _CONTACT_DARK] * fall * fall
+    u = dx * table[a, _AXIS_X] + dy * table[a, _AXIS_Y]  # along the shadow
+    v = dy * table[a, _AXIS_X] - dx * table[a, _AXIS_Y]  # across it
+    uc = min(max(u, 0.0), table[a, _LENGTH])
+    w0 = table[a, _CAST_HALF]
+    inv_width = 1.0 / (w0 + CAST_WIDENING * uc)
+    off = u - uc  # behind the feet or beyond the tip: round ends
+    fall = max(1.0 - (v * v + off * off) * inv_width * inv_width, 0.0)
+    cast = table[a, _CAST_DARK] * w0 * inv_width * fall * fall
+    return float(1.0 - (1.0 - contact) * (1.0 - cast))
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
+def _ground_z(x: float, y: float, heights: Any, origin: Any, spacing: float) -> float:
+    """Terrain.height_at for one point (the same triangles), compiled."""  # pragma: no cover
+    nx = heights.shape[0] - 1
+    ny = heights.shape[1] - 1
+    u = min(max((x - origin[0]) / spacing, 0.0), float(nx))
+    v = min(max((y - origin[1]) / spacing, 0.0), float(ny))
+    i = min(int(u), nx - 1)  # u >= 0: int is floor
+    j = min(int(v), ny - 1)
+    fu = u - i
+    fv = v - j
+    h00 = heights[i, j]
+    if fu >= fv:
+        lower = (
+            h00 + fu * (heights[i + 1, j] - h00) + fv * (heights[i + 1, j + 1] - heights[i + 1, j])
+        )
+        return float(lower)
+    upper = h00 + fv * (heights[i, j + 1] - h00) + fu * (heights[i + 1, j + 1] - heights[i, j + 1])
+    return float(upper)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _darken(
+    rgb: Any,
+    depth: Any,
+    origin_cam: Any,
+    base: Any,
+    step_x: Any,
+    step_y: Any,
+    boxes: Any,
+    table: Any,
+    heights: Any,
+    origin: Any,
+    spacing: float,
+) -> None:  # pragma: no cover - compiled
+    x_lo, y_lo = rgb.shape[1], rgb.shape[0]
+    x_hi = y_hi = 0
+    for a in range(boxes.shape[0]):
+        if boxes[a, 2] > boxes[a, 0] and boxes[a, 3] > boxes[a, 1]:
+            x_lo, y_lo = min(x_lo, boxes[a, 0]), min(y_lo, boxes[a, 1])
+            x_hi, y_hi = max(x_hi, boxes[a, 2]), max(y_hi, boxes[a, 3])
+    if x_hi <= x_lo:
+        return
+    # What every footprint leaves of the light, multiplied up, over the boxes' union.
+    keep = np.ones((y_hi - y_lo, x_hi - x_lo))
+    for a in range(boxes.shape[0]):
+        for y in range(boxes[a, 1], boxes[a, 3]):
+            ray_x = base[0] + y * step_y[0]
+            ray_y = base[1] + y * step_y[1]
+            for x in range(boxes[a, 0], boxes[a, 2]):
+                z = np.float64(depth[y, x])
+                wx = origin_cam[0] + z * (ray_x + x * step_x[0])
+                wy = origin_cam[1] + z * (ray_y + x * step_x[1])
+                dark = _darkness(wx, wy, table, a)
+                keep[y - y_lo, x - x_lo] *= 1.0 - (dark if z > 0.0 else 0.0)
+    # Only points on the ground are darkened (not the actors, furniture tops or grass).
+    for y in range(y_lo, y_hi):
+        for x in range(x_lo, x_hi):
+            left = keep[y - y_lo, x - x_lo]
+            if left >= 1.0:
                 continue
-            for turn in (np.eye(3), _TURN_45):
-                if vscene.ngeom >= vscene.maxgeom:
-                    return
-                geom = vscene.geoms[vscene.ngeom]
-                mj.mjv_initGeom(
-                    geom,
-                    mj.mjtGeom.mjGEOM_BOX,
-                    size,
-                    centre,
-                    (shape @ turn).ravel(),
-                    np.array([0.0, 0.0, 0.0, alpha], np.float32),
-                )
-                geom.category = mj.mjtCatBit.mjCAT_DECOR
-                geom.emission = 0.0
-                geom.specular = 0.0
-                vscene.ngeom += 1
+            z = np.float64(depth[y, x])
+            wx = origin_cam[0] + z * (base[0] + y * step_y[0] + x * step_x[0])
+            wy = origin_cam[1] + z * (base[1] + y * step_y[1] + x * step_x[1])
+            wz = origin_cam[2] + z * (base[2] + y * step_y[2] + x * step_x[2])
+            weight = _ground_weight(wz - _ground_z(wx, wy, heights, origin, spacing))
+            if weight <= 0.0:
+                continue
+            scale = 1.0 - weight * (1.0 - left)
+            for c in range(3):
+                rgb[y, x, c] = np.uint8(rgb[y, x, c] * scale + 0.5)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
+def _darkness_points(points: Any, ground: Any, table: Any, out: Any) -> None:  # pragma: no cover
+    for p in range(points.shape[0]):
+        keep = 1.0
+        for a in range(table.shape[0]):
+            keep *= 1.0 - _darkness(points[p, 0], points[p, 1], table, a)
+        out[p] = _ground_weight(points[p, 2] - ground[p]) * (1.0 - keep)
+
+
+def warm_up() -> None:
+    """Compile (or load from numba's cache) the kernels now, not at the first frame."""
+    one = np.zeros((1, 3))
+    prints = Footprints(one, np.zeros((1, 2)), *(np.ones(1) for _ in range(5)))
+    prints.darkness_at(one, np.zeros(1))
+    _darken(
+        np.zeros((1, 1, 3), np.uint8),
+        np.ones((1, 1), np.float32),
+        np.zeros(3),
+        np.array([0.0, 0.0, -1.0]),
+        np.zeros(3),
+        np.zeros(3),
+        np.array([[0, 0, 1, 1]], np.int64),
+        prints.table(),
+        np.zeros((2, 2)),
+        np.zeros(2),
+        1.0,
+    )

@@ -31,7 +31,7 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
-from grade_sim.engine.mujoco import pixel_kernels, view_cull
+from grade_sim.engine.mujoco import contact_shadows, pixel_kernels, view_cull
 from grade_sim.engine.mujoco.contact_shadows import ContactShadows
 from grade_sim.engine.mujoco.probe_shading import ProbeShading
 from grade_sim.engine.mujoco.render_thread import RenderThread
@@ -180,6 +180,8 @@ class MujocoEngine:
         # Leave out of each pass what lies wholly outside the view (view_cull; off: draw all).
         self.cull_unseen = True
         pixel_kernels.warm_up()
+        if self._contact is not None:
+            contact_shadows.warm_up()
         view_cull.warm_up()
         self._vopt = mujoco.MjvOption()
         self._vopt.geomgroup[HIDDEN_GROUP] = 0
@@ -466,18 +468,14 @@ class MujocoEngine:
             culled = True
         want_rgb = Stream.RGB in streams
         motion = Stream.FLOW in streams or keep_before
-        want_depth = bool(streams & _DEPTH_STREAMS) or motion
+        # Contact shadows darken the RGB image where its exact depth shows the ground.
+        shadows = self._contact if want_rgb else None
+        want_depth = bool(streams & _DEPTH_STREAMS) or motion or shadows is not None
         segment = bool(streams & _SEGMENT_STREAMS) or motion
         out_rgb = out_depth = None
-        # Contact shadows join the scene for the RGB pass only: depth then comes from the
-        # exact pass, which draws without them.
-        plain_ngeom = vscene.ngeom
         if want_rgb and self._probe_shading is not None:
             # Colours only: the segmentation pass below ignores them.
             self._probe_shading.apply(mj, vscene)
-        if want_rgb and self._contact is not None:
-            self._contact.add_to(mj, vscene, self._render_data)
-        decals = vscene.ngeom != plain_ngeom
         if (big_w, big_h) != (w, h) and want_rgb:
             # Antialiasing: RGB drawn larger and averaged down. Depth and masks come from the
             # exact segmentation pass below, never from blended samples.
@@ -492,14 +490,12 @@ class MujocoEngine:
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else None
             # The skybox writes depth; with a sky, depth comes from the exact pass below.
             sky = bool(vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX])
-            exact = sky or decals
-            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth and not exact else None
+            depth_buf = np.empty((h, w), dtype=np.float32) if want_depth and not sky else None
             mj.mjr_readPixels(rgb_buf, depth_buf, rect, self._con)
             if rgb_buf is not None:
                 out_rgb = np.ascontiguousarray(rgb_buf[::-1])
             if depth_buf is not None:
                 out_depth = self._linear_depth(depth_buf, cfg)
-        vscene.ngeom = plain_ngeom
         exact_depth = want_depth and out_depth is None
         if segment or exact_depth:
             if self.cull_unseen and not culled:
@@ -507,6 +503,17 @@ class MujocoEngine:
             geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
             if seg_depth is not None:
                 out_depth = self._linear_depth(seg_depth, cfg)
+        if shadows is not None and out_rgb is not None and out_depth is not None:
+            pos, quat = self._camera_pose_in(self._render_data, robot, camera)
+            shadows.darken(
+                out_rgb,
+                out_depth,
+                self._intrinsics(slot),
+                pos,
+                quat_to_matrix(quat),
+                self._render_data,
+                self._hidden,
+            )
         if not segment:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
         instance = pixel_kernels.instances(geoms, self._geom_instance, self._skin_instance)
