@@ -161,25 +161,39 @@ def test_baked_shadows_fall_where_the_live_shadow_map_puts_them(
     assert np.median(baked[lit] / live[lit]) > 0.8
 
 
-def _probe_scene(probes: bool) -> Scene:
-    bake = {"enabled": True, "probes": probes, **COARSE_BAKE}
+def _room_scene(
+    bake: dict[str, object], people: int, supersample: float, mount_pitch_rad: float = 0.0
+) -> Scene:
+    """The small rooms with a cheap bake, no flying objects, a 240x180 camera on a UAV."""
+    camera = {
+        "name": "camera",
+        "width": 240,
+        "height": 180,
+        "mount": {"xyz": [0.2, 0.0, 0.0], "rpy": [0.0, mount_pitch_rad, 0.0]},
+    }
     return build_scene(
         small_scenario(
             240,
             180,
-            people={"count": 4},
+            people={"count": people},
             flying_objects={"count": 0},
-            lights={"count": 2, "bake": bake},
-            render={"supersample": 1},
-            robots=[
-                {
-                    "name": "uav1",
-                    "motion": {"mode": "commands"},
-                    "cameras": [{"name": "camera", "width": 240, "height": 180}],
-                }
-            ],
+            lights={"count": 2, "bake": {"enabled": True, **bake, **COARSE_BAKE}},
+            render={"supersample": supersample},
+            robots=[{"name": "uav1", "motion": {"mode": "commands"}, "cameras": [camera]}],
         )
     )
+
+
+def _without_and_with(
+    engine_of: Callable[[Scene], MujocoEngine], scene_of: Callable[[bool], Scene]
+) -> tuple[Scene, Scene, list[MujocoEngine]]:
+    """The scenes without and with a part of the bake, and an engine of each."""
+    plain, shaded = scene_of(False), scene_of(True)
+    return plain, shaded, [engine_of(plain), engine_of(shaded)]
+
+
+def _probe_scene(probes: bool) -> Scene:
+    return _room_scene({"probes": probes, "contact_shadows": False}, 4, 1.0)
 
 
 def _look_at(engine: MujocoEngine, scene: Scene, target_xyz: FloatArray, azimuth: float) -> None:
@@ -222,8 +236,7 @@ def test_light_probes_shade_each_person_by_the_light_where_they_stand(
     one's pixels with the probes on, over the same pixels without, come out as the probe gain
     there (the one in the dark darker, the one under a lamp lit); depth and masks unchanged."""
     monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
-    plain, shaded = _probe_scene(False), _probe_scene(True)
-    engines = [engine_of(plain), engine_of(shaded)]
+    plain, shaded, engines = _without_and_with(engine_of, _probe_scene)
     shading = engines[1]._probe_shading
     assert engines[0]._probe_shading is None
     assert shading is not None
@@ -319,24 +332,8 @@ def test_contact_shadows_are_soft_darkest_at_the_feet_and_fall_away_from_the_lig
 
 
 def _contact_scene(contact: bool) -> Scene:
-    bake = {"enabled": True, "probes": False, "contact_shadows": contact, **COARSE_BAKE}
-    camera = {
-        "name": "camera",
-        "width": 240,
-        "height": 180,
-        "mount": {"xyz": [0.2, 0.0, 0.0], "rpy": [0.0, 0.5, 0.0]},  # tilted down at the floor
-    }
-    return build_scene(
-        small_scenario(
-            240,
-            180,
-            people={"count": 2},
-            flying_objects={"count": 0},
-            lights={"count": 2, "bake": bake},
-            render={"supersample": 1.5},
-            robots=[{"name": "uav1", "motion": {"mode": "commands"}, "cameras": [camera]}],
-        )
-    )
+    # The camera tilted down at the floor.
+    return _room_scene({"probes": False, "contact_shadows": contact}, 2, 1.5, 0.5)
 
 
 def _long_shadow_spot(
@@ -376,8 +373,7 @@ def test_contact_shadows_darken_the_floor_only_and_fall_away_from_the_light(
     floor at the feet is darker than without, 1 m away from the light darker than 1 m towards
     it, and nothing else changes (the person's pixels above the ground, depth, masks)."""
     monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
-    plain, shaded = _contact_scene(False), _contact_scene(True)
-    engines = [engine_of(plain), engine_of(shaded)]
+    plain, shaded, engines = _without_and_with(engine_of, _contact_scene)
     shadows = engines[1]._contact
     assert engines[0]._contact is None
     assert shadows is not None
