@@ -278,7 +278,7 @@ class BakeConfig:
     seed: int = 0
     # Soft dark footprints on the ground under people and animals, cast away from the dominant
     # light, drawn into the RGB image with its exact depth (engine/mujoco/contact_shadows.py;
-    # about 1.4 ms a frame for 20 people, docs/looks.md). RGB only; on whenever the bake is.
+    # about 1.6 ms a frame for 20 people, docs/looks.md). RGB only; on whenever the bake is.
     contact_shadows: bool = True
     # Light probes (engine/bake/probes.py): a grid of the baked light in the air, gathered with
     # the lightmaps, that shades moving things (people, animals, robots, flying objects) by

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from pathlib import Path
 
@@ -446,3 +447,23 @@ def test_contact_shadows_find_the_ground_on_terrain_as_the_terrain_does() -> Non
     origin = np.asarray(terrain.origin_xy)
     ours = [_ground_z(x, y, heights, origin, terrain.spacing_m) for x, y in xy]
     np.testing.assert_allclose(ours, terrain.height_at(xy[:, 0], xy[:, 1]), rtol=0, atol=1e-12)
+
+
+def test_cast_shadows_fade_where_the_probes_see_the_light_blocked() -> None:
+    """An actor whose probes hold a quarter of the live light (a canopy, a wall between it and
+    the lamp) casts a quarter of the shadow; the round patch at the feet stays."""
+    from grade_sim.engine.bake.probes import ProbeGrid, ProbeLayout
+
+    scene = _shadow_scene(False, True)
+    layout = ProbeLayout((-1.0, -3.0), 0.5, 13, 13, (0.25, 1.0, 1.75))
+    live = np.ones((*layout.shape, 3), np.float32)
+    shade = ProbeGrid(layout, 0.25 * live, live, np.ones(layout.shape, bool))
+    lights = LightArrays.of(scene.world.lights)
+    args = (np.zeros(1, np.int64), np.full(1, -1, np.int64), np.full(1, PERSON_RADIUS_M))
+    xy = np.array([[3.5, -0.3]])  # 1 m beside the spot light
+    open_air = ContactShadows(*args, np.full(1, PERSON_HEIGHT_M), lights, 0.1, scene)
+    shaded = dataclasses.replace(open_air, probes=shade)
+    a, b = open_air.footprints(xy), shaded.footprints(xy)
+    assert a.cast_darkness[0] > 0.2
+    assert b.cast_darkness[0] == pytest.approx(0.25 * a.cast_darkness[0])
+    assert b.contact_darkness[0] == a.contact_darkness[0]

@@ -11,7 +11,8 @@ falling off smoothly as (1 - d^2 / R^2)^2 to zero at their edge: a round patch w
 meet the ground, and a cast shadow along the direction away from the actor's dominant light (the
 light whose unshadowed spot formula is strongest at its mid-height), as long as the shadow of a
 body of that height would be under it, as dark as that light's share of all the light there,
-widening (penumbra) and fading with the distance from the feet. One compiled pass (`_darken`,
+widening (penumbra) and fading with the distance from the feet, and fading where the bake's
+light probes see the live light blocked at the actor. One compiled pass (`_darken`,
 numba `nogil`, vectorised) over each footprint's pixel box; nothing is added to MuJoCo's scene,
 so depth, masks, normals and flow are the passes' own. Deterministic: the same state gives the
 same bytes.
@@ -29,6 +30,7 @@ from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
 from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
+from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.scene import Scene
 from grade_sim.world.model import Light
 
@@ -174,9 +176,12 @@ class ContactShadows:
     lights: LightArrays
     ambient: float
     scene: Scene
+    # The bake's light probes: where they say the live light is blocked at an actor (under a
+    # canopy, behind a wall from the lamp), its cast shadow fades by as much.
+    probes: ProbeGrid | None = None
 
     @classmethod
-    def of_scene(cls, scene: Scene, model: Any) -> ContactShadows:
+    def of_scene(cls, scene: Scene, model: Any, probes: ProbeGrid | None = None) -> ContactShadows:
         import mujoco
 
         names = [f"{p.name}/{p.body_names()[0]}" for p in scene.people]
@@ -198,6 +203,7 @@ class ContactShadows:
             LightArrays.of(tuple(scene.world.lights)),
             float(np.mean(ambience.ambient_rgb)),
             scene,
+            probes,
         )
 
     def subset(self, keep: NDArray[np.bool_]) -> ContactShadows:
@@ -235,6 +241,9 @@ class ContactShadows:
                 lit, np.minimum(MAX_SHADOW_M, h * flat / np.maximum(to_light[:, 2], 0.15)), 0.0
             )
             cast = np.where(lit, CAST_DARKNESS * np.clip(share, 0.0, 1.0), 0.0)
+            if self.probes is not None:  # baked / live light at mid-height: 0 in full shade
+                gain = self.probes.gain_at(mid, self.scene.world).mean(axis=1)
+                cast = cast * np.clip(gain, 0.0, 1.0)
         return Footprints(
             feet,
             away,

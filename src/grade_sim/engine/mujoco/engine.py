@@ -169,7 +169,9 @@ class MujocoEngine:
         self._version = 0  # changes whenever the state a camera would see may have changed
         self.gl_renderer = ""
         self._contact = (
-            ContactShadows.of_scene(scene, self.model) if _wants_contact(scene) else None
+            ContactShadows.of_scene(scene, self.model, built.probes)
+            if _wants_contact(scene)
+            else None
         )
         # Moving things shaded by the bake's light probes (RGB pass only).
         self._probe_shading = (
