@@ -79,19 +79,21 @@ class Worker:
 
         self.mj, self.rf = mujoco, mjrf
         self.job_dir = job_dir
-        self.job: dict[str, Any] = json.loads((job_dir / "filament.json").read_text())
-        self.arrays = dict(np.load(job_dir / "filament.npz"))
+        # The scene is built before anything whose size varies with the job (the frame list,
+        # the arrays) is read, so its memory layout is the model's alone (fixed_address_layout).
         self.model = mujoco.MjModel.from_binary_path(str(job_dir / "model.mjb"))
-        if self.job["shadows"]:
-            # ModelLights takes each light's cast_shadow from the model at every update (a
-            # Light.set_cast_shadow is undone by the next ModelScene.update), so set it here.
-            self.model.light_castshadow[:] = 1
         self.data = mujoco.MjData(self.model)
         config = mjrf.ContextConfig(graphics_api=mjrf.GraphicsApi.GRAPHICS_API_VULKAN)
         self.ctx = mjrf.Context(config)
         self.ctx.set_clear_color([0.0, 0.0, 0.0])
         self.scene = ModelScene(self.ctx, self.model)
         self.targets: dict[tuple[str, int, int], Any] = {}
+        self.job: dict[str, Any] = json.loads((job_dir / "filament.json").read_text())
+        self.arrays = dict(np.load(job_dir / "filament.npz"))
+        if self.job["shadows"]:
+            # ModelLights takes each light's cast_shadow from the model at every update (a
+            # Light.set_cast_shadow is undone by the next ModelScene.update), so set it here.
+            self.model.light_castshadow[:] = 1
 
     def _target(self, kind: str, width: int, height: int) -> Any:
         rf = self.rf
@@ -187,18 +189,42 @@ class Worker:
 
 # Linux personality flag: no address space layout randomisation (see fixed_address_layout).
 ADDR_NO_RANDOMIZE = 0x0040000
+# The environment the worker re-executes with: these variables (when set) and nothing else,
+# padded by FIXED_LAYOUT_PAD to FIXED_ENV_BYTES in all, so the initial stack and heap are the
+# same whatever the caller's environment (a test runner's, a shell's) holds.
+KEPT_ENV = (
+    "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH",
+    "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "LP_NUM_THREADS", "GRADE_FILAMENT_FIXED_LAYOUT",
+)  # fmt: skip
+FIXED_LAYOUT_FLAG = "GRADE_FILAMENT_FIXED_LAYOUT"
+FIXED_LAYOUT_PAD = "GRADE_FILAMENT_PAD"
+FIXED_ENV_BYTES = 16384
+
+
+def fixed_environment(environ: dict[str, str]) -> dict[str, str]:
+    """`environ`'s KEPT_ENV, PYTHONHASHSEED 0, the layout flag, and a pad to FIXED_ENV_BYTES."""
+    env = {k: environ[k] for k in KEPT_ENV if k in environ}
+    env |= {FIXED_LAYOUT_FLAG: "1", "PYTHONHASHSEED": "0", FIXED_LAYOUT_PAD: ""}
+    used = sum(len(k) + len(v) + 2 for k, v in env.items())  # "K=V\0" each
+    env[FIXED_LAYOUT_PAD] = "x" * max(0, FIXED_ENV_BYTES - used)
+    return env
 
 
 def fixed_address_layout(argv: list[str]) -> None:
-    """Re-run this process without address space layout randomisation (Linux), once.
+    """Re-run this process once in a fixed memory layout (Linux): no address space layout
+    randomisation, the job directory as the working directory (argv is always `worker .`) and
+    `fixed_environment`.
 
-    Filament's colour depends on where the process's memory lies: with ASLR on, 9 of 18 worker
-    processes drew one pixel of the test run 2 levels apart from the others (the same screen
-    pixel in every frame, with 1 lavapipe thread too); with ASLR off, 0 of 18 (docs/render.md).
-    Somewhere in the renderer, work is ordered by address. Pinning the layout makes the colour
-    repeat across processes. Elsewhere (or where personality() is refused) it runs as it is.
+    Filament's colour depends on where the process's memory lies: one geom's pixels (a door
+    trim, 20-27 of 640x480) come out one level of its 8-bit linear colour apart (2-4 after the
+    tone curve) in some memory layouts: with ASLR on in 9 of 18 processes; with ASLR off still
+    when the environment's size changed by a few bytes (7 of 16 paddings of 0-15 bytes, with
+    one lavapipe thread too), so a caller's environment or the job directory's name decided it
+    (docs/render.md). Somewhere in the renderer, work is ordered by address. Pinning the layout
+    makes the colour repeat across processes and callers. Elsewhere (or where personality() is
+    refused) it runs as it is.
     """
-    if not sys.platform.startswith("linux") or os.environ.get("GRADE_FILAMENT_FIXED_LAYOUT") == "1":
+    if not sys.platform.startswith("linux") or os.environ.get(FIXED_LAYOUT_FLAG) == "1":
         return
     import ctypes
 
@@ -208,8 +234,9 @@ def fixed_address_layout(argv: list[str]) -> None:
         return
     if libc.personality(current | ADDR_NO_RANDOMIZE) < 0:
         return
-    os.environ["GRADE_FILAMENT_FIXED_LAYOUT"] = "1"  # once: the new image keeps the flag
-    os.execv(sys.executable, [sys.executable, *argv])
+    os.chdir(argv[1])
+    script = str(Path(__file__).resolve())
+    os.execve(sys.executable, [sys.executable, script, "."], fixed_environment(dict(os.environ)))
 
 
 def main(argv: list[str]) -> int:

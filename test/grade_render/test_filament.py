@@ -93,6 +93,35 @@ def test_filament_resumes_and_renders_the_same_bytes(
     assert _digest(recorded) == source_before  # the source run is only read
 
 
+@pytest.fixture(scope="module")
+def default_640(repo_root: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The default scenario recorded briefly with its own 640x480 camera."""
+    from grade_sim.config.scenario import load_scenario
+    from grade_sim.sim.run import run_scenario
+
+    overrides = {"duration_s": 0.1, "bootstrap_s": 0.1}
+    scenario = load_scenario(repo_root / "config" / "indoor_uav.yaml", overrides)
+    return run_scenario(scenario, tmp_path_factory.mktemp("default") / "run").path
+
+
+@needs_filament
+def test_filament_colour_repeats_whatever_the_caller_s_environment_and_output_name(
+    default_640: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """At 640x480 a door trim's pixels came out a level apart when the worker's environment or
+    its job directory's name changed a few bytes (filament_worker.fixed_address_layout)."""
+    settings = RenderSettings(engine=Engine.FILAMENT, frames="0")
+    first = render_run(default_640, tmp_path / "a", settings).path
+    monkeypatch.setenv("GRADE_TEST_UNRELATED", "x" * 1661)
+    second = render_run(default_640, tmp_path / "a-longer-output-name", settings).path
+    assert _image(first, "rgb", _first_stamp(first)).shape == (480, 640, 3)
+    assert _digest(first) == _digest(second)
+
+
+def _first_stamp(run: Path) -> str:
+    return read_list(_cam(run) / "rgb.txt")[0][0]
+
+
 @needs_filament
 def test_filament_exposure_on_the_default_scenario_matches_the_raster(
     repo_root: Path, tmp_path: Path
