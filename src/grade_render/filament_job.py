@@ -33,6 +33,13 @@ from grade_sim.world.light_units import intensity_cd, luminance
 # (up to `light_range`); directional lights take illuminance in lux.
 FILAMENT_CAMERA_EV100 = math.log2(16.0**2 * 125.0)
 FILAMENT_LIGHT_RANGE_M = 100.0
+# The share of the raster's ambient fill that Filament's uniform environment gets. The raster
+# adds `a * albedo` to its display colour (no tone curve); Filament adds it to the linear colour
+# (its albedo linearised from sRGB) before the AgX-like curve, which lifts dark values: at the
+# full physical radiance the default scenario's ceiling (ambient only) drew 101 against the
+# raster's 41 and the frame 1.65x as bright. 0.18 was chosen to draw that ceiling as the raster
+# does (measured 640x480, frame 0; 0.125: 31, 0.25: 48; docs/render.md).
+FILAMENT_AMBIENT_GAIN = 0.18
 
 
 def filament_lights(model: Any) -> Any:
@@ -51,6 +58,29 @@ def filament_lights(model: Any) -> Any:
     return model
 
 
+def filament_ambient(model: Any) -> tuple[list[float], float]:
+    """The raster's flat ambient fill as a uniform image-based light for Filament: (the
+    environment's colour, each channel in [0, 1], its intensity in cd/m^2); intensity 0 = none.
+
+    MuJoCo adds `a * albedo` for the ambient `a` of the headlight (when active) and of every
+    light, `a` already in the camera's exposure (like the lights' colours, whose `ambient_lx`
+    run.yaml lists: E = a pi 1.2 2^EV100). A uniform environment of radiance L gives a diffuse
+    surface the illuminance pi L, so at Filament's camera exposure L = E / pi, times
+    FILAMENT_AMBIENT_GAIN (the two renderers' colour pipelines differ).
+    """
+    total = np.asarray(model.light_ambient, np.float64).reshape(-1, 3).sum(axis=0)
+    if int(model.vis.headlight.active):
+        total = total + np.asarray(model.vis.headlight.ambient, np.float64)
+    a = [float(c) for c in total]
+    y = luminance(a)
+    if y <= 0:
+        return [0.0, 0.0, 0.0], 0.0
+    unit = np.asarray(a) / y
+    radiance = FILAMENT_AMBIENT_GAIN * intensity_cd(a, FILAMENT_CAMERA_EV100) / math.pi
+    peak = float(unit.max())
+    return [float(c) for c in unit / peak], radiance * peak
+
+
 @dataclass(frozen=True)
 class FilamentJob:
     model_mjb: bytes
@@ -60,6 +90,9 @@ class FilamentJob:
     geom_instance: NDArray[np.uint16]  # by geom id
     skin_instance: NDArray[np.uint16]  # by skin id
     plans: list[FramePlan]
+    # The raster's ambient fill as a uniform image-based light (filament_ambient).
+    ambient_rgb: tuple[float, float, float] = (0.0, 0.0, 0.0)
+    ambient_cd_m2: float = 0.0
 
 
 def plan_filament(world: WorldState, plans: list[FramePlan]) -> FilamentJob:
@@ -67,6 +100,7 @@ def plan_filament(world: WorldState, plans: list[FramePlan]) -> FilamentJob:
     import mujoco
 
     m = filament_lights(copy.copy(world.model))
+    ambient_rgb, ambient_cd_m2 = filament_ambient(m)
     buf = np.zeros(mujoco.mj_sizeModel(m), np.uint8)
     mujoco.mj_saveModel(m, None, buf)
     qpos, mocap_pos, mocap_quat = [], [], []
@@ -83,6 +117,8 @@ def plan_filament(world: WorldState, plans: list[FramePlan]) -> FilamentJob:
         np.asarray(world.engine.geom_instance_ids, dtype=np.uint16),
         np.asarray(world.engine.skin_instance_ids, dtype=np.uint16),
         plans,
+        (ambient_rgb[0], ambient_rgb[1], ambient_rgb[2]),
+        ambient_cd_m2,
     )
 
 
@@ -91,6 +127,7 @@ def write_filament_job(job_dir: Path, settings: RenderSettings, job: FilamentJob
     job_dir.mkdir(parents=True, exist_ok=True)
     (job_dir / "model.mjb").write_bytes(job.model_mjb)
     doc = {
+        "ambient": {"rgb": list(job.ambient_rgb), "intensity": job.ambient_cd_m2},
         "exposure": settings.exposure,
         "reflections": settings.reflections,
         "shadows": settings.shadows,

@@ -32,6 +32,8 @@ import numpy as np
 # default scenario's mean brightness is 0.90-0.92x the raster's (160x120, frames 0 and 11), no
 # pixel clipped. The pass holds about 50-70 levels, so smooth gradients band slightly.
 FILAMENT_GAIN_EV = 0.0
+# The side of each face of the ambient fill's cube texture (one colour: any size would do).
+AMBIENT_CUBE_PX = 16
 
 
 def agx_like(linear: np.ndarray) -> np.ndarray:
@@ -94,6 +96,36 @@ class Worker:
             # ModelLights takes each light's cast_shadow from the model at every update (a
             # Light.set_cast_shadow is undone by the next ModelScene.update), so set it here.
             self.model.light_castshadow[:] = 1
+        self.ambient = self._ambient_light(self.job.get("ambient") or {})
+
+    def _ambient_light(self, ambient: dict[str, Any]) -> Any:
+        """The raster's flat ambient fill: a uniform environment (a cube texture of one colour)
+        as Filament's image-based light, `ambient["intensity"]` cd/m^2 (filament_job.
+        filament_ambient). Filament's default environment is replaced; None without one."""
+        rf = self.rf
+        intensity = float(ambient.get("intensity", 0.0))
+        if intensity <= 0:
+            return None
+        size = AMBIENT_CUBE_PX
+        rgb = np.rint(np.clip(np.asarray(ambient["rgb"], np.float64), 0.0, 1.0) * 255.0)
+        texels = np.broadcast_to(rgb.astype(np.uint8), (6 * size, size, 3))
+        texture = self.ctx.create_texture(
+            rf.TextureConfig(
+                width=size,
+                height=size,
+                format=rf.PixelFormat.PIXEL_FORMAT_RGB8,
+                color_space=rf.ColorSpace.COLORSPACE_LINEAR,
+                sampler_type=rf.SamplerType.TEXTURE_CUBE,
+            )
+        )
+        data = rf.TextureData()
+        data.set_image(np.ascontiguousarray(texels).tobytes())
+        texture.upload(data)
+        light = self.ctx.create_light(
+            rf.LightParams(type=rf.LightType.LIGHT_IMAGE, texture=texture, intensity=intensity)
+        )
+        self.scene.scene.add_light(light)
+        return light, texture, data
 
     def _target(self, kind: str, width: int, height: int) -> Any:
         rf = self.rf

@@ -271,3 +271,28 @@ def test_filament_shadows_darken_the_floor_on_the_far_side_of_the_light(tmp_path
     grey = {name: img.astype(float).mean(axis=2) for name, img in (("off", off), ("on", on))}
     assert grey["on"][shadow_side] < 0.6 * grey["off"][shadow_side]
     assert grey["on"][lit_side] == pytest.approx(grey["off"][lit_side], abs=2)
+
+
+def test_the_ambient_fill_is_the_raster_s_ambient_as_a_uniform_environment() -> None:
+    import mujoco
+
+    from grade_render.filament_job import filament_ambient
+
+    def model(headlight: str, light_ambient: str) -> object:
+        xml = (
+            f"<mujoco><visual><headlight {headlight}/></visual><worldbody>"
+            f'<light pos="0 0 2" ambient="{light_ambient}"/><geom type="plane" size="1 1 .1"/>'
+            "</worldbody></mujoco>"
+        )
+        return mujoco.MjModel.from_xml_string(xml)
+
+    grey, grey_cd = filament_ambient(model('ambient="0.2 0.2 0.2"', "0 0 0"))
+    assert grey == [1.0, 1.0, 1.0]
+    assert grey_cd > 0
+    # The headlight's and the lights' ambient add up, in proportion; off when nothing has one.
+    _, twice_cd = filament_ambient(model('ambient="0.2 0.2 0.2"', "0.2 0.2 0.2"))
+    assert twice_cd == pytest.approx(2 * grey_cd)
+    assert filament_ambient(model('ambient="0.2 0.2 0.2" active="0"', "0 0 0"))[1] == 0.0
+    warm, _ = filament_ambient(model('ambient="0.2 0.1 0.05"', "0 0 0"))
+    assert warm[0] == 1.0
+    assert warm[0] > warm[1] > warm[2] > 0
