@@ -368,3 +368,61 @@ def test_lights_carry_the_simulators_cone_fall_off_and_power() -> None:
     head = headlight_entry(np.array([0.35, 0.35, 0.35]))
     assert head["power"] == pytest.approx(4 * np.pi**2 * 0.35)
     assert head["attenuation"] == [1.0, 0.0, 0.0]  # MuJoCo's headlight has no fall-off
+
+
+@pytest.fixture(scope="module")
+def baked_and_unbaked(tmp_path_factory: pytest.TempPathFactory) -> dict[bool, Path]:
+    """The same small world recorded with the baked lighting on and off (80x60, 0.1 s)."""
+    from grade_sim.sim.run import run_scenario
+    from scenario_kit import small_scenario
+
+    root = tmp_path_factory.mktemp("bake")
+    mp = pytest.MonkeyPatch()
+    mp.setenv("GRADE_BAKE_CACHE", str(root / "cache"))  # not the user's cache
+    try:
+        runs = {}
+        for baked in (False, True):
+            lights = {"count": 2, "bake": {"enabled": baked}}
+            scenario = small_scenario(80, 60, duration_s=0.1, lights=lights)
+            runs[baked] = run_scenario(scenario, root / f"run-{baked}").path
+    finally:
+        mp.undo()
+    return runs
+
+
+@needs_bpy
+def test_a_baked_run_is_path_traced_from_albedo_not_from_its_lightmaps(
+    baked_and_unbaked: dict[bool, Path], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The bake makes the static boxes emissive textures of albedo x light in the simulator;
+    Cycles lights the world itself, so it must draw the albedo materials (else the light would
+    count twice): a baked run renders as its unbaked twin does."""
+    from grade_render.world_state import load_world
+    from grade_sim.engine.mujoco.engine import MujocoEngine
+    from grade_sim.io.record import load_record
+
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path / "cache"))
+    baked = baked_and_unbaked[True]
+    world = load_world(baked, load_record(baked / "record.npz"))
+    try:
+        simulated = MujocoEngine(world.scene).model  # what the simulator drew: baked
+        assert simulated.mat_emission.max() > 0.5  # the lightmaps glow
+        assert world.model.mat_emission.max() == 0.0  # the renderer's: no emission
+        twin = baked_and_unbaked[False]
+        unbaked = load_world(twin, load_record(twin / "record.npz"))
+        try:
+            np.testing.assert_array_equal(world.model.tex_data, unbaked.model.tex_data)
+        finally:
+            unbaked.close()
+    finally:
+        world.close()
+    settings = RenderSettings(samples=4, device=Device.CPU, frames="0", seed=3)
+    images = {}
+    for key, run in baked_and_unbaked.items():
+        out = render_run(run, tmp_path / f"pt-{key}", settings).path
+        stamp = read_list(_cam(out) / "rgb.txt")[0][0]
+        images[key] = _image(out, "rgb", stamp).astype(np.float64)
+    ratio = images[True].mean() / images[False].mean()
+    print(f"baked / unbaked mean brightness {ratio:.3f} ({images[False].mean():.1f})")
+    assert 0.75 <= ratio <= 1.25
+    np.testing.assert_array_equal(images[True], images[False])  # the same scene, the same seed
