@@ -223,10 +223,13 @@ class Worker:
 ADDR_NO_RANDOMIZE = 0x0040000
 # The environment the worker re-executes with: these variables (when set) and nothing else,
 # padded by FIXED_LAYOUT_PAD to FIXED_ENV_BYTES in all, so the initial stack and heap are the
-# same whatever the caller's environment (a test runner's, a shell's) holds.
+# same whatever the caller's environment (a test runner's, a shell's) holds. Only what the
+# worker needs, all of it fixed by the set-up (the Python and Vulkan paths): a variable's value
+# counts, not only the total (a TMPDIR 100 bytes long changed the image), so PATH, HOME, TMPDIR
+# and the locale, which differ between callers, are left out (the worker runs no program).
 KEPT_ENV = (
-    "PATH", "HOME", "LANG", "LC_ALL", "TMPDIR", "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH",
-    "VK_ICD_FILENAMES", "VK_DRIVER_FILES", "LP_NUM_THREADS", "GRADE_FILAMENT_FIXED_LAYOUT",
+    "PYTHONPATH", "PYTHONHOME", "LD_LIBRARY_PATH", "VK_ICD_FILENAMES", "VK_DRIVER_FILES",
+    "LP_NUM_THREADS", "GRADE_FILAMENT_FIXED_LAYOUT",
 )  # fmt: skip
 FIXED_LAYOUT_FLAG = "GRADE_FILAMENT_FIXED_LAYOUT"
 FIXED_LAYOUT_PAD = "GRADE_FILAMENT_PAD"

@@ -5,6 +5,7 @@ resume renders only what is missing, and a refusal (no Vulkan) creates nothing."
 from __future__ import annotations
 
 import hashlib
+import os
 from pathlib import Path
 
 import numpy as np
@@ -113,6 +114,8 @@ def test_filament_colour_repeats_whatever_the_caller_s_environment_and_output_na
     settings = RenderSettings(engine=Engine.FILAMENT, frames="0")
     first = render_run(default_640, tmp_path / "a", settings).path
     monkeypatch.setenv("GRADE_TEST_UNRELATED", "x" * 1661)
+    monkeypatch.setenv("PATH", f"{tmp_path / ('d' * 99)}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("TMPDIR", str(tmp_path / ("t" * 277)))
     second = render_run(default_640, tmp_path / "a-longer-output-name", settings).path
     assert _image(first, "rgb", _first_stamp(first)).shape == (480, 640, 3)
     assert _digest(first) == _digest(second)
