@@ -256,7 +256,8 @@ def fixed_address_layout(argv: list[str]) -> None:
     when the environment's size changed by a few bytes (7 of 16 paddings of 0-15 bytes, with
     one lavapipe thread too), so a caller's environment or the job directory's name decided it
     (docs/render.md). Somewhere in the renderer, work is ordered by address. Pinning the layout
-    makes the colour repeat across processes and callers. Elsewhere (or where personality() is
+    takes the caller and the job out of it; a per-process race at set-up still picks one of the
+    two images now and then (not found; docs/render.md). Elsewhere (or where personality() is
     refused) it runs as it is.
     """
     if not sys.platform.startswith("linux") or os.environ.get(FIXED_LAYOUT_FLAG) == "1":
