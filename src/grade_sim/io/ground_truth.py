@@ -307,8 +307,8 @@ class GroundTruthWriter:
             job.images.append((files.root / "depth" / f"{t}.png", depth, ImageKind.DEPTH.value))
             job.lines.append((files.lists[ImageKind.DEPTH], list_line(t, ImageKind.DEPTH)))
         if frame.instance is not None:
-            instance = (files.root / "instance" / f"{t}.png", frame.instance, ImageKind.INSTANCE.value)
-            job.images.append(instance)
+            mask = files.root / "instance" / f"{t}.png"
+            job.images.append((mask, frame.instance, ImageKind.INSTANCE.value))
             job.lines.append((files.lists[ImageKind.INSTANCE], list_line(t, ImageKind.INSTANCE)))
             job.lines += self._box_lines(files, sample, t, frame.instance)
         self._extra_images(job, files, frame, t)

@@ -52,7 +52,7 @@ def read_threads() -> dict[ThreadKey, tuple[str, float]]:
             stat = (task / "stat").read_text()
         except OSError:  # the thread ended while listed
             continue
-        # "tid (comm) state ...": comm may hold spaces and parentheses; the rest follows the last ")".
+        # "tid (comm) state ...": comm may hold spaces and parentheses; fields follow the last ")".
         name = stat[stat.index("(") + 1 : stat.rindex(")")]
         fields = stat[stat.rindex(")") + 2 :].split()
         utime, stime = int(fields[11]), int(fields[12])  # fields 14 and 15 of proc(5)

@@ -221,3 +221,18 @@ def test_moving_parts_match_a_cast_with_every_part_posed_at_each_ray_time() -> N
     np.testing.assert_allclose(
         scan.hits.cos_incidence[same & on_parts], best.cos_incidence[same & on_parts], atol=1e-3
     )
+
+
+def test_scanners_one_after_another_share_the_process_s_embree_device() -> None:
+    # A second threads=1 Embree device in a process leaves a TBB worker spinning on a core
+    # (embree_api.shared_device): every scanner, also after an earlier one closed, uses one.
+    from grade_sim.sensors.lidar import embree_api
+
+    half, centre = np.array([4.0, 3.0, 2.5]), np.array([0.3, -0.2, 0.1])
+    ranges = []
+    for _ in range(2):
+        caster = ScanCaster(table(), [mesh(7, box_room(half))], [], slices=1, rolling_shutter=False)
+        assert caster._device.handle == embree_api.shared_device()
+        ranges.append(caster.cast(0, still(centre), no_parts).hits.range_m)  # type: ignore[arg-type]
+        caster.close()
+    np.testing.assert_array_equal(ranges[0], ranges[1])
