@@ -44,7 +44,6 @@ from grade_common.tum import (
     TRAJECTORY_TXT,
     CameraInfo,
     ImageKind,
-    depth_to_png_u16,
     list_file,
     list_header,
     list_line,
@@ -55,6 +54,7 @@ from grade_common.tum import (
 from grade_sim.config.scenario import CameraModel, Stream
 from grade_sim.engine.protocol import CameraFrame, RobotState
 from grade_sim.engine.semantic import ClassTable
+from grade_sim.io import depth_png
 from grade_sim.optics.lens import Lens, lens_of
 from grade_sim.scene import Scene
 from grade_sim.sensors.boxes import (
@@ -196,6 +196,7 @@ class GroundTruthWriter:
         self.scene = scene
         self.start_step = start_step
         self._png = {kind: png_params(kind, png_compression) for kind in PNG_FILTER_STRATEGY}
+        depth_png.warm_up()  # compiled in the set-up, not at the first frame
         gt_root.mkdir(parents=True, exist_ok=True)
         (gt_root / INSTANCES_YAML).write_text(
             yaml.safe_dump(
@@ -303,7 +304,7 @@ class GroundTruthWriter:
             )
             job.lines.append((files.lists[ImageKind.RGB], list_line(t, ImageKind.RGB)))
         if frame.depth_m is not None:
-            depth = depth_to_png_u16(frame.depth_m)
+            depth = depth_png.depth_to_png_u16(frame.depth_m)
             job.images.append((files.root / "depth" / f"{t}.png", depth, ImageKind.DEPTH.value))
             job.lines.append((files.lists[ImageKind.DEPTH], list_line(t, ImageKind.DEPTH)))
         if frame.instance is not None:
