@@ -70,6 +70,4 @@ def test_fires_where_the_fraction_formula_does(rate: float, physics: float, seco
     )
     sched = RateSchedule(rate, physics)
     steps = range(1, round(seconds * physics) + 1)
-    assert [sched.due(k) for k in steps] == [
-        int(k * ratio) > int((k - 1) * ratio) for k in steps
-    ]
+    assert [sched.due(k) for k in steps] == [int(k * ratio) > int((k - 1) * ratio) for k in steps]
