@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import resource
 import shutil
 import sys
 import tempfile
@@ -42,6 +41,7 @@ from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.run import SimulatorSpec, run_scenario
+from grade_sim.sim.thread_cpu import ThreadCpu
 
 STAGES = ("physics", "actors", "rendering", "sensors", "publishing", "recording")
 
@@ -214,11 +214,11 @@ def _bench_one(
     tmp = Path(tempfile.mkdtemp(prefix="grade-bench-"))
     out = args.keep or tmp / "run"
     bar = tqdm(total=1, unit="step", desc="bench sim", file=sys.stderr)
-    loop_cpu_start: list[float] = []  # the process's CPU time when the step loop began
+    threads = ThreadCpu()  # started at the loop's first step
 
     def progress(step: int, total: int) -> None:
-        if not loop_cpu_start:
-            loop_cpu_start.append(_process_cpu_s())
+        if not bar.n and step:
+            threads.start()
         bar.total = total
         bar.update(step - bar.n)
 
@@ -232,7 +232,8 @@ def _bench_one(
     s = result.summary
     # Every thread's CPU time (llvmpipe's, the writers'), from the loop's first step to the run's
     # end: unlike the real-time factor, it hardly depends on what else the machine runs.
-    cpu = (_process_cpu_s() - loop_cpu_start[0]) / max(s["sim_time_s"], 1e-9)
+    cpu_report = threads.stop()
+    cpu = cpu_report.total_s / max(s["sim_time_s"], 1e-9)
     if cpu_per_sim_s is not None:
         cpu_per_sim_s.append(round(cpu, 3))
     bag_mb = (
@@ -257,6 +258,9 @@ def _bench_one(
         f"CPU time: {cpu:.2f} s per simulated s (all threads, from the first step); load "
         f"average {load:.2f} at the start"
     )
+    print("CPU s per simulated s by thread:")
+    for name, v in cpu_report.per(s["sim_time_s"]).items():
+        print(f"  {name:<28} {v:6.3f}")
     print(f"peak memory: {s['peak_memory_mb']:.0f} MB (target < 2048 MB)")
     print(
         f"written: bag {bag_mb:.0f} MB, ground truth {gt_mb:.0f} MB, "
@@ -270,8 +274,3 @@ def _bench_one(
     if args.keep is None:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0
-
-
-def _process_cpu_s() -> float:
-    usage = resource.getrusage(resource.RUSAGE_SELF)
-    return usage.ru_utime + usage.ru_stime

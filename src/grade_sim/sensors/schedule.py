@@ -34,14 +34,17 @@ class RateSchedule:
     """Fires at step 0 and whenever floor(step * rate / physics_rate) increases."""
 
     def __init__(self, rate_hz: float, physics_hz: float) -> None:
-        self._ratio = Fraction(rate_hz).limit_denominator(1_000_000) / Fraction(
+        ratio = Fraction(rate_hz).limit_denominator(1_000_000) / Fraction(
             physics_hz
         ).limit_denominator(1_000_000)
+        # floor(step * ratio) in plain integers: Fraction arithmetic at every step of every
+        # stream cost about 0.05 CPU s per simulated second in the default scenario.
+        self._num, self._den = ratio.numerator, ratio.denominator
 
     def due(self, step: int) -> bool:
         if step == 0:
             return True
-        return int(step * self._ratio) > int((step - 1) * self._ratio)
+        return (step * self._num) // self._den > ((step - 1) * self._num) // self._den
 
 
 class AtStep:

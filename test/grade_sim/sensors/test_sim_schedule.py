@@ -59,3 +59,15 @@ def test_step_stamps_and_the_step_at_or_before_a_time_are_exact(physics_hz: floa
     assert np.array_equal(steps_at_or_before(stamps, physics_hz), steps)
     assert np.array_equal(steps_at_or_before(stamps - 1, physics_hz), steps - 1)
     assert np.array_equal(steps_at_or_before(stamps + 1, physics_hz), steps)
+
+
+@pytest.mark.parametrize(("rate", "physics", "seconds"), CASES)
+def test_fires_where_the_fraction_formula_does(rate: float, physics: float, seconds: float) -> None:
+    from fractions import Fraction
+
+    ratio = Fraction(rate).limit_denominator(1_000_000) / Fraction(physics).limit_denominator(
+        1_000_000
+    )
+    sched = RateSchedule(rate, physics)
+    steps = range(1, round(seconds * physics) + 1)
+    assert [sched.due(k) for k in steps] == [int(k * ratio) > int((k - 1) * ratio) for k in steps]

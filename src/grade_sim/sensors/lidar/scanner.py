@@ -145,6 +145,16 @@ class ScanCaster:
             self._pattern = _Pattern.of(fire, self.rolling_shutter)
         return self._pattern
 
+    def part_pose_times(self, stamp_ns: int) -> NDArray[np.int64] | None:
+        """The times at which `cast(stamp_ns, ...)` will ask for the moving parts' poses, when
+        they are known without changing the caster (it may be casting on another thread): a
+        rotating lidar's or a 2D laser's pattern, made at its first scan, repeats every sweep.
+        None before the first scan and for solid-state lidars (a pattern per scan)."""
+        pattern = self._pattern
+        if pattern is None or self.table.kind is LidarKind.SOLID_STATE:
+            return None
+        return self._pose_times(stamp_ns, pattern.span_ns)
+
     def rays(
         self, stamp_ns: int, sensor_pose_at: SensorPoseAt
     ) -> tuple[BeamFiring, NDArray[np.int64], FloatArray, FloatArray]:

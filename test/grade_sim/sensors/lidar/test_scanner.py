@@ -221,3 +221,40 @@ def test_moving_parts_match_a_cast_with_every_part_posed_at_each_ray_time() -> N
     np.testing.assert_allclose(
         scan.hits.cos_incidence[same & on_parts], best.cos_incidence[same & on_parts], atol=1e-3
     )
+
+
+def test_scanners_one_after_another_share_the_process_s_embree_device() -> None:
+    # A second threads=1 Embree device in a process leaves a TBB worker spinning on a core
+    # (embree_api.shared_device): every scanner, also after an earlier one closed, uses one.
+    from grade_sim.sensors.lidar import embree_api
+
+    half, centre = np.array([4.0, 3.0, 2.5]), np.array([0.3, -0.2, 0.1])
+    ranges = []
+    for _ in range(2):
+        caster = ScanCaster(table(), [mesh(7, box_room(half))], [], slices=1, rolling_shutter=False)
+        assert caster._device.handle == embree_api.shared_device()
+        ranges.append(caster.cast(0, still(centre), no_parts).hits.range_m)  # type: ignore[arg-type]
+        caster.close()
+    np.testing.assert_array_equal(ranges[0], ranges[1])
+
+
+@pytest.mark.parametrize("physics_hz", [None, 240.0])
+def test_part_pose_times_are_the_times_the_next_cast_asks_for(physics_hz: float | None) -> None:
+    # The lidar stream freezes the actors' poses at these times only, for a cast on another
+    # thread: they must be the times the cast then asks for, scan after scan.
+    part = MovingPart(9, tessellate.box(np.array([0.2, 0.2, 1.0])), np.full(12, 0.8))
+    caster = ScanCaster(table(), [], [part], slices=8, rolling_shutter=True, physics_hz=physics_hz)
+    asked: list[NDArray[np.int64]] = []
+
+    def part_at(t_ns: NDArray[np.int64]) -> tuple[FloatArray, FloatArray]:
+        asked.append(np.array(t_ns))
+        pos = np.tile([4.0, 0.0, 0.0], (len(t_ns), 1))[:, None]
+        return pos, np.tile(np.eye(3), (len(t_ns), 1, 1, 1))
+
+    assert caster.part_pose_times(0) is None  # the pattern is made at the first scan
+    caster.cast(0, still(np.zeros(3)), part_at)  # type: ignore[arg-type]
+    for stamp_ns in (100_000_000, 200_004_167, 300_000_000):
+        predicted = caster.part_pose_times(stamp_ns)
+        assert predicted is not None
+        caster.cast(stamp_ns, still(np.zeros(3)), part_at)  # type: ignore[arg-type]
+        np.testing.assert_array_equal(predicted, asked[-1])
