@@ -79,6 +79,10 @@ from grade_sim.world.procedural import generate_rooms
 from grade_sim.world.tabletop import load_tabletop_world
 
 ROBOT_CLEARANCE_M = 0.5
+# Steps whose skeleton poses Scene.skeleton_poses keeps: a pipelined loop is at most
+# MAX_FRAMES_IN_FLIGHT frames (4 x 8 steps at 30 Hz, 240 Hz physics) ahead of the observers
+# that ask again for a frame's step. 8 people x 163 joints: ~125 kB a step.
+SKELETON_STEPS_KEPT = 64
 _LOG = logging.getLogger(__name__)
 # The animals draw from their own SeedSequence child, keyed apart from spawn()'s 0, 1, 2, ...,
 # so adding animals leaves the world, objects and robots of a seed unchanged (people avoid them).
@@ -198,7 +202,8 @@ class Scene:
     def skeleton_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
         """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step
         (read-only arrays: a frame asks for them several times, for the engine, boxes, skins
-        and keypoints, and the last step's are kept)."""
+        and keypoints; the last SKELETON_STEPS_KEPT steps' are kept, since a pipelined run's
+        keypoints come for a frame's step after the loop has stepped on)."""
         k = min(step, self.n_steps - 1)
         cache = self._last_skeleton
         if k in cache:
@@ -212,7 +217,8 @@ class Scene:
         joint_pos, joint_rot = pose(bodies, stack_inputs(inputs), self.person_clips)
         joint_pos.setflags(write=False)
         joint_rot.setflags(write=False)
-        cache.clear()
+        while len(cache) >= SKELETON_STEPS_KEPT:
+            del cache[next(iter(cache))]  # the oldest (dicts keep insertion order)
         cache[k] = (joint_pos, joint_rot)
         return cache[k]
 
