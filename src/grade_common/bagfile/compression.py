@@ -31,12 +31,12 @@ class Compression(enum.StrEnum):
         return "" if self is Compression.NONE else self.value
 
 
-def compress(data: bytes, how: Compression) -> bytes:
+def compress(data: bytes | bytearray, how: Compression) -> bytes:
     if how is Compression.ZSTD:
         return bytes(zstd.compress(data, level=ZSTD_LEVEL))
     if how is Compression.LZ4:
         return bytes(lz4.frame.compress(data))
-    return data
+    return bytes(data)
 
 
 def decompress(data: bytes | memoryview, mcap_name: str, size: int) -> bytes:
