@@ -485,8 +485,7 @@ class MujocoEngine:
             mj.mjr_render(big, vscene, self._con)
             big_buf = np.empty((big_h, big_w, 3), dtype=np.uint8)
             mj.mjr_readPixels(big_buf, None, big, self._con)
-            # cv2.flip: the same rows cv2 copied the reversed view into, without numpy's copy.
-            small = cv2.resize(cv2.flip(big_buf, 0), (w, h), interpolation=cv2.INTER_AREA)
+            small = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
             out_rgb = np.asarray(small, dtype=np.uint8)
         elif want_rgb or want_depth:
             mj.mjr_render(rect, vscene, self._con)
