@@ -39,11 +39,14 @@ def test_a_python_thread_is_counted_under_its_threading_name() -> None:
 
 
 def test_a_thread_that_ended_unread_is_the_rest_of_the_process_time() -> None:
+    # The rest is reported only above a clock tick per thread read (their rounding), and a
+    # test process may hold many threads from earlier tests (llvmpipe, numba): burn past that.
+    burn_s = 0.3 + 0.01 * len(list(TASKS.iterdir()))
     cpu = ThreadCpu(interval_s=3600.0)  # no reading between start and stop
     cpu.start()
-    worker = threading.Thread(target=_burn, args=(0.3,), name="short-lived")
+    worker = threading.Thread(target=_burn, args=(burn_s,), name="short-lived")
     worker.start()
     worker.join()
     report = cpu.stop()
     assert "short-lived" not in report.by_thread_s
-    assert report.by_thread_s[ENDED] >= 0.25
+    assert report.by_thread_s[ENDED] >= burn_s - 0.05
