@@ -110,9 +110,13 @@ class ThreadCpu:
                 name = pool_name(self._names.get(key, os_name))
                 by[name] = by.get(name, 0.0) + cpu - self._start.get(key, 0.0)
         if by:
-            # Readings are in clock ticks: a rest under a tick a thread is rounding, not a thread.
+            # Readings are truncated to clock ticks, so each thread whose reading moved may be up
+            # to a tick short: a rest under that is rounding, not a thread. Threads that did not
+            # run add no rounding; counting them (a long-lived process holds hundreds of idle
+            # threads) hid whole ended threads under the allowance.
+            moved = sum(1 for key, (_, cpu) in self._last.items() if cpu != self._start.get(key))
             rest = total - sum(by.values())
-            if rest > 0.01 * max(1, len(self._last)):
+            if rest > max(1, moved) / _ticks_per_s():
                 by[ENDED] = rest
         return ThreadCpuReport({k: v for k, v in by.items() if v > 0.0}, total)
 

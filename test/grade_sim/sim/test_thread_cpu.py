@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from grade_sim.sim.thread_cpu import TASKS, ThreadCpu, pool_name
+from grade_sim.sim.thread_cpu import ENDED, TASKS, ThreadCpu, pool_name
 
 pytestmark = pytest.mark.skipif(not TASKS.is_dir(), reason="needs Linux /proc/self/task")
 
@@ -65,3 +65,25 @@ def test_a_thread_that_ended_unread_is_the_rest_of_the_process_time() -> None:
         [sys.executable, "-c", _ENDED_CHILD], capture_output=True, text=True, check=False
     )
     assert run.returncode == 0, run.stderr
+
+
+def test_idle_threads_do_not_hide_a_thread_that_ended_unread() -> None:
+    # A long-lived process (a test worker, a node) holds many idle threads; the rounding allowance
+    # is per thread that ran, so 200 idle ones must not swallow an ended thread's 0.3 s.
+    release = threading.Event()
+    idle = [threading.Thread(target=release.wait, daemon=True) for _ in range(200)]
+    for thread in idle:
+        thread.start()
+    try:
+        cpu = ThreadCpu(interval_s=3600.0)  # no reading between start and stop
+        cpu.start()
+        worker = threading.Thread(target=_burn, args=(0.3,), name="short-lived")
+        worker.start()
+        worker.join()
+        report = cpu.stop()
+    finally:
+        release.set()
+        for thread in idle:
+            thread.join()
+    assert "short-lived" not in report.by_thread_s
+    assert report.by_thread_s[ENDED] >= 0.25, report
