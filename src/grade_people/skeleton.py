@@ -185,16 +185,22 @@ def forward_kinematics(
 
 def euler_to_matrix(angles_xyz: FloatArray) -> FloatArray:
     """(..., 3) roll, pitch, yaw -> (..., 3, 3) Rz(yaw) Ry(pitch) Rx(roll)."""
-    r, p, y = np.moveaxis(np.asarray(angles_xyz, dtype=np.float64), -1, 0)
+    a = np.asarray(angles_xyz, dtype=np.float64)
+    r, p, y = a[..., 0], a[..., 1], a[..., 2]
     cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return np.stack(
-        [
-            np.stack([cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr], axis=-1),
-            np.stack([sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr], axis=-1),
-            np.stack([-sp, cp * sr, cp * cr], axis=-1),
-        ],
-        axis=-2,
-    )
+    # Written into one array (not nested np.stack): the pose of every person calls this about ten
+    # times a frame on the step thread, where the stacks' overhead was most of its cost.
+    out = np.empty((*a.shape[:-1], 3, 3))
+    out[..., 0, 0] = cy * cp
+    out[..., 0, 1] = cy * sp * sr - sy * cr
+    out[..., 0, 2] = cy * sp * cr + sy * sr
+    out[..., 1, 0] = sy * cp
+    out[..., 1, 1] = sy * sp * sr + cy * cr
+    out[..., 1, 2] = sy * sp * cr - cy * sr
+    out[..., 2, 0] = -sp
+    out[..., 2, 1] = cp * sr
+    out[..., 2, 2] = cp * cr
+    return out
 
 
 def matrices_to_quats(rot: FloatArray) -> FloatArray:
