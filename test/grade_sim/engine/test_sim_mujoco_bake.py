@@ -467,3 +467,61 @@ def test_cast_shadows_fade_where_the_probes_see_the_light_blocked() -> None:
     assert a.cast_darkness[0] > 0.2
     assert b.cast_darkness[0] == pytest.approx(0.25 * a.cast_darkness[0])
     assert b.contact_darkness[0] == a.contact_darkness[0]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("distance_m", [2.4, 1.2])
+def test_the_half_resolution_darkness_matches_the_exact_one(
+    engine_of: Callable[[Scene], MujocoEngine],
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    distance_m: float,
+) -> None:
+    """The pass takes its darkness on a half-resolution grid on the ground: on a grey image,
+    every floor pixel comes out within one level of the exact darkness at its own point (the
+    reference formula, `Footprints.darkness_at`), and over all pixels nearly every one
+    (points of the 2-6 cm fading band just past a shadow's edge may lose a little)."""
+    monkeypatch.setenv("GRADE_BAKE_CACHE", str(tmp_path))
+    scene = _contact_scene(True)
+    engine = engine_of(scene)
+    shadows = engine._contact
+    assert shadows is not None
+    feet, away, cam_xy = _long_shadow_spot(scene, shadows)
+    cam_xy = feet + (cam_xy - feet) * distance_m / 2.4
+    pos, quat = scene.actor_body_poses(0)
+    pos = pos.copy()
+    per_person = len(scene.people[0].body_names())
+    pos[:per_person, :2] += feet - pos[0, :2]
+    pos[per_person:, :2] += feet + 0.8 * away - pos[per_person, :2]  # the other one in its shadow
+    setup = scene.robots[0]
+    q = np.zeros(len(setup.model.joints))
+    look = feet + 0.5 * away - cam_xy
+    for i, joint in enumerate(setup.model.joints):
+        q[i] = {"x": cam_xy[0], "y": cam_xy[1], "z": 1.6}.get(joint.name, 0.0)
+        if joint.name == "yaw":
+            q[i] = np.arctan2(look[1], look[0])
+    engine.set_actor_poses(pos, quat)
+    engine.set_robot_kinematics(setup.model.name, q, np.zeros_like(q), np.zeros_like(q))
+    engine.update_kinematic_sensors()
+    frame = engine.render("uav1", "camera", frozenset({Stream.DEPTH}))
+    assert frame.depth_m is not None
+    slot = engine._cameras[("uav1", "camera")]
+    k = engine._intrinsics(slot)
+    cam_pos, cam_quat = engine.camera_pose("uav1", "camera")
+    r = quat_to_matrix(cam_quat)
+    grey = np.full((*frame.depth_m.shape, 3), 200, np.uint8)
+    shadows.darken(grey, frame.depth_m, k, cam_pos, r, engine._render_data)
+
+    points = (backproject(frame.depth_m, k) @ r.T + cam_pos).reshape(-1, 3)
+    prints = shadows.footprints(np.asarray(engine._render_data.xpos)[shadows.body_ids, :2])
+    ground = scene.world.terrain_height(points[:, 0], points[:, 1])
+    exact = prints.darkness_at(points, ground) * (frame.depth_m.ravel() > 0)
+    want = np.floor(200 * (1.0 - exact) + 0.5).reshape(frame.depth_m.shape)
+    diff = np.abs(grey[..., 0].astype(np.float64) - want)
+    assert np.array_equal(grey[..., 0], grey[..., 2])
+    on_ground = (np.abs(points[:, 2] - ground) <= 1e-3).reshape(diff.shape)
+    shaded = want < 200
+    assert (shaded & on_ground).sum() > 500  # the shadows are in view, on the floor
+    assert diff[on_ground].max() <= 1
+    assert (diff[shaded] > 1).mean() < 0.01
+    assert diff.mean() < 0.05

@@ -19,7 +19,10 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
 
+import numba
 import numpy as np
 from numpy.typing import NDArray
 
@@ -77,46 +80,85 @@ class ProbeGrid:
     @property
     def gain_rgb(self) -> NDArray[np.float32]:
         """How much a moving thing's colour is scaled at each probe (0..MAX_GAIN)."""
+        return self._gain_rgb.copy()
+
+    @cached_property
+    def _gain_rgb(self) -> NDArray[np.float32]:
+        # Read at every frame (per person, per contact shadow): computed once per grid.
         out = np.clip(self.baked_rgb / np.maximum(self.live_rgb, MIN_LIVE), 0.0, MAX_GAIN)
-        return np.asarray(out, dtype=np.float32)
+        return np.ascontiguousarray(out, dtype=np.float32)
 
     def gain_at(self, points_xyz: FloatArray, world: World) -> FloatArray:
         """(n, 3) gain at world points: trilinear over the valid probes around each (1 where
         none is valid), clamped to the grid's edges."""
-        pts = np.asarray(points_xyz, dtype=np.float64).reshape(-1, 3)
+        pts = np.ascontiguousarray(np.asarray(points_xyz, dtype=np.float64).reshape(-1, 3))
         lay = self.layout
-        nz, ny, nx = lay.shape
         height = pts[:, 2] - world.terrain_height(pts[:, 0], pts[:, 1])
-        fx = np.clip((pts[:, 0] - lay.origin_xy[0]) / lay.spacing_m, 0.0, nx - 1)
-        fy = np.clip((pts[:, 1] - lay.origin_xy[1]) / lay.spacing_m, 0.0, ny - 1)
-        hs = np.asarray(lay.heights_m)
-        fz = np.clip(np.interp(height, hs, np.arange(nz)), 0.0, nz - 1)
-        cell = [
-            np.minimum(np.floor(f).astype(np.int64), max(n - 2, 0))
-            for f, n in ((fz, nz), (fy, ny), (fx, nx))
-        ]
-        frac = [f - c for f, c in zip((fz, fy, fx), cell, strict=True)]
-        gain = self.gain_rgb
-        total = np.zeros((len(pts), 3))
-        weight = np.zeros(len(pts))
-        for dz in (0, 1):
-            for dy in (0, 1):
-                for dx in (0, 1):
-                    iz = np.minimum(cell[0] + dz, nz - 1)
-                    iy = np.minimum(cell[1] + dy, ny - 1)
-                    ix = np.minimum(cell[2] + dx, nx - 1)
-                    w = (
-                        np.where(dz, frac[0], 1 - frac[0])
-                        * np.where(dy, frac[1], 1 - frac[1])
-                        * np.where(dx, frac[2], 1 - frac[2])
-                        * self.valid[iz, iy, ix]
-                    )
-                    total += w[:, None] * gain[iz, iy, ix]
-                    weight += w
-        out: FloatArray = np.where(
-            weight[:, None] > 1e-6, total / np.maximum(weight, 1e-6)[:, None], 1.0
+        out = np.empty((len(pts), 3))
+        _trilinear(
+            pts,
+            np.ascontiguousarray(height, dtype=np.float64),
+            np.asarray(lay.origin_xy, dtype=np.float64),
+            float(lay.spacing_m),
+            np.asarray(lay.heights_m, dtype=np.float64),
+            self._gain_rgb,
+            np.ascontiguousarray(self.valid),
+            out,
         )
         return out
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy", inline="always")
+def _cell(f: float, n: int) -> tuple[int, float]:  # pragma: no cover - compiled
+    """The lower grid index of a cell around position f (in probes, clamped) and f's share
+    past it."""
+    f = min(max(f, 0.0), n - 1.0)
+    cell = min(int(np.floor(f)), max(n - 2, 0))
+    return cell, f - cell
+
+
+@numba.njit(cache=True, nogil=True, error_model="numpy")
+def _trilinear(
+    points: Any,
+    height: Any,
+    origin_xy: Any,
+    spacing: float,
+    heights_m: Any,
+    gain: Any,
+    valid: Any,
+    out: Any,
+) -> None:  # pragma: no cover - compiled
+    nz, ny, nx = valid.shape
+    for p in range(points.shape[0]):
+        h = height[p]
+        # Position among the heights as np.interp(h, heights_m, arange(nz)) gives it.
+        if h <= heights_m[0]:
+            fz = 0.0
+        elif h >= heights_m[nz - 1]:
+            fz = nz - 1.0
+        else:
+            k = np.searchsorted(heights_m, h, side="right") - 1
+            fz = 1.0 / (heights_m[k + 1] - heights_m[k]) * (h - heights_m[k]) + k
+        cz, tz = _cell(fz, nz)
+        cy, ty = _cell((points[p, 1] - origin_xy[1]) / spacing, ny)
+        cx, tx = _cell((points[p, 0] - origin_xy[0]) / spacing, nx)
+        total = np.zeros(3)
+        weight = 0.0
+        for dz in range(2):
+            for dy in range(2):
+                for dx in range(2):
+                    iz, iy, ix = min(cz + dz, nz - 1), min(cy + dy, ny - 1), min(cx + dx, nx - 1)
+                    w = (
+                        (tz if dz else 1.0 - tz)
+                        * (ty if dy else 1.0 - ty)
+                        * (tx if dx else 1.0 - tx)
+                        * valid[iz, iy, ix]
+                    )
+                    for c in range(3):
+                        total[c] += w * gain[iz, iy, ix, c]
+                    weight += w
+        for c in range(3):
+            out[p, c] = total[c] / max(weight, 1e-6) if weight > 1e-6 else 1.0
 
 
 def probe_layout(world: World, config: BakeConfig) -> ProbeLayout:

@@ -114,26 +114,15 @@ class Footprints:
         """Each footprint's support, a rectangle outside which it is zero: its long axis
         ((n, 2) unit: away from the light, or +x without a cast shadow), and how far it
         reaches behind the feet, in front of them and to each side ((n,) each)."""
-        n = len(self.feet_xyz)
-        has_cast = (self.cast_darkness > 0.0) & (np.linalg.norm(self.away_xy, axis=1) > 0.5)
-        axis = np.where(has_cast[:, None], self.away_xy, np.tile([1.0, 0.0], (n, 1)))
+        away = self.away_xy
+        has_cast = (self.cast_darkness > 0.0) & (away[:, 0] ** 2 + away[:, 1] ** 2 > 0.25)
+        axis = np.where(has_cast[:, None], away, np.array([1.0, 0.0]))
         cast_half = np.where(has_cast, self.cast_half_width_m, 0.0)
         tip_half = np.where(has_cast, cast_half + CAST_WIDENING * self.length_m, 0.0)
         back = np.maximum(self.contact_radius_m, cast_half)
         front = np.maximum(self.contact_radius_m, np.where(has_cast, self.length_m, 0.0) + tip_half)
         half = np.maximum(self.contact_radius_m, tip_half)
         return axis, back, front, half
-
-    def support_xy(self) -> FloatArray:
-        """(n, 4, 2) corners of each footprint's support rectangle (`extent`)."""
-        axis, back, front, half = self.extent()
-        side = np.column_stack([-axis[:, 1], axis[:, 0]])
-        feet = self.feet_xyz[:, :2]
-        out = np.empty((len(feet), 4, 2))
-        for k, (along, across) in enumerate(((-1, -1), (-1, 1), (1, 1), (1, -1))):
-            reach_along = back if along < 0 else front
-            out[:, k] = feet + along * reach_along[:, None] * axis + across * half[:, None] * side
-        return out
 
     def darkness_at(self, points_xyz: FloatArray, ground_z: FloatArray) -> FloatArray:
         """(p,) share of light taken away at world points whose ground is `ground_z` (the
@@ -147,21 +136,21 @@ class Footprints:
         )
         return out
 
-    def table(self) -> FloatArray:
-        """(n, 9) the kernels' view, one row per actor (columns `_FEET_X` ... `_CAST_DARK`)."""
-        axis = self.extent()[0]
-        columns = (
-            self.feet_xyz[:, 0],
-            self.feet_xyz[:, 1],
-            axis[:, 0],
-            axis[:, 1],
-            self.length_m,
-            1.0 / np.maximum(self.contact_radius_m, 1e-6) ** 2,
-            self.contact_darkness,
-            self.cast_half_width_m,
-            self.cast_darkness,
-        )
-        return np.ascontiguousarray(np.column_stack(columns), dtype=np.float64)
+    def table(self, axis: FloatArray | None = None) -> FloatArray:
+        """(n, 10) the kernels' view, one row per actor (columns `_FEET_X` ... `_FEET_Z`);
+        `axis` is `extent()[0]` where the caller has it already."""
+        if axis is None:
+            axis = self.extent()[0]
+        out = np.empty((len(self.feet_xyz), 10))
+        out[:, [_FEET_X, _FEET_Y]] = self.feet_xyz[:, :2]
+        out[:, [_AXIS_X, _AXIS_Y]] = axis
+        out[:, _LENGTH] = self.length_m
+        out[:, _CONTACT_INV_R2] = 1.0 / np.maximum(self.contact_radius_m, 1e-6) ** 2
+        out[:, _CONTACT_DARK] = self.contact_darkness
+        out[:, _CAST_HALF] = self.cast_half_width_m
+        out[:, _CAST_DARK] = self.cast_darkness
+        out[:, _FEET_Z] = self.feet_xyz[:, 2]
+        return out
 
 
 @dataclass(frozen=True)
@@ -266,99 +255,73 @@ class ContactShadows:
     ) -> None:
         """Darken `rgb` (h, w, 3, top row first) in place where the ground under the actors in
         `data` shows, with `depth_m` the same view's planar depth (0: nothing there)."""
-        shown = np.array([int(i) not in hidden for i in self.instance_ids], dtype=bool)
-        if not shown.any():
-            return
-        actors = self if shown.all() else self.subset(shown)  # hidden ones cast none
+        actors = self
+        if hidden:  # hidden ones cast none
+            shown = np.array([int(i) not in hidden for i in self.instance_ids], dtype=bool)
+            if not shown.any():
+                return
+            actors = self if shown.all() else self.subset(shown)
         prints = actors.footprints(np.asarray(data.xpos)[actors.body_ids, :2])
         h, w = depth_m.shape
-        boxes = _pixel_boxes(prints, self.scene, k, position_world_optical, r_world_optical, w, h)
+        heights, origin, spacing = self._terrain_grid()
+        axis, back, front, half = prints.extent()
+        table = prints.table(axis)
+        k = np.ascontiguousarray(k, dtype=np.float64)
+        position = np.ascontiguousarray(position_world_optical, dtype=np.float64)
+        r = np.ascontiguousarray(r_world_optical, dtype=np.float64)
+        boxes = np.zeros((len(table), 4), np.int64)
+        reach = np.empty((len(table), 3))
+        reach[:, 0], reach[:, 1], reach[:, 2] = back, front, half
+        _pixel_boxes(table, reach, k, position, r, w, h, heights, origin, spacing, boxes)
         if not (boxes[:, 2] > boxes[:, 0]).any():
             return
-        r = np.asarray(r_world_optical, dtype=np.float64)
         base = r[:, 2] - k[0, 2] / k[0, 0] * r[:, 0] - k[1, 2] / k[1, 1] * r[:, 1]
-        terrain = self.scene.world.terrain
-        if terrain is None:  # flat at z = 0: one cell of zeros, far larger than any world
-            heights, origin, spacing = np.zeros((2, 2)), np.array([-1e9, -1e9]), 2e9
-        else:
-            heights = np.ascontiguousarray(terrain.heights_m, dtype=np.float64)
-            origin, spacing = np.asarray(terrain.origin_xy, np.float64), float(terrain.spacing_m)
         _darken(
             rgb,
             depth_m,
-            np.asarray(position_world_optical, dtype=np.float64),
+            position,
             base,
             r[:, 0] / k[0, 0],
             r[:, 1] / k[1, 1],
             boxes,
-            prints.table(),
+            table,
             heights,
             origin,
             spacing,
+            self.scene.world.terrain is not None,
         )
 
-
-_BOX_EDGES = np.array(
-    [[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4], [0, 4], [1, 5], [2, 6], [3, 7]]
-)
-
-
-def _pixel_boxes(
-    prints: Footprints,
-    scene: Scene,
-    k: FloatArray,
-    position_world_optical: FloatArray,
-    r_world_optical: FloatArray,
-    width: int,
-    height: int,
-) -> NDArray[np.int64]:
-    """(n, 4) pixel boxes [x0, y0, x1, y1) of each footprint's support in the image: the box
-    over its ground rectangle (between the lowest ground under it less 0.1 m and the highest
-    plus GROUND_FADE_M), clipped at the camera plane; empty (x1 <= x0) when out of view."""
-    corners = prints.support_xy()  # (n, 4, 2)
-    n = len(corners)
-    ground = np.asarray(
-        scene.world.terrain_height(corners[..., 0].ravel(), corners[..., 1].ravel())
-    ).reshape(n, 4)
-    ground = np.concatenate([ground, prints.feet_xyz[:, 2:3]], axis=1)
-    low = ground.min(axis=1) - 0.1
-    high = ground.max(axis=1) + GROUND_FADE_M + 0.1
-    box = np.concatenate(
-        [
-            np.concatenate([corners, np.repeat(low[:, None, None], 4, axis=1)], axis=2),
-            np.concatenate([corners, np.repeat(high[:, None, None], 4, axis=1)], axis=2),
-        ],
-        axis=1,
-    )  # (n, 8, 3)
-    cam = (box - np.asarray(position_world_optical)) @ np.asarray(r_world_optical)  # optical
-    a, b = cam[:, _BOX_EDGES[:, 0]], cam[:, _BOX_EDGES[:, 1]]  # (n, 12, 3)
-    za, zb = a[..., 2], b[..., 2]
-    t = np.clip((_NEAR_M - za) / np.where(zb != za, zb - za, 1.0), 0.0, 1.0)
-    cut = a + t[..., None] * (b - a)
-    crosses = (za >= _NEAR_M) != (zb >= _NEAR_M)
-    points = np.concatenate([a, b, cut], axis=1)
-    front = np.concatenate([za >= _NEAR_M, zb >= _NEAR_M, crosses], axis=1)
-    z = np.maximum(points[..., 2], _NEAR_M)
-    u = k[0, 0] * points[..., 0] / z + k[0, 2]
-    v = k[1, 1] * points[..., 1] / z + k[1, 2]
-    big = 1e9
-    x0 = np.where(front, u, big).min(axis=1)
-    x1 = np.where(front, u, -big).max(axis=1)
-    y0 = np.where(front, v, big).min(axis=1)
-    y1 = np.where(front, v, -big).max(axis=1)
-    out = np.zeros((n, 4), np.int64)
-    out[:, 0] = np.clip(np.floor(x0) - 1, 0, width)
-    out[:, 1] = np.clip(np.floor(y0) - 1, 0, height)
-    out[:, 2] = np.clip(np.ceil(x1) + 2, 0, width)
-    out[:, 3] = np.clip(np.ceil(y1) + 2, 0, height)
-    empty = (out[:, 2] <= out[:, 0]) | (out[:, 3] <= out[:, 1])
-    out[empty] = 0
-    return out
+    def _terrain_grid(self) -> tuple[FloatArray, FloatArray, float]:
+        """The ground as `_ground_z` reads it: heights, origin and spacing of the terrain."""
+        terrain = self.scene.world.terrain
+        if terrain is None:  # flat at z = 0: one cell of zeros, far larger than any world
+            return np.zeros((2, 2)), np.array([-1e9, -1e9]), 2e9
+        heights = np.ascontiguousarray(terrain.heights_m, dtype=np.float64)
+        return heights, np.asarray(terrain.origin_xy, np.float64), float(terrain.spacing_m)
 
 
 # Columns of Footprints.table.
 _FEET_X, _FEET_Y, _AXIS_X, _AXIS_Y, _LENGTH = range(5)
-_CONTACT_INV_R2, _CONTACT_DARK, _CAST_HALF, _CAST_DARK = range(5, 9)
+_CONTACT_INV_R2, _CONTACT_DARK, _CAST_HALF, _CAST_DARK, _FEET_Z = range(5, 10)
+# Edges of a footprint's box: corners 0-3 at its lowest ground, 4-7 above them.
+_BOX_EDGES = np.array(
+    [[0, 1], [1, 2], [2, 3], [3, 0], [4, 5], [5, 6], [6, 7], [7, 4], [0, 4], [1, 5], [2, 6], [3, 7]]
+)
+# The darkness field is computed on every HALF_RES-th pixel and spread bilinearly: the shadows
+# are soft over centimetres to a metre, so a 2-pixel grid loses nothing visible
+# (test_the_half_resolution_darkness_matches_the_exact_one bounds it); the ground test stays per
+# pixel, with its exact depth, so where the ground ends (feet, furniture) stays exact.
+HALF_RES = 2
+# Rays meeting the ground plane at a grazing angle (or missing it) cast nothing there.
+_MIN_DOWN = 1e-9
+# Grid samples further apart on the ground than this share of a footprint's smallest radius
+# leave its pixels there to their own darkness (far away or at a grazing view): the bilinear
+# error of a (1 - d^2 / R^2)^2 fall-off over samples h apart is at most about (h / R)^2.
+GRID_SHARE = 0.15
+# Pixels further than this from the ground take their darkness at their own point, not the grid's.
+_ON_PLANE_M = 1e-3
+# Steps of finding where a pixel's ray meets hilly ground from the actor's own ground plane.
+_TERRAIN_STEPS = 2
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy", inline="always")
@@ -417,6 +380,73 @@ def _ground_z(x: float, y: float, heights: Any, origin: Any, spacing: float) -> 
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
+def _pixel_boxes(
+    table: Any,
+    reach: Any,
+    k: Any,
+    position: Any,
+    r: Any,
+    width: int,
+    height: int,
+    heights: Any,
+    origin: Any,
+    spacing: float,
+    out: Any,
+) -> None:  # pragma: no cover - compiled
+    """(n, 4) pixel boxes [x0, y0, x1, y1) into `out` of each footprint's support (`reach`:
+    (n, 3) back, front and half width of `Footprints.extent`) in the image: the box over its
+    ground rectangle (between the lowest ground under it less 0.1 m and the highest plus
+    GROUND_FADE_M + 0.1 m), clipped at the camera plane; empty (all 0) when out of view."""
+    cam = np.empty((8, 3))
+    for a in range(table.shape[0]):
+        ax, ay = table[a, _AXIS_X], table[a, _AXIS_Y]
+        low = high = table[a, _FEET_Z]
+        for c in range(4):  # corners (behind / in front, right / left): (-,-) (-,+) (+,+) (+,-)
+            along = reach[a, 0] if c < 2 else -reach[a, 1]
+            across = -reach[a, 2] if c % 3 == 0 else reach[a, 2]
+            cx = table[a, _FEET_X] - along * ax - across * ay
+            cy = table[a, _FEET_Y] - along * ay + across * ax
+            ground = _ground_z(cx, cy, heights, origin, spacing)
+            low, high = min(low, ground), max(high, ground)
+            cam[c, 0], cam[c, 1] = cx, cy
+            cam[c + 4, 0], cam[c + 4, 1] = cx, cy
+        for c in range(4):
+            cam[c, 2] = low - 0.1
+            cam[c + 4, 2] = high + GROUND_FADE_M + 0.1
+        for c in range(8):  # into the optical frame
+            px, py, pz = cam[c, 0] - position[0], cam[c, 1] - position[1], cam[c, 2] - position[2]
+            for j in range(3):
+                cam[c, j] = px * r[0, j] + py * r[1, j] + pz * r[2, j]
+        x0 = y0 = 1e9
+        x1 = y1 = -1e9
+        for e in range(_BOX_EDGES.shape[0] + 8):
+            if e < 8:  # the corners in front of the camera plane
+                if cam[e, 2] < _NEAR_M:
+                    continue
+                qx, qy, qz = cam[e, 0], cam[e, 1], cam[e, 2]
+            else:  # where an edge crosses it
+                p, q = _BOX_EDGES[e - 8, 0], _BOX_EDGES[e - 8, 1]
+                za, zb = cam[p, 2], cam[q, 2]
+                if (za >= _NEAR_M) == (zb >= _NEAR_M):
+                    continue
+                t = min(max((_NEAR_M - za) / (zb - za), 0.0), 1.0)
+                qx = cam[p, 0] + t * (cam[q, 0] - cam[p, 0])
+                qy = cam[p, 1] + t * (cam[q, 1] - cam[p, 1])
+                qz = max(za + t * (zb - za), _NEAR_M)
+            u = k[0, 0] * qx / qz + k[0, 2]
+            v = k[1, 1] * qy / qz + k[1, 2]
+            x0, x1, y0, y1 = min(x0, u), max(x1, u), min(y0, v), max(y1, v)
+        b0 = min(max(np.floor(x0) - 1, 0), width)
+        b1 = min(max(np.floor(y0) - 1, 0), height)
+        b2 = min(max(np.ceil(x1) + 2, 0), width)
+        b3 = min(max(np.ceil(y1) + 2, 0), height)
+        if b2 <= b0 or b3 <= b1:
+            out[a, 0] = out[a, 1] = out[a, 2] = out[a, 3] = 0
+        else:
+            out[a, 0], out[a, 1], out[a, 2], out[a, 3] = int(b0), int(b1), int(b2), int(b3)
+
+
+@numba.njit(nogil=True, cache=True, error_model="numpy")
 def _darken(
     rgb: Any,
     depth: Any,
@@ -429,43 +459,105 @@ def _darken(
     heights: Any,
     origin: Any,
     spacing: float,
+    hilly: bool,
 ) -> None:  # pragma: no cover - compiled
     x_lo, y_lo = rgb.shape[1], rgb.shape[0]
     x_hi = y_hi = 0
+    smallest = np.inf  # the smallest radius of any footprint in view (see GRID_SHARE)
     for a in range(boxes.shape[0]):
         if boxes[a, 2] > boxes[a, 0] and boxes[a, 3] > boxes[a, 1]:
             x_lo, y_lo = min(x_lo, boxes[a, 0]), min(y_lo, boxes[a, 1])
             x_hi, y_hi = max(x_hi, boxes[a, 2]), max(y_hi, boxes[a, 3])
+            smallest = min(smallest, 1.0 / np.sqrt(table[a, _CONTACT_INV_R2]))
+            if table[a, _CAST_DARK] > 0.0:
+                smallest = min(smallest, table[a, _CAST_HALF])
     if x_hi <= x_lo:
         return
-    # What every footprint leaves of the light, multiplied up, over the boxes' union.
-    keep = np.ones((y_hi - y_lo, x_hi - x_lo))
+    # What every footprint leaves of the light, multiplied up, on a grid of every HALF_RES-th
+    # pixel over the boxes' union (its last row and column at or past the union's edge). The
+    # field is a smooth function of where each pixel's ray meets the ground, so it is taken
+    # there, not at the pixel's depth (that has steps where a body or a table stands in front).
+    rows = (y_hi - 1 - y_lo) // HALF_RES + 2
+    cols = (x_hi - 1 - x_lo) // HALF_RES + 2
+    keep = np.ones((rows, cols))
     for a in range(boxes.shape[0]):
-        for y in range(boxes[a, 1], boxes[a, 3]):
-            ray_x = base[0] + y * step_y[0]
-            ray_y = base[1] + y * step_y[1]
-            for x in range(boxes[a, 0], boxes[a, 2]):
-                z = np.float64(depth[y, x])
-                wx = origin_cam[0] + z * (ray_x + x * step_x[0])
-                wy = origin_cam[1] + z * (ray_y + x * step_x[1])
-                dark = _darkness(wx, wy, table, a)
-                keep[y - y_lo, x - x_lo] *= 1.0 - (dark if z > 0.0 else 0.0)
-    # Only points on the ground are darkened (not the actors, furniture tops or grass).
-    for y in range(y_lo, y_hi):
-        for x in range(x_lo, x_hi):
-            left = keep[y - y_lo, x - x_lo]
-            if left >= 1.0:
+        if boxes[a, 2] <= boxes[a, 0] or boxes[a, 3] <= boxes[a, 1]:
+            continue
+        plane = table[a, _FEET_Z] - origin_cam[2]  # the actor's ground, from the camera
+        i0 = (boxes[a, 0] - x_lo) // HALF_RES
+        i1 = (boxes[a, 2] - 1 - x_lo) // HALF_RES + 2
+        for j in range((boxes[a, 1] - y_lo) // HALF_RES, (boxes[a, 3] - 1 - y_lo) // HALF_RES + 2):
+            y = y_lo + HALF_RES * j
+            ray_x = base[0] + y * step_y[0] + x_lo * step_x[0]
+            ray_y = base[1] + y * step_y[1] + x_lo * step_x[1]
+            ray_z = base[2] + y * step_y[2] + x_lo * step_x[2]
+            if hilly:  # from the actor's plane onto the terrain under it, a few times
+                for i in range(i0, i1):
+                    dx = ray_x + HALF_RES * i * step_x[0]
+                    dy = ray_y + HALF_RES * i * step_x[1]
+                    down = min(ray_z + HALF_RES * i * step_x[2], -_MIN_DOWN)
+                    z = plane / down  # planar depth where the ray meets that plane
+                    for _ in range(_TERRAIN_STEPS):
+                        ground = _ground_z(
+                            origin_cam[0] + z * dx, origin_cam[1] + z * dy, heights, origin, spacing
+                        )
+                        z = (ground - origin_cam[2]) / down
+                    dark = _darkness(origin_cam[0] + z * dx, origin_cam[1] + z * dy, table, a)
+                    keep[j, i] *= 1.0 - (dark if z > 0.0 else 0.0)
+            else:  # flat: branch-free, so that the compiler vectorises it
+                for i in range(i0, i1):
+                    dx = ray_x + HALF_RES * i * step_x[0]
+                    dy = ray_y + HALF_RES * i * step_x[1]
+                    z = plane / min(ray_z + HALF_RES * i * step_x[2], -_MIN_DOWN)
+                    dark = _darkness(origin_cam[0] + z * dx, origin_cam[1] + z * dy, table, a)
+                    keep[j, i] *= 1.0 - (dark if z > 0.0 else 0.0)
+    # Ground steps between the grid's samples longer than this (far away, grazing) leave a
+    # pixel to its own darkness; squared, per pixel step.
+    coarse = (GRID_SHARE * smallest / HALF_RES) ** 2
+    # Only points on the ground are darkened (not the actors, furniture tops or grass): tested
+    # per pixel with its exact depth. The grid's cells (HALF_RES^2 pixels each) with light
+    # left at all four corners are skipped whole.
+    for j in range(rows - 1):
+        for i in range(cols - 1):
+            k00, k01, k10, k11 = keep[j, i], keep[j, i + 1], keep[j + 1, i], keep[j + 1, i + 1]
+            if min(min(k00, k01), min(k10, k11)) >= 1.0:
                 continue
-            z = np.float64(depth[y, x])
-            wx = origin_cam[0] + z * (base[0] + y * step_y[0] + x * step_x[0])
-            wy = origin_cam[1] + z * (base[1] + y * step_y[1] + x * step_x[1])
-            wz = origin_cam[2] + z * (base[2] + y * step_y[2] + x * step_x[2])
-            weight = _ground_weight(wz - _ground_z(wx, wy, heights, origin, spacing))
-            if weight <= 0.0:
-                continue
-            scale = 1.0 - weight * (1.0 - left)
-            for c in range(3):
-                rgb[y, x, c] = np.uint8(rgb[y, x, c] * scale + 0.5)
+            for y in range(y_lo + HALF_RES * j, min(y_lo + HALF_RES * (j + 1), y_hi)):
+                sy = (y - y_lo - HALF_RES * j) / HALF_RES
+                for x in range(x_lo + HALF_RES * i, min(x_lo + HALF_RES * (i + 1), x_hi)):
+                    sx = (x - x_lo - HALF_RES * i) / HALF_RES
+                    left = (1.0 - sy) * ((1.0 - sx) * k00 + sx * k01) + sy * (
+                        (1.0 - sx) * k10 + sx * k11
+                    )
+                    if left >= 1.0:
+                        continue
+                    z = np.float64(depth[y, x])
+                    dx = base[0] + y * step_y[0] + x * step_x[0]
+                    dy = base[1] + y * step_y[1] + x * step_x[1]
+                    dz = base[2] + y * step_y[2] + x * step_x[2]
+                    wx, wy = origin_cam[0] + z * dx, origin_cam[1] + z * dy
+                    ground = _ground_z(wx, wy, heights, origin, spacing) if hilly else 0.0
+                    above = origin_cam[2] + z * dz - ground
+                    weight = _ground_weight(above)
+                    if weight <= 0.0 or z <= 0.0:
+                        continue
+                    # The ground moved per pixel step, horizontally: z (step - step_z / dz ray).
+                    down = min(dz, -_MIN_DOWN)
+                    ux = step_x[0] - step_x[2] / down * dx
+                    uy = step_x[1] - step_x[2] / down * dy
+                    vx = step_y[0] - step_y[2] / down * dx
+                    vy = step_y[1] - step_y[2] / down * dy
+                    far = z * z * max(ux * ux + uy * uy, vx * vx + vy * vy) > coarse
+                    # A sole or a table leg's foot is not where its ray meets the ground; and
+                    # where the grid is coarse: the exact darkness at the pixel's own point.
+                    if far or abs(above) > _ON_PLANE_M:
+                        left = 1.0
+                        for a in range(boxes.shape[0]):
+                            if boxes[a, 0] <= x < boxes[a, 2] and boxes[a, 1] <= y < boxes[a, 3]:
+                                left *= 1.0 - _darkness(wx, wy, table, a)
+                    scale = 1.0 - weight * (1.0 - left)
+                    for c in range(3):
+                        rgb[y, x, c] = np.uint8(rgb[y, x, c] * scale + 0.5)
 
 
 @numba.njit(nogil=True, cache=True, error_model="numpy")
@@ -482,16 +574,20 @@ def warm_up() -> None:
     one = np.zeros((1, 3))
     prints = Footprints(one, np.zeros((1, 2)), *(np.ones(1) for _ in range(5)))
     prints.darkness_at(one, np.zeros(1))
-    _darken(
-        np.zeros((1, 1, 3), np.uint8),
-        np.ones((1, 1), np.float32),
-        np.zeros(3),
-        np.array([0.0, 0.0, -1.0]),
-        np.zeros(3),
-        np.zeros(3),
-        np.array([[0, 0, 1, 1]], np.int64),
-        prints.table(),
-        np.zeros((2, 2)),
-        np.zeros(2),
-        1.0,
-    )
+    table = prints.table()
+    ground = (np.zeros((2, 2)), np.zeros(2), 1.0)
+    boxes = np.zeros((1, 4), np.int64)
+    _pixel_boxes(table, np.ones((1, 3)), np.eye(3), np.zeros(3), np.eye(3), 1, 1, *ground, boxes)
+    for hilly in (False, True):
+        _darken(
+            np.zeros((1, 1, 3), np.uint8),
+            np.ones((1, 1), np.float32),
+            np.zeros(3),
+            np.array([0.0, 0.0, -1.0]),
+            np.zeros(3),
+            np.zeros(3),
+            np.array([[0, 0, 1, 1]], np.int64),
+            table,
+            *ground,
+            hilly,
+        )
