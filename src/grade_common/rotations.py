@@ -76,6 +76,26 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
     return q if q[0] >= 0 else -q
 
 
+def rotation_between(a: FloatArray, b: FloatArray) -> FloatArray:
+    """The smallest rotation (3, 3) taking direction `a` onto direction `b` (any lengths > 0).
+
+    Opposite directions have no single smallest rotation: the half turn about an axis
+    perpendicular to `a` is returned (Rodrigues' formula divides by 1 + cos there).
+    """
+    a = a / np.linalg.norm(a)
+    b = b / np.linalg.norm(b)
+    v = np.cross(a, b)
+    c = float(np.dot(a, b))
+    if c < -1 + 1e-9:
+        axis = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
+        axis /= np.linalg.norm(axis)
+        half_turn: FloatArray = 2.0 * np.outer(axis, axis) - np.eye(3)
+        return half_turn
+    vx = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
+    out: FloatArray = np.eye(3) + vx + vx @ vx / (1.0 + c)
+    return out
+
+
 # Camera conventions, as rotations from the camera link (x forward, y left, z up; REP 103).
 # Optical frame: z forward, x right, y down (REP 103 "_optical" suffix).
 R_LINK_OPTICAL = np.array([[0.0, 0.0, 1.0], [-1.0, 0.0, 0.0], [0.0, -1.0, 0.0]])

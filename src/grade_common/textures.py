@@ -18,7 +18,6 @@ import functools
 import hashlib
 import itertools
 import math
-import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +27,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.atomic import StagedOutput
+from grade_common.cache_dir import cache_dir
 from grade_common.errors import OutputExistsError
 
 
@@ -507,10 +507,7 @@ def generate(spec: TextureSpec) -> Image:
 
 def default_cache_dir() -> Path:
     """$GRADE_TEXTURE_CACHE, else $XDG_CACHE_HOME/grade/textures (~/.cache/grade/textures)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "grade" / "textures"
+    return cache_dir(CACHE_ENV, "textures")
 
 
 class TextureCache:

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field, fields, replace
 from enum import Enum
 from typing import ClassVar
 
+from grade_common.names import ros_name
 from grade_common.schema import (
     PARAMETER,
     Checked,
@@ -19,7 +20,6 @@ from grade_common.schema import (
     bounds,
     from_mapping,
     named_items,
-    text,
     to_mapping,
 )
 from grade_control.errors import ControlConfigError
@@ -31,7 +31,6 @@ from grade_control.errors import ControlConfigError
 BODY_POSE_AXES: tuple[str, ...] = ("x", "y", "z", "roll", "pitch", "yaw")
 ANGULAR_JOINTS: frozenset[str] = frozenset({"roll", "pitch", "yaw", "camera_yaw"})
 
-_ROBOT_NAME = r"[A-Za-z][A-Za-z0-9_]*"
 # ROS 2 parameter phrasing (`axes.z.kp = -1.0 is invalid: must be >= 0`), as ControlConfigError.
 PARAMETER_WORDING = replace(PARAMETER, error=ControlConfigError)
 
@@ -65,7 +64,7 @@ class AxisConfig(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    name: str = field(metadata=text(_ROBOT_NAME))
+    name: str = field(metadata=ros_name())
     kp: float = field(default=1.2, metadata=_GAIN)
     ki: float = field(default=4.0, metadata=_GAIN)
     kd: float = field(default=0.001, metadata=_GAIN)
@@ -110,7 +109,7 @@ class ControllerConfig(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    robot: str = field(default="uav", metadata=text(_ROBOT_NAME))
+    robot: str = field(default="uav", metadata=ros_name())
     axes: tuple[AxisConfig, ...] = field(
         default_factory=lambda: tuple(default_axis(name) for name in BODY_POSE_AXES),
         metadata=named_items("name"),

@@ -22,6 +22,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from grade_common.errors import GradeError
+from grade_common.rotations import rotation_between
 from grade_common.types import FloatArray
 from grade_people.skeleton import (
     JOINT_INDEX,
@@ -284,22 +285,6 @@ def _normal_name(name: str) -> str:
     return name.rsplit(":", 1)[-1].lower().replace("_", "")
 
 
-def _between(a: FloatArray, b: FloatArray) -> FloatArray:
-    """The smallest rotation taking direction a onto direction b."""
-    a = a / np.linalg.norm(a)
-    b = b / np.linalg.norm(b)
-    v = np.cross(a, b)
-    c = float(np.dot(a, b))
-    if c < -1 + 1e-9:  # opposite: any perpendicular axis
-        axis = np.cross(a, [1.0, 0.0, 0.0] if abs(a[0]) < 0.9 else [0.0, 1.0, 0.0])
-        axis /= np.linalg.norm(axis)
-        out: FloatArray = Rotation.from_rotvec(np.pi * axis).as_matrix()
-        return out
-    vx = np.array([[0, -v[2], v[1]], [v[2], 0, -v[0]], [-v[1], v[0], 0]])
-    out = np.eye(3) + vx + vx @ vx / (1 + c)
-    return out
-
-
 def _leg_ratio(source: dict[int, int], rest_pos: FloatArray, our_rest: FloatArray) -> float:
     """Our leg (pelvis over ankle) over the file's, both at rest; 1 without mapped ankles."""
     root = source[JOINT_INDEX["pelvis"]]
@@ -347,7 +332,7 @@ def retarget(motion: BvhMotion, body: BodyParams, axes: BvhAxes = BvhAxes.Y_UP) 
             d_ours = our_rest[JOINT_INDEX[child]] - our_rest[j]
             d_bvh = rest_pos[source[JOINT_INDEX[child]]] - rest_pos[source[j]]
             if np.linalg.norm(d_bvh) > 1e-9:
-                align = _between(d_ours, d_bvh)
+                align = rotation_between(d_ours, d_bvh)
         global_rot[:, j] = world_rot[:, source[j]] @ align
     local = np.empty_like(global_rot)
     local[:, 0] = global_rot[:, 0]

@@ -27,6 +27,7 @@ import yaml
 from numpy.typing import NDArray
 
 from grade_common.atomic import StagedOutput
+from grade_common.cache_dir import cache_dir
 from grade_common.rundir import RunLayout
 from grade_common.schema import Checked, Wording, bounds
 from grade_common.share import shipped_file
@@ -68,11 +69,7 @@ TEST_RECIPE = VocabularyRecipe(seeds=(7,), duration_s=8.0)
 
 def cache_root() -> Path:
     """`$GRADE_CACHE_DIR`, else `$XDG_CACHE_HOME/grade`, else `~/.cache/grade`."""
-    explicit = os.environ.get("GRADE_CACHE_DIR")
-    if explicit:
-        return Path(explicit)
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    return (Path(xdg) if xdg else Path.home() / ".cache") / "grade"
+    return cache_dir("GRADE_CACHE_DIR")
 
 
 def _scenario_text() -> str:

@@ -13,6 +13,7 @@ from grade_common.rotations import (
     quat_from_rpy,
     quat_mul,
     quat_to_matrix,
+    rotation_between,
 )
 
 RNG = np.random.default_rng(0)
@@ -65,3 +66,24 @@ def test_camera_frame_conventions() -> None:
     for r in (R_LINK_OPTICAL, R_LINK_MJCAM):
         np.testing.assert_allclose(r @ r.T, np.eye(3))
         assert np.linalg.det(r) == pytest.approx(1.0)
+
+
+@pytest.mark.parametrize(
+    ("a", "b"),
+    [
+        *[(RNG.normal(size=3), RNG.normal(size=3)) for _ in range(10)],
+        ((0.0, 0.0, 2.0), (0.0, 0.0, 0.5)),  # the same direction: no turn
+        ((0.0, 0.0, 1.0), (0.0, 0.0, -3.0)),  # opposite, along z
+        ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0)),  # opposite, along x (the other helper axis)
+    ],
+)
+def test_rotation_between_is_the_smallest_turn(a: tuple[float, ...], b: tuple[float, ...]) -> None:
+    a_dir = np.asarray(a) / np.linalg.norm(a)
+    b_dir = np.asarray(b) / np.linalg.norm(b)
+    rot = rotation_between(np.asarray(a), np.asarray(b))
+    np.testing.assert_allclose(rot @ rot.T, np.eye(3), atol=1e-12)
+    assert np.linalg.det(rot) == pytest.approx(1.0)
+    np.testing.assert_allclose(rot @ a_dir, b_dir, atol=1e-12)
+    # The smallest turn is the angle between the directions (a half turn when opposite).
+    angle = Rotation.from_matrix(rot).magnitude()
+    assert angle == pytest.approx(np.arccos(np.clip(a_dir @ b_dir, -1.0, 1.0)), abs=1e-7)

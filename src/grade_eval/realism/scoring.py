@@ -76,6 +76,11 @@ def is_facing(truth_uvv: FloatArray) -> bool:
     return bool(left[2] == VISIBLE and right[2] == VISIBLE and left[0] > right[0])
 
 
+def _fraction(part: int, whole: int) -> float:
+    """part / whole; NaN where there is nothing to count (no crop, pose or face of that kind)."""
+    return part / whole if whole else float("nan")
+
+
 @dataclass(frozen=True)
 class RealismSummary:
     """The benchmark's numbers for one run."""
@@ -92,20 +97,20 @@ class RealismSummary:
 
     @property
     def found_fraction(self) -> float:
-        return self.found / self.people if self.people else float("nan")
+        return _fraction(self.found, self.people)
 
     @property
     def pck(self) -> float:
         """PCK over the keypoints of the poses found (missed people do not count)."""
-        return self.correct / self.counted if self.counted else float("nan")
+        return _fraction(self.correct, self.counted)
 
     @property
     def swapped_fraction(self) -> float:
-        return self.swapped / self.found if self.found else float("nan")
+        return _fraction(self.swapped, self.found)
 
     @property
     def face_fraction(self) -> float:
-        return self.faces_found / self.faces_tried if self.faces_tried else float("nan")
+        return _fraction(self.faces_found, self.faces_tried)
 
 
 def summarise(

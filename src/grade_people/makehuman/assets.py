@@ -14,7 +14,6 @@ converts.
 from __future__ import annotations
 
 import functools
-import os
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.cache_dir import cache_dir as user_cache_dir
 from grade_common.errors import GradeError
 from grade_common.types import FloatArray
 
@@ -49,10 +49,7 @@ class MakeHumanDataError(GradeError):
 
 def cache_dir() -> Path:
     """$GRADE_MAKEHUMAN_DIR, else $XDG_CACHE_HOME/grade/makehuman (~/.cache/grade/makehuman)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "grade" / "makehuman"
+    return user_cache_dir(CACHE_ENV, "makehuman")
 
 
 def data_path() -> Path:

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from grade_common.rotations import rotation_between
 from grade_common.types import FloatArray
 from grade_people.skeleton import JOINT_INDEX, JOINT_NAMES, N_JOINTS, PARENTS
 
@@ -90,17 +91,6 @@ def merged_weights(
     return w
 
 
-def _rotation_between(a: FloatArray, b: FloatArray) -> FloatArray:
-    """The smallest rotation taking direction `a` to direction `b`."""
-    a = a / np.linalg.norm(a)
-    b = b / np.linalg.norm(b)
-    v = np.cross(a, b)
-    c = float(np.dot(a, b))
-    vx = np.array([[0.0, -v[2], v[1]], [v[2], 0.0, -v[0]], [-v[1], v[0], 0.0]])
-    out: FloatArray = np.eye(3) + vx + vx @ vx / (1.0 + c)
-    return out
-
-
 # Bones straightened to hang along -z: (joint, child whose direction is aligned).
 _STRAIGHTEN = tuple(
     (f"{a}_{s}", f"{b}_{s}")
@@ -119,7 +109,7 @@ def repose_rotations(joints: FloatArray) -> FloatArray:
     down = np.array([0.0, 0.0, -1.0])
     for joint, child in _STRAIGHTEN:
         j, c = JOINT_INDEX[joint], JOINT_INDEX[child]
-        rot[j] = _rotation_between(joints[c] - joints[j], down)
+        rot[j] = rotation_between(joints[c] - joints[j], down)
     for s in ("l", "r"):
         rot[JOINT_INDEX[f"wrist_{s}"]] = rot[JOINT_INDEX[f"elbow_{s}"]]
     return rot

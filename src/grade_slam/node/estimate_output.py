@@ -30,6 +30,9 @@ P = TypeVar("P", bound="DataclassInstance")
 C = TypeVar("C", bound="DataclassInstance")
 S = TypeVar("S")
 
+# The estimate's frame id (`map_frame`): a name token that may hold a namespace, "uav1/map".
+MAP_FRAME_PATTERN = r"[A-Za-z][A-Za-z0-9_/]*"
+
 
 def declare_parameters(node: Node, own: type[P], backend: type[C]) -> tuple[P, C]:
     """Declare every field of the node's own and the backend's dataclasses as a read-only ROS 2

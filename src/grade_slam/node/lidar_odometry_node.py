@@ -25,15 +25,14 @@ from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import PointCloud2
 from std_msgs.msg import Header
 
+from grade_common.names import ros_name
 from grade_common.node import spin as grade_spin
 from grade_common.pointcloud import cloud_fields
 from grade_common.schema import Checked, Wording, text
 from grade_slam.config import PARAMETER_WORDING
 from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.lidar_odometry import LidarOdometryConfig, LidarScan, create_lidar_backend
-from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
-
-_NAME = r"[A-Za-z][A-Za-z0-9_]*"
+from grade_slam.node.estimate_output import MAP_FRAME_PATTERN, EstimateOutput, declare_parameters
 
 
 @dataclass(frozen=True)
@@ -42,9 +41,9 @@ class LidarNodeParameters(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    robot: str = field(default="uav1", metadata=text(_NAME))
-    lidar: str = field(default="lidar", metadata=text(_NAME))
-    map_frame: str = field(default="lidar_map", metadata=text(r"[A-Za-z][A-Za-z0-9_/]*"))
+    robot: str = field(default="uav1", metadata=ros_name())
+    lidar: str = field(default="lidar", metadata=ros_name())
+    map_frame: str = field(default="lidar_map", metadata=text(MAP_FRAME_PATTERN))
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
 
 

@@ -33,6 +33,7 @@ from std_msgs.msg import Header
 from tf2_msgs.msg import TFMessage
 
 from grade_common.images import image_to_array
+from grade_common.names import ros_name
 from grade_common.node import spin as grade_spin
 from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.schema import Checked, Wording, text
@@ -41,10 +42,9 @@ from grade_slam.backends import BACKENDS, create_backend
 from grade_slam.config import PARAMETER_WORDING, SlamConfig
 from grade_slam.errors import SlamConfigError, SlamError
 from grade_slam.frames import ImuBuffer, RgbdFrame, dynamic_class_ids, dynamic_mask_of
-from grade_slam.node.estimate_output import EstimateOutput, declare_parameters
+from grade_slam.node.estimate_output import MAP_FRAME_PATTERN, EstimateOutput, declare_parameters
 from grade_slam.rep105 import FrameChain, map_to_odom
 
-_NAME = r"[A-Za-z][A-Za-z0-9_]*"
 _PENDING_LIMIT = 30  # unpaired images kept per stream (1 s at 30 Hz)
 _ODOM_HISTORY = 240  # odom -> base transforms kept (2 s of /tf at 120 Hz)
 
@@ -55,17 +55,17 @@ class SlamNodeParameters(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
-    robot: str = field(default="uav1", metadata=text(_NAME))
-    camera: str = field(default="camera", metadata=text(_NAME))
-    map_frame: str = field(default="map", metadata=text(r"[A-Za-z][A-Za-z0-9_/]*"))
+    robot: str = field(default="uav1", metadata=ros_name())
+    camera: str = field(default="camera", metadata=ros_name())
+    map_frame: str = field(default="map", metadata=text(MAP_FRAME_PATTERN))
     # REP 105: publish map_frame -> <robot>/<odom_frame> on /tf
     publish_tf: bool = True
-    odom_frame: str = field(default="odom", metadata=text(_NAME))
-    base_frame: str = field(default="base_link", metadata=text(_NAME))
+    odom_frame: str = field(default="odom", metadata=ros_name())
+    base_frame: str = field(default="base_link", metadata=ros_name())
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
     # inertial backends: the IMU topic /<robot>/<imu> and its frame <robot>/<imu_frame>
-    imu: str = field(default="imu", metadata=text(_NAME))
-    imu_frame: str = field(default="imu_link", metadata=text(_NAME))
+    imu: str = field(default="imu", metadata=ros_name())
+    imu_frame: str = field(default="imu_link", metadata=ros_name())
 
 
 class SlamNode(Node):

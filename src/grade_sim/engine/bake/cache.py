@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.atomic import StagedOutput
+from grade_common.cache_dir import cache_dir
 from grade_common.errors import OutputExistsError
 from grade_sim.config.scenario import BakeConfig
 from grade_sim.engine.bake.lightmap import Lightmaps, bake_lightmaps, texel_count
@@ -33,10 +33,7 @@ PROBE_PREFIX = "probe_"  # probe_baked, probe_live, probe_valid, probe_heights, 
 
 def default_cache_dir() -> Path:
     """$GRADE_BAKE_CACHE, else $XDG_CACHE_HOME/grade/bake (~/.cache/grade/bake)."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    xdg = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(xdg) / "grade" / "bake"
+    return cache_dir(CACHE_ENV, "bake")
 
 
 def bake_key(world: World, config: BakeConfig) -> str:
