@@ -3,8 +3,15 @@
 Builds the default scenario's world once and renders its camera (RGB, depth and instances, as the
 simulator does) along the robots' tour with each render setting in turn: supersampling 1 (off),
 1.5, 2, 1.5 with shadows, and 1.5 with the baked lighting (lights.bake). The settings take turns
-in short blocks over several rounds, so load from other processes affects them alike; the ratios
-to supersampling 1 are the result. The time the bake took (or its cache read) is printed too.
+in short blocks over several rounds, so load from other processes affects them alike. Each
+frame is timed; the result is each setting's median frame time and its ratio to supersampling 1
+(a median, so that a burst of load on a few frames does not move it; the mean is printed too).
+The time the bake took (or its cache read) is printed as well.
+
+Last, the one ratio the bake is judged by (baked / unbaked at supersampling 1.5) is measured
+again in pairs: the two engines render the same pose one after the other (which goes first
+alternates), and the median of the per-pair ratios is printed; load that changes over seconds
+moves both frames of a pair alike.
 """
 
 from __future__ import annotations
@@ -53,11 +60,29 @@ def _pose(engine: MujocoEngine, scene: Scene, k: int, frames: int) -> None:
     engine.update_kinematic_sensors()
 
 
+def _pairs(unbaked: MujocoEngine, baked: MujocoEngine, scene: Scene, pairs: int) -> np.ndarray:
+    """Seconds of (unbaked, baked) frames rendered back to back on the same pose, per pair."""
+    setup = scene.robots[0]
+    camera = setup.model.config.cameras[0].name
+    out = np.zeros((pairs, 2))
+    for k in range(pairs):
+        for column in (0, 1) if k % 2 == 0 else (1, 0):
+            engine = (unbaked, baked)[column]
+            _pose(engine, scene, k, pairs)
+            t0 = time.perf_counter()
+            engine.render(setup.model.name, camera, IMAGE_STREAMS)
+            out[k, column] = time.perf_counter() - t0
+    return out
+
+
 def main(argv: list[str]) -> int:
     parser = bench_parser("looks", __doc__)
     add_scenario_argument(parser)
     parser.add_argument("--frames", type=int, default=40, help="frames per setting (40)")
-    parser.add_argument("--rounds", type=int, default=4, help="turns per setting (4)")
+    parser.add_argument("--rounds", type=int, default=8, help="turns per setting (8)")
+    parser.add_argument(
+        "--pairs", type=int, default=80, help="baked/unbaked frame pairs at supersample 1.5 (80)"
+    )
     args = parse_bench_args(parser, argv)
     scenario = load_scenario(args.scenario or default_scenario_path(), {})
     scene = build_scene(scenario)
@@ -68,33 +93,44 @@ def main(argv: list[str]) -> int:
         t0 = time.perf_counter()
         engines.append(MujocoEngine(_variant(scene, ss, sh, baked)))
         build_s.append(time.perf_counter() - t0)
-    seconds = np.zeros(len(VARIANTS))
     per_round = max(1, args.frames // args.rounds)
+    n = per_round * args.rounds
+    today = [v[0] for v in VARIANTS].index("supersample 1.5")
+    frame_s = np.zeros((len(VARIANTS), n))
     try:
         for r in range(args.rounds):
             for v, engine in enumerate(engines):
                 engine.render(setup.model.name, camera.name, IMAGE_STREAMS)  # context, warm
-                t0 = time.perf_counter()
                 for k in range(r * per_round, (r + 1) * per_round):
-                    _pose(engine, scene, k, per_round * args.rounds)
+                    _pose(engine, scene, k, n)
+                    t0 = time.perf_counter()
                     engine.render(setup.model.name, camera.name, IMAGE_STREAMS)
-                seconds[v] += time.perf_counter() - t0
+                    frame_s[v, k] = time.perf_counter() - t0
+        pair_s = _pairs(engines[today], engines[-1], scene, args.pairs)
     finally:
         for engine in engines:
             engine.close()
-    n = per_round * args.rounds
     print(
         f"scenario: {args.scenario or default_scenario_path()}; camera {camera.width}x"
         f"{camera.height}, RGB + depth + instances, {n} frames per setting"
     )
-    base = seconds[0] / n
-    for (label, *_), s, b in zip(VARIANTS, seconds, build_s, strict=True):
-        ms = 1000.0 * s / n
+    median_ms = 1000.0 * np.median(frame_s, axis=1)
+    mean_ms = 1000.0 * frame_s.mean(axis=1)
+    for (label, *_), med, mean, b in zip(VARIANTS, median_ms, mean_ms, build_s, strict=True):
         print(
-            f"  {label:28s} {ms:7.1f} ms/frame   x{s / n / base:4.2f}   model built in {b:5.1f} s"
+            f"  {label:28s} median {med:7.1f} ms/frame   x{med / median_ms[0]:5.2f}   "
+            f"(mean {mean:7.1f})   model built in {b:5.1f} s"
         )
-    today = [v[0] for v in VARIANTS].index("supersample 1.5")
-    print(f"  baked / unbaked at supersample 1.5: x{seconds[-1] / seconds[today]:4.2f}")
+    print(
+        f"  baked / unbaked at supersample 1.5: x{median_ms[-1] / median_ms[today]:4.2f} "
+        f"(medians; means x{mean_ms[-1] / mean_ms[today]:4.2f})"
+    )
+    ratio = pair_s[:, 1] / pair_s[:, 0]
+    q25, q50, q75 = np.percentile(ratio, [25, 50, 75])
+    print(
+        f"  the same in {len(ratio)} pairs on the same poses: median x{q50:4.2f} "
+        f"(quartiles x{q25:4.2f}-x{q75:4.2f}; sums x{pair_s[:, 1].sum() / pair_s[:, 0].sum():4.2f})"
+    )
     print(
         "  (the baked model's build time includes the bake, or reading it from the cache "
         "when this world was baked before)"
