@@ -341,6 +341,12 @@ def test_shipped_indoor_uav_loads(repo_root: Path) -> None:
     (camera,) = uav.cameras
     assert (camera.width, camera.height, camera.rate_hz) == (640, 480, 30.0)
     assert set(camera.streams) == {Stream.RGB, Stream.DEPTH, Stream.INSTANCE}
+    # The shipped default shows the baked look (docs/looks.md#baked-lighting); probes and
+    # contact shadows come with it.
+    bake = scenario.lights.bake
+    assert bake.enabled
+    assert bake.probes
+    assert bake.contact_shadows
 
 
 ROUND_TRIP = [
