@@ -7,6 +7,9 @@ Python threads are named by their `threading` name (`MainThread`, `mujoco-render
 ...: CPython does not give the OS thread that name), the others by their OS name (`llvmpipe-0`,
 numba's and Embree's workers). What the process spent in threads that ended between two
 readings is the rest of the process's own CPU time (`getrusage`), reported as `ENDED`.
+A Python thread whose `join` has returned may still be listed by the OS for a while (it is
+exiting; under load, for tens of ms): a reading then counts all its CPU time, under its threading
+name if an earlier reading saw it alive, else under its OS name.
 
 Off Linux (no `/proc/self/task`) only the process total is known.
 """
