@@ -12,10 +12,7 @@ Examples:
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
-
-from tqdm import tqdm
 
 from grade_common.cli_args import add_choice, add_quiet, add_recorded_run, command_parser
 from grade_common.signals import stopped_exit_code
@@ -31,6 +28,7 @@ from grade_replay.changes import (
     parse_rgb,
 )
 from grade_replay.replay import ReplayConfig, ReplayMode, ReplayResult, replay_run
+from grade_sim.cli.progress import step_bar
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -157,16 +155,8 @@ def run(args: argparse.Namespace) -> int:
         noise_seed=args.noise_seed,
     )
     config = ReplayConfig(args.run_dir, args.out, ReplayMode(args.mode), changes)
-    bar = tqdm(total=1, unit="step", desc="replaying", disable=args.quiet, file=sys.stderr)
-
-    def progress(step: int, total: int) -> None:
-        bar.total = total
-        bar.update(step - bar.n)
-
-    try:
+    with step_bar("replaying", quiet=args.quiet) as progress:
         result = replay_run(config, progress=progress)
-    finally:
-        bar.close()
     print_result(result)
     return 0 if result.complete else stopped_exit_code()
 

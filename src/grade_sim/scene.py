@@ -256,25 +256,34 @@ class Scene:
         face = np.stack([face_points(p.body) for p in self.people if p.body is not None])
         return coco17_world(joint_pos, joint_rot, scale, face)
 
+    def rigid_person_states(
+        self, step: int
+    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+        """Every person's state at physics step `step` (the last step after the end), as the
+        rigid-part body functions take it (`part_poses`, `rigid_coco17_world`): scale (P,),
+        position_xy (P, 2), heading_rad, phase_rad and amplitude (P,)."""
+        k = min(step, self.n_steps - 1)
+        tl = self.person_timelines
+        return (
+            np.array([p.scale for p in self.people]),
+            np.array([t.position_xy[k] for t in tl]),
+            np.array([t.heading_rad[k] for t in tl]),
+            np.array([t.phase_rad[k] for t in tl]),
+            np.array([t.amplitude[k] for t in tl]),
+        )
+
     def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
         """Poses of every actor body at physics step `step`: people's bodies, then objects,
         then animals' parts."""
         k = min(step, self.n_steps - 1)
         positions = []
         quats = []
-        tl = self.person_timelines
         if self.people and self.people[0].body is not None:
             joint_pos, joint_rot = self.skeleton_poses(k)
             positions.append(joint_pos.reshape(-1, 3))
             quats.append(matrices_to_quats(joint_rot).reshape(-1, 4))
         elif self.people:
-            pos, quat = part_poses(
-                np.array([p.scale for p in self.people]),
-                np.array([t.position_xy[k] for t in tl]),
-                np.array([t.heading_rad[k] for t in tl]),
-                np.array([t.phase_rad[k] for t in tl]),
-                np.array([t.amplitude[k] for t in tl]),
-            )
+            pos, quat = part_poses(*self.rigid_person_states(k))
             positions.append(pos.reshape(-1, 3))
             quats.append(quat.reshape(-1, 4))
         if self.objects:

@@ -3,16 +3,15 @@
 from __future__ import annotations
 
 import argparse
-import sys
 from pathlib import Path
 from typing import Any
 
 import yaml
-from tqdm import tqdm
 
 from grade_common.cli_args import add_quiet, command_parser
 from grade_common.errors import ConfigError
 from grade_common.signals import stopped_exit_code
+from grade_sim.cli.progress import step_bar
 from grade_sim.config.scenario import load_scenario
 from grade_sim.io.run_dir import check_run_output
 from grade_sim.sim.run import run_scenario
@@ -82,13 +81,7 @@ def run(args: argparse.Namespace) -> int:
     # Output first: a refused --out costs nothing, not a scene build.
     check_run_output(args.out, args.overwrite, inputs=[args.scenario])
     scenario = load_scenario(args.scenario, parse_overrides(args.overrides))
-    bar = tqdm(total=1, unit="step", desc="simulating", disable=args.quiet, file=sys.stderr)
-
-    def progress(step: int, total: int) -> None:
-        bar.total = total
-        bar.update(step - bar.n)
-
-    try:
+    with step_bar("simulating", quiet=args.quiet) as progress:
         result = run_scenario(
             scenario,
             args.out,
@@ -96,8 +89,6 @@ def run(args: argparse.Namespace) -> int:
             progress=progress,
             inputs=[args.scenario],
         )
-    finally:
-        bar.close()
     print_summary(result.summary, result.path)
     return 0 if result.stats.status == "complete" else stopped_exit_code()
 

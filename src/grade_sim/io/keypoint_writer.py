@@ -44,14 +44,7 @@ def people_keypoints_world(scene: Scene, step: int) -> FloatArray:
     k = min(step, scene.n_steps - 1)
     if scene.people[0].body is not None:  # skinned people: from their skeleton
         return scene.person_keypoints_world(k)
-    tl = scene.person_timelines
-    return rigid_coco17_world(
-        np.array([p.scale for p in scene.people]),
-        np.array([t.position_xy[k] for t in tl]),
-        np.array([t.heading_rad[k] for t in tl]),
-        np.array([t.phase_rad[k] for t in tl]),
-        np.array([t.amplitude[k] for t in tl]),
-    )
+    return rigid_coco17_world(*scene.rigid_person_states(k))
 
 
 class KeypointWriter:

@@ -17,6 +17,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_sim.actors.animals import PART_NAMES, AnimalSpec
+from grade_sim.engine.mujoco.image_texture import add_image_texture
 
 TEXTURE_PX = 128
 BARREL_STRIPES = 7  # dark bands across a cube face
@@ -37,10 +38,7 @@ def _texture(
     spec: Any, name: str, kind: Any, dark: np.ndarray, coat: np.ndarray, points: np.ndarray
 ) -> str:
     rgb = np.where(dark[..., None], points, coat)
-    tex = spec.add_texture(name=name, type=kind, width=rgb.shape[1], height=rgb.shape[0])
-    tex.nchannel = 3
-    tex.data = np.ascontiguousarray(np.round(rgb * 255).astype(np.uint8)).tobytes()
-    return name
+    return add_image_texture(spec, name, np.round(rgb * 255).astype(np.uint8), kind)
 
 
 def animal_materials(spec: Any, animal: AnimalSpec) -> tuple[str, ...]:

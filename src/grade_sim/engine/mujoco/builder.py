@@ -42,6 +42,7 @@ from grade_sim.engine.bake.cache import baked_lightmaps
 from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
 from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.engine.mujoco.animal_coats import animal_materials
+from grade_sim.engine.mujoco.image_texture import add_image_texture
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
 from grade_sim.robots.model import JointKind
@@ -229,15 +230,7 @@ class _SceneBuilder:
         if tex_name is None:
             image = shared_cache().image(tex_spec)
             tex_name = f"tex_{len(self._textures)}_{mat.texture.value}"
-            tex = spec.add_texture(
-                name=tex_name,
-                type=mujoco.mjtTexture.mjTEXTURE_2D,
-                width=image.shape[1],
-                height=image.shape[0],
-                nchannel=3,
-            )
-            tex.data = image.tobytes()
-            self._textures[tex_spec] = tex_name
+            self._textures[tex_spec] = add_image_texture(spec, tex_name, image)
         surface = surface_of(mat.texture)
         if face_m is None:
             repeat = _g([1.0 / mat.texrepeat_m] * 2, 6)
@@ -258,14 +251,7 @@ class _SceneBuilder:
     def _add_sky(self, sky: Sky) -> None:
         """A cube-map skybox: gradient from horizon to zenith with a sun disc."""
         image = sky_cube(sky, SKY_FACE_PX)
-        tex = self.spec.add_texture(
-            name="sky",
-            type=mujoco.mjtTexture.mjTEXTURE_SKYBOX,
-            width=SKY_FACE_PX,
-            height=SKY_FACE_PX * 6,
-            nchannel=3,
-        )
-        tex.data = image.tobytes()
+        add_image_texture(self.spec, "sky", image, mujoco.mjtTexture.mjTEXTURE_SKYBOX)
 
     def _box_material(
         self, box_name: str, mat: Material, face_m: tuple[float, float] | None
@@ -291,16 +277,8 @@ class _SceneBuilder:
             return self._uv_materials[mesh.material]
         key = id(mesh.texture_rgb)
         if key not in self._image_textures:
-            image = np.ascontiguousarray(mesh.texture_rgb, dtype=np.uint8)
-            tex = self.spec.add_texture(
-                name=f"{name}_image",
-                type=mujoco.mjtTexture.mjTEXTURE_2D,
-                width=int(image.shape[1]),
-                height=int(image.shape[0]),
-                nchannel=3,
-            )
-            tex.data = image.tobytes()
-            self._image_textures[key] = tex.name
+            image = np.asarray(mesh.texture_rgb, dtype=np.uint8)
+            self._image_textures[key] = add_image_texture(self.spec, f"{name}_image", image)
         # The image already holds the surface colour; the diffuse colour of the file tints it.
         material = self.spec.add_material(name=name, rgba=_g(mesh.material.rgba), specular=0.1)
         material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = self._image_textures[key]
@@ -322,17 +300,14 @@ class _SceneBuilder:
         cfg = sc.lights.bake
         if one_face(box) is not None:
             image = baked_plane(box, irradiance, cfg.texture_px_per_m, sc.render.texture_size_px)
-            kind, height = mujoco.mjtTexture.mjTEXTURE_2D, image.shape[0]
+            kind = mujoco.mjtTexture.mjTEXTURE_2D
         else:
             image = baked_cube(
                 box, irradiance, cfg.texture_px_per_m, cfg.max_face_px, sc.render.texture_size_px
             )
-            kind, height = mujoco.mjtTexture.mjTEXTURE_CUBE, image.shape[0]
-        tex = self.spec.add_texture(
-            name=f"baked_{k}", type=kind, width=image.shape[1], height=height, nchannel=3
-        )
-        tex.data = image.tobytes()
-        name = self._emissive_material(f"mat_baked_{k}", tex.name, box.material.texture)
+            kind = mujoco.mjtTexture.mjTEXTURE_CUBE
+        texture = add_image_texture(self.spec, f"baked_{k}", image, kind)
+        name = self._emissive_material(f"mat_baked_{k}", texture, box.material.texture)
         if kind == mujoco.mjtTexture.mjTEXTURE_2D:
             # Each face spans the image once: the seen face shows it as baked.
             self.spec.material(name).texuniform = False
@@ -351,15 +326,8 @@ class _SceneBuilder:
             sc.lights.bake.texture_px_per_m,
             sc.render.texture_size_px,
         )
-        tex = self.spec.add_texture(
-            name="baked_terrain",
-            type=mujoco.mjtTexture.mjTEXTURE_2D,
-            width=image.shape[1],
-            height=image.shape[0],
-            nchannel=3,
-        )
-        tex.data = image.tobytes()
-        return self._emissive_material("mat_baked_terrain", tex.name, mesh.material.texture)
+        texture = add_image_texture(self.spec, "baked_terrain", image)
+        return self._emissive_material("mat_baked_terrain", texture, mesh.material.texture)
 
     def _emissive_material(self, name: str, texture: str, kind: TextureKind) -> str:
         """A fully emissive material showing `texture` as the final colour: the live lights
@@ -537,13 +505,7 @@ class _SceneBuilder:
         for joint in JOINT_NAMES:
             self.spec.worldbody.add_body(name=f"{name}/{joint}", mocap=True)
         tex = clothing_texture(clothing)
-        self.spec.add_texture(
-            name=f"tex_{name}",
-            type=mujoco.mjtTexture.mjTEXTURE_2D,
-            width=tex.shape[1],
-            height=tex.shape[0],
-            nchannel=3,
-        ).data = tex[::-1].tobytes()
+        add_image_texture(self.spec, f"tex_{name}", tex[::-1])
         mat = self.spec.add_material(name=f"mat_{name}", specular=0.1, shininess=0.1)
         mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = f"tex_{name}"
         skin = self.spec.add_skin(name=f"i{instance_id}:{name}", material=f"mat_{name}")
