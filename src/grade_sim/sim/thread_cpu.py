@@ -113,13 +113,14 @@ class ThreadCpu:
                 name = pool_name(self._names.get(key, os_name))
                 by[name] = by.get(name, 0.0) + cpu - self._start.get(key, 0.0)
         if by:
-            # Readings are truncated to clock ticks, so each thread whose reading moved may be up
-            # to a tick short: a rest under that is rounding, not a thread. Threads that did not
+            # Readings are truncated to clock ticks, utime and stime each, so each thread whose
+            # reading moved may be up to two ticks short: a rest under that is rounding, not a
+            # thread. Threads that did not
             # run add no rounding; counting them (a long-lived process holds hundreds of idle
             # threads) hid whole ended threads under the allowance.
             moved = sum(1 for key, (_, cpu) in self._last.items() if cpu != self._start.get(key))
             rest = total - sum(by.values())
-            if rest > max(1, moved) / _ticks_per_s():
+            if rest > 2 * max(1, moved) / _ticks_per_s():
                 by[ENDED] = rest
         return ThreadCpuReport({k: v for k, v in by.items() if v > 0.0}, total)
 
