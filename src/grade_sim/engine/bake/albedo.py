@@ -3,8 +3,14 @@
 The raster renderer draws a baked box with a cube texture (each face of the box spans one face
 image, `lightmap.FACES` gives the axes) and a fully emissive material, so the image is the final
 colour and the live lights no longer add to it. Procedural textures are sampled spatially (one
-tile every `texrepeat_m` metres along the face, as MuJoCo's texuniform maps them), first reduced
-to the face image's density so they do not alias.
+tile every `texrepeat_m` metres along the face, as MuJoCo's texuniform maps them). The lightmap
+is smooth, so a textured floor, ceiling or terrain image is made at the tile's own density
+(`detail_px_per_m`, as dense as the unbaked tile draws it) within TERRAIN_MAX_PX, the lightmap
+upsampled bilinearly; cube faces (walls, furniture) stay at the bake's `texture_px_per_m` for
+memory. An image below the tile's density takes the tile reduced to it (area filter) so it does
+not alias. MuJoCo
+mipmaps 2D and cube textures alike (glGenerateMipmap in mjr_uploadTexture), so a denser image
+costs memory and upload time, not per-fragment work.
 """
 
 from __future__ import annotations
@@ -56,6 +62,15 @@ def material_mean_rgb(material: Material) -> FloatArray:
     return mean
 
 
+def detail_px_per_m(material: Material, px_per_m: float, texture_size_px: int) -> float:
+    """The density a baked face of `material` is made at before the size caps: the unbaked
+    tile's own (`texture_size_px` per `texrepeat_m`) for a procedural texture, so the bake keeps
+    its detail, else `px_per_m` (a plain colour times a smooth lightmap needs no more)."""
+    if not is_procedural(material.texture):
+        return px_per_m
+    return max(px_per_m, texture_size_px / material.texrepeat_m)
+
+
 def face_px(box: StaticBox, px_per_m: float, max_px: int) -> int:
     """Side of each (square) cube face image of a baked box."""
     longest = 2.0 * max(box.half_size_xyz)
@@ -63,11 +78,14 @@ def face_px(box: StaticBox, px_per_m: float, max_px: int) -> int:
 
 
 def _tile_at_density(material: Material, px_per_m: float, texture_size_px: int) -> Image | None:
-    """The material's tile reduced to about `px_per_m` (area filter: no aliasing), float RGB."""
+    """The material's tile reduced to about `px_per_m` (area filter: no aliasing), float RGB;
+    at the tile's own density or above, the tile itself."""
     tile = _tile(material, texture_size_px)
     if tile is None:
         return None
-    side = max(4, round(px_per_m * material.texrepeat_m))
+    side = min(tile.shape[0], max(4, round(px_per_m * material.texrepeat_m)))
+    if side == tile.shape[0]:
+        return tile.astype(np.float32) / 255.0
     small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
     out: Image = small.astype(np.float32) / 255.0
     return out
@@ -125,8 +143,10 @@ def baked_cube(
     texture_size_px: int,
 ) -> NDArray[np.uint8]:
     """The (6 n, n, 3) cube texture of a baked box: albedo x irradiance per face, MuJoCo order."""
+    # At the bake's density, not the tile's: at the tile's, the default world's hundred-odd
+    # boxes took about 480 MB more memory and 3 s more set-up (256 px faces, six per box).
     n = face_px(box, px_per_m, max_px)
-    tile = _tile_at_density(box.material, px_per_m, texture_size_px)
+    tile = _tile_at_density(box.material, n / (2.0 * max(box.half_size_xyz)), texture_size_px)
     return np.concatenate(
         [_face_image(box, face, irradiance[f], n, n, tile) for f, face in enumerate(FACES)]
     )
@@ -135,8 +155,10 @@ def baked_cube(
 def one_face(box: StaticBox) -> int | None:
     """The one face that is ever seen of a floor (its top) or a ceiling (its bottom), else None.
 
-    Such a box is drawn with a 2D texture, which MuJoCo mipmaps (it does not mipmap cube
-    textures, whose cost then grows with their size), so it can be sharp at no frame cost.
+    Such a box is drawn with a 2D texture of that face alone (up to TERRAIN_MAX_PX a side), not
+    a cube texture whose six faces, five of them unseen, share `max_face_px`. MuJoCo mipmaps
+    both kinds (mjr_uploadTexture: GL_LINEAR_MIPMAP_LINEAR and glGenerateMipmap for 2D and cube
+    textures), so the size costs memory and upload time, not per-fragment work.
     """
     return SINGLE_FACE_LABELS.get(box.label)
 
@@ -157,9 +179,10 @@ def baked_plane(
     if face == BOTTOM_FACE:
         light = light[:, ::-1]  # the bottom face's cube layout runs along -x
     hx, hy = box.half_size_xyz[0], box.half_size_xyz[1]
-    cols = int(np.clip(math.ceil(2 * hx * px_per_m), 8, TERRAIN_MAX_PX))
-    rows = int(np.clip(math.ceil(2 * hy * px_per_m), 8, TERRAIN_MAX_PX))
-    tile = _tile_at_density(box.material, px_per_m, texture_size_px)
+    density = detail_px_per_m(box.material, px_per_m, texture_size_px)
+    cols = int(np.clip(math.ceil(2 * hx * density), 8, TERRAIN_MAX_PX))
+    rows = int(np.clip(math.ceil(2 * hy * density), 8, TERRAIN_MAX_PX))
+    tile = _tile_at_density(box.material, min(cols / (2 * hx), rows / (2 * hy)), texture_size_px)
     return _face_image(box, FACES[TOP_FACE], light, rows, cols, tile)
 
 
@@ -173,8 +196,9 @@ def baked_terrain(
     """The terrain's own 2D texture over its grid (x0, y0, x1, y1): albedo x irradiance, rows
     along y from y0, columns along x from x0 (texcoords (x - x0) / w, (y - y0) / h address it)."""
     x0, y0, x1, y1 = extent_xy
-    w = int(np.clip(math.ceil((x1 - x0) * px_per_m), 8, TERRAIN_MAX_PX))
-    h = int(np.clip(math.ceil((y1 - y0) * px_per_m), 8, TERRAIN_MAX_PX))
+    density = detail_px_per_m(material, px_per_m, texture_size_px)
+    w = int(np.clip(math.ceil((x1 - x0) * density), 8, TERRAIN_MAX_PX))
+    h = int(np.clip(math.ceil((y1 - y0) * density), 8, TERRAIN_MAX_PX))
     light = cv2.resize(irradiance, (w, h), interpolation=cv2.INTER_LINEAR)
     tile = _tile(material, texture_size_px)
     if tile is None:
@@ -183,7 +207,7 @@ def baked_terrain(
         )
     else:
         density = min(w / (x1 - x0), h / (y1 - y0))
-        side = max(4, round(density * material.texrepeat_m))
+        side = min(tile.shape[0], max(4, round(density * material.texrepeat_m)))
         small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
         tile_f = small.astype(np.float32) / 255.0
         xs = x0 + (np.arange(w) + 0.5) / w * (x1 - x0)
