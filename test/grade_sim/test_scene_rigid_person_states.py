@@ -7,26 +7,14 @@ import numpy as np
 
 from grade_people.keypoints import rigid_coco17_world
 from grade_people.people import part_poses
-from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.io.keypoint_writer import people_keypoints_world
 from grade_sim.scene import Scene, build_scene
+from scenario_kit import small_scenario
 
 
 def _scene() -> Scene:
-    return build_scene(
-        scenario_from_mapping(
-            {
-                "seed": 5,
-                "duration_s": 1.0,
-                "environment": {
-                    "procedural": {"rooms_x": 1, "rooms_y": 1, "furniture_per_room": [0, 0]}
-                },
-                "people": {"count": 3, "body": "parts"},
-                "flying_objects": {"count": 0},
-                "robots": [{"name": "uav1", "cameras": [{"name": "camera"}]}],
-            }
-        )
-    )
+    # The suite's small world (scenario_kit) with three rigid-part people walking for 1 s.
+    return build_scene(small_scenario(seed=5, duration_s=1.0, people={"count": 3, "body": "parts"}))
 
 
 def test_states_are_each_persons_timeline_at_the_step() -> None:
