@@ -200,16 +200,13 @@ def baked_terrain(
     w = int(np.clip(math.ceil((x1 - x0) * density), 8, TERRAIN_MAX_PX))
     h = int(np.clip(math.ceil((y1 - y0) * density), 8, TERRAIN_MAX_PX))
     light = cv2.resize(irradiance, (w, h), interpolation=cv2.INTER_LINEAR)
-    tile = _tile(material, texture_size_px)
-    if tile is None:
+    tile_f = _tile_at_density(material, min(w / (x1 - x0), h / (y1 - y0)), texture_size_px)
+    if tile_f is None:
         albedo: NDArray[np.float32] = np.broadcast_to(
             np.asarray(material.rgba[:3], dtype=np.float32), (h, w, 3)
         )
     else:
-        density = min(w / (x1 - x0), h / (y1 - y0))
-        side = min(tile.shape[0], max(4, round(density * material.texrepeat_m)))
-        small = cv2.resize(tile, (side, side), interpolation=cv2.INTER_AREA)
-        tile_f = small.astype(np.float32) / 255.0
+        side = tile_f.shape[0]
         xs = x0 + (np.arange(w) + 0.5) / w * (x1 - x0)
         ys = y0 + (np.arange(h) + 0.5) / h * (y1 - y0)
         # The mesh's own texcoords are x, y in metres, one tile per texrepeat_m.
