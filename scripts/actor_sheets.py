@@ -155,7 +155,7 @@ def main() -> None:
         help="which runs to render: crowd (crowd_room + keypoints_overlay), savanna",
     )
     args = parser.parse_args()
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
 
     root = default_scenario_path().parent
     args.out_dir.mkdir(parents=True, exist_ok=True)
@@ -167,7 +167,7 @@ def main() -> None:
 
 
 def _crowd_sheets(args: argparse.Namespace, tmp: Path) -> None:
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
 
     crowd = _run(
         default_scenario_path(),

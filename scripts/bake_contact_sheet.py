@@ -36,7 +36,7 @@ def _scenario(world: str, people: int, bake: dict[str, Any]) -> Any:
     import yaml
 
     from grade_common.share import shipped_file
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import scenario_from_mapping
 
     path = (

@@ -22,7 +22,7 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def main() -> int:
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.bench_looks import _pose
     from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
     from grade_sim.engine.mujoco import contact_shadows

@@ -47,7 +47,7 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--step", type=int, default=600)
     args = parser.parse_args()
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import Stream, load_scenario
     from grade_sim.engine.mujoco.engine import MujocoEngine
     from grade_sim.scene import build_scene

@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from grade_sim.bench import default_scenario_path
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import load_scenario
 from grade_sim.engine.raycast import Hits

@@ -27,7 +27,7 @@ TILE_WH = (480, 360)
 def _scene(environment: dict[str, Any], seed: int, people: int) -> Any:
     import yaml
 
-    from grade_sim.bench import default_scenario_path
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import scenario_from_mapping
     from grade_sim.scene import build_scene
 

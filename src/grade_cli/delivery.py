@@ -34,7 +34,7 @@ from grade_common.transport import (
 )
 from grade_noise.node.noise_node import PUBLISHED_COUNTS_PREFIX as NOISE_COUNTS_PREFIX
 from grade_replay.node.topic_counter import QOS_PROFILES, READY_LINE, RECEIVED_COUNTS_PREFIX
-from grade_sim.bench import default_scenario_path
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.node.sim_node import PUBLISHED_COUNTS_PREFIX as SIM_COUNTS_PREFIX
 
 TARGET_FRACTION = 0.999

@@ -16,7 +16,7 @@ from pathlib import Path
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_replay.changes import ReplayChanges
 from grade_replay.replay import ReplayConfig, ReplayMode, replay_run
-from grade_sim.bench import small_scenario
+from grade_sim.scenarios import small_scenario
 from grade_sim.sim.run import run_scenario
 
 

@@ -1,8 +1,8 @@
-"""grade_sim.bench.small_scenario: the benchmark scene of `grade bench replay`."""
+"""grade_sim.scenarios.small_scenario: the benchmark scene of `grade bench replay`."""
 
 from __future__ import annotations
 
-from grade_sim.bench import small_scenario
+from grade_sim.scenarios import small_scenario
 
 
 def test_small_scenario_sets_what_the_benches_vary() -> None:
