@@ -55,7 +55,7 @@ ALLOWED: dict[str, frozenset[str]] = {
 
 # grade_sim's own layers, low to high; a module may import its own layer and lower ones.
 SIM_LAYERS: list[set[str]] = [
-    {"config", "errors", "optics"},
+    {"config", "errors", "optics", "scenarios"},
     {"world", "robots"},
     {"actors"},
     {"scene"},
@@ -64,7 +64,7 @@ SIM_LAYERS: list[set[str]] = [
     {"io"},
     {"sim"},
     {"report"},
-    {"node", "scenarios", "bench_looks", "cli"},
+    {"node", "bench_looks", "cli"},
 ]
 SIM_RANK = {part: rank for rank, parts in enumerate(SIM_LAYERS) for part in parts}
 _MODULE_STRING = re.compile(r"^(grade_[a-z]+)(\.[a-z_.]+)?(:[a-z_]+)?$")

@@ -47,7 +47,7 @@ def load_benchmark(name: str) -> Command:
         case "slam":
             from grade_slam import bench as module
         case "sim":
-            from grade_sim import scenarios as module
+            from grade_sim.cli import bench_sim as module
         case "looks":
             from grade_sim import bench_looks as module
         case "control":

@@ -10,7 +10,7 @@ from typing import Protocol
 
 
 class Command(Protocol):
-    """A command module (e.g. `grade_eval.cli`, `grade_sim.bench`)."""
+    """A command module (e.g. `grade_eval.cli`, `grade_sim.cli.bench_sim`)."""
 
     def main(self, argv: list[str]) -> int:
         """Parse argv, run the command and return its exit code."""
