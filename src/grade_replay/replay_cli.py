@@ -28,7 +28,7 @@ from grade_replay.changes import (
     parse_rgb,
 )
 from grade_replay.replay import ReplayConfig, ReplayMode, ReplayResult, replay_run
-from grade_sim.cli.progress import step_bar
+from grade_common.progress import step_bar
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from grade_sim.cli.progress import step_bar
+from grade_common.progress import step_bar
 
 
 def test_step_bar_shows_the_last_step_of_the_total(capsys: pytest.CaptureFixture[str]) -> None:

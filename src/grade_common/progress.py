@@ -1,4 +1,6 @@
-"""The step progress bar of the commands that simulate: `grade run` and `grade replay`."""
+"""The step progress bar of the commands that simulate: `grade run` and `grade replay`.
+
+It lives on the floor (grade_common) because both packages' commands show it."""
 
 from __future__ import annotations
 
