@@ -1,8 +1,17 @@
-"""Rotation conversions used across the simulator. Quaternions are (w, x, y, z), Hamilton."""
+"""Rotation conversions, the one home of quaternion <-> matrix. Quaternions are (w, x, y, z),
+Hamilton.
+
+Two pairs of conversions live here because their roundings differ in the last bit, and each
+caller keeps its outputs bit for bit: the closed form (`quat_to_matrix`, Shepperd's
+`matrix_to_quat`: the simulator's poses, the motion library's gait) and scipy's
+(`quats_to_matrices`, `matrices_to_quats`: the skeleton's joint rotations and the evaluation's
+trajectories).
+"""
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
 
@@ -38,14 +47,24 @@ def quat_mul(a: FloatArray, b: FloatArray) -> FloatArray:
 
 
 def quat_to_matrix(q: FloatArray) -> FloatArray:
-    w, x, y, z = np.asarray(q, dtype=np.float64) / np.linalg.norm(q)
-    return np.array(
+    """Rotation matrices (..., 3, 3) of wxyz quaternions (..., 4) of any length > 0 (closed form).
+
+    One quaternion (4,) is normalised by `np.linalg.norm(q)` (a dot product), a batch by the
+    norm along its last axis (a sum): the two can differ in the last bit, and each kind of caller
+    (the simulator's single poses, the motion library's batches) keeps its results bit for bit.
+    """
+    q64 = np.asarray(q, dtype=np.float64)
+    norm = np.linalg.norm(q) if q64.ndim == 1 else np.linalg.norm(q64, axis=-1, keepdims=True)
+    w, x, y, z = np.moveaxis(q64 / norm, -1, 0)
+    out: FloatArray = np.stack(
         [
-            [1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)],
-            [2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)],
-            [2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)],
-        ]
+            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
+            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
+            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
+        ],
+        -2,
     )
+    return out
 
 
 def matrix_to_quat(m: FloatArray) -> FloatArray:
@@ -74,6 +93,28 @@ def matrix_to_quat(m: FloatArray) -> FloatArray:
         )
     q /= np.linalg.norm(q)
     return q if q[0] >= 0 else -q
+
+
+def quats_to_matrices(quat_wxyz: FloatArray) -> FloatArray:
+    """Rotation matrices (..., 3, 3) of wxyz quaternions (..., 4), by scipy (normalised)."""
+    q = np.asarray(quat_wxyz, dtype=np.float64)
+    flat = q.reshape(-1, 4)
+    out: FloatArray = (
+        Rotation.from_quat(np.concatenate([flat[:, 1:], flat[:, :1]], axis=1))
+        .as_matrix()
+        .reshape(*q.shape[:-1], 3, 3)
+    )
+    return out
+
+
+def matrices_to_quats(rot: FloatArray) -> FloatArray:
+    """wxyz quaternions (..., 4) with w >= 0 of rotation matrices (..., 3, 3), by scipy."""
+    m = np.asarray(rot, dtype=np.float64)
+    xyzw = Rotation.from_matrix(m.reshape(-1, 3, 3)).as_quat()
+    wxyz = np.concatenate([xyzw[:, 3:], xyzw[:, :3]], axis=1)
+    wxyz *= np.where(wxyz[:, :1] < 0, -1.0, 1.0)
+    out: FloatArray = wxyz.reshape(*m.shape[:-2], 4)
+    return out
 
 
 def rotation_between(a: FloatArray, b: FloatArray) -> FloatArray:

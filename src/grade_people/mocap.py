@@ -28,6 +28,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from grade_common.errors import GradeError
+from grade_common.rotations import quats_to_matrices
 from grade_common.types import FloatArray
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics
 
@@ -103,7 +104,7 @@ def _quats(raw: FloatArray, where: str) -> FloatArray:
     if np.any(norm < 1e-6):
         raise MocapError(f"{where}: a quaternion has length {float(norm.min()):.2g}; need > 0")
     q = raw / norm
-    m = Rotation.from_quat(np.concatenate([q[:, 1:], q[:, :1]], axis=1)).as_matrix()
+    m = quats_to_matrices(q)
     out: FloatArray = _C @ m @ _C.T
     return out
 

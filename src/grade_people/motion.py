@@ -28,6 +28,7 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.signal import lfilter
 
+from grade_common.rotations import matrices_to_quats, quat_to_matrix, quats_to_matrices
 from grade_common.types import FloatArray
 from grade_people.body_mesh import body_mesh, random_clothing, skin_vertices
 from grade_people.bvh import RetargetedMotion
@@ -59,8 +60,6 @@ from grade_people.skeleton import (
     BodyParams,
     euler_to_matrix,
     forward_kinematics,
-    matrices_to_quats,
-    quats_to_matrices,
     rest_offsets,
     rest_positions,
 )
@@ -106,21 +105,6 @@ def turn_clip_weight(turn_rate_rps: FloatArray, speed_mps: FloatArray) -> FloatA
     """0 .. 1: how much a turning clip drives the upper body: turning fast at low speed."""
     fast = np.clip((np.abs(turn_rate_rps) - TURN_CLIP_FROM_RPS) / TURN_CLIP_BLEND_RPS, 0.0, 1.0)
     out: FloatArray = fast * np.clip(1.0 - np.asarray(speed_mps) / TURN_CLIP_BELOW_MPS, 0.0, 1.0)
-    return out
-
-
-def _unit_quat_matrices(q: FloatArray) -> FloatArray:
-    """(..., 4) wxyz quaternions of any length -> (..., 3, 3) rotations (numpy only: the
-    motion library converts a few per joint and person every step)."""
-    w, x, y, z = np.moveaxis(q / np.linalg.norm(q, axis=-1, keepdims=True), -1, 0)
-    out: FloatArray = np.stack(
-        [
-            np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], -1),
-            np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], -1),
-            np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], -1),
-        ],
-        -2,
-    )
     return out
 
 
@@ -378,7 +362,7 @@ def pose(
     q_gait = (1 - gait_amp)[:, None, None] * np.array([1.0, 0.0, 0.0, 0.0]) + gait_amp[
         :, None, None
     ] * q_gait
-    gait_rot = _unit_quat_matrices(q_gait)  # (N, len(GAIT_JOINTS), 3, 3)
+    gait_rot = quat_to_matrix(q_gait)  # (N, len(GAIT_JOINTS), 3, 3)
     sway = gait_rot[:, 0]  # the pelvis's tilt/obliquity/rotation about the heading
 
     # -- legs: foot path + IK -------------------------------------------------------------------

@@ -12,7 +12,6 @@ import functools
 from dataclasses import dataclass
 
 import numpy as np
-from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
 from grade_people.makehuman.shape import MakeHumanShape
@@ -200,27 +199,6 @@ def euler_to_matrix(angles_xyz: FloatArray) -> FloatArray:
     out[..., 2, 0] = -sp
     out[..., 2, 1] = cp * sr
     out[..., 2, 2] = cp * cr
-    return out
-
-
-def matrices_to_quats(rot: FloatArray) -> FloatArray:
-    """(..., 3, 3) rotations -> (..., 4) wxyz quaternions with w >= 0."""
-    flat = rot.reshape(-1, 3, 3)
-    xyzw = Rotation.from_matrix(flat).as_quat()
-    wxyz = np.concatenate([xyzw[:, 3:], xyzw[:, :3]], axis=1)
-    wxyz *= np.where(wxyz[:, :1] < 0, -1.0, 1.0)
-    out: FloatArray = wxyz.reshape(*rot.shape[:-2], 4)
-    return out
-
-
-def quats_to_matrices(quat_wxyz: FloatArray) -> FloatArray:
-    """(..., 4) wxyz quaternions -> (..., 3, 3) rotations."""
-    flat = quat_wxyz.reshape(-1, 4)
-    out: FloatArray = (
-        Rotation.from_quat(np.concatenate([flat[:, 1:], flat[:, :1]], axis=1))
-        .as_matrix()
-        .reshape(*quat_wxyz.shape[:-1], 3, 3)
-    )
     return out
 
 

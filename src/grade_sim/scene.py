@@ -13,6 +13,7 @@ from functools import cached_property
 
 import numpy as np
 
+from grade_common.rotations import matrices_to_quats
 from grade_common.types import FloatArray
 from grade_people.body_mesh import SkinMesh, body_mesh, skin_vertices
 from grade_people.bvh import BvhMotion, RetargetedMotion, retarget
@@ -38,7 +39,6 @@ from grade_people.people import (
 from grade_people.skeleton import (
     coco17_world,
     face_points,
-    matrices_to_quats,
     rest_positions,
 )
 from grade_sim.actors.animal_placement import (

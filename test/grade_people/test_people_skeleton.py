@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from grade_common.keypoints import COCO17_NAMES
+from grade_common.rotations import matrices_to_quats, quats_to_matrices
 from grade_people.skeleton import (
     JOINT_INDEX,
     JOINT_NAMES,
@@ -15,8 +16,6 @@ from grade_people.skeleton import (
     coco17_world,
     euler_to_matrix,
     forward_kinematics,
-    matrices_to_quats,
-    quats_to_matrices,
     random_body,
     rest_offsets,
     rest_positions,

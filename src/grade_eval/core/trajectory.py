@@ -8,22 +8,9 @@ import numpy as np
 from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 
+from grade_common.rotations import matrices_to_quats, quats_to_matrices
 from grade_common.types import FloatArray
 from grade_eval.errors import EvalError, TrajectoryError
-
-
-def quat_wxyz_to_matrix(quat_wxyz: FloatArray) -> FloatArray:
-    """Rotation matrices (N, 3, 3) from unit quaternions (N, 4) w, x, y, z."""
-    xyzw = np.asarray(quat_wxyz, dtype=np.float64)[:, [1, 2, 3, 0]]
-    return np.asarray(Rotation.from_quat(xyzw).as_matrix(), dtype=np.float64)
-
-
-def matrix_to_quat_wxyz(rotations: FloatArray) -> FloatArray:
-    """Unit quaternions (N, 4) w, x, y, z with w >= 0 from rotation matrices (N, 3, 3)."""
-    xyzw = Rotation.from_matrix(rotations).as_quat()
-    wxyz = np.asarray(xyzw[:, [3, 0, 1, 2]], dtype=np.float64)
-    wxyz[wxyz[:, 0] < 0] *= -1.0
-    return wxyz
 
 
 def rotation_angles_rad(rotations: FloatArray) -> FloatArray:
@@ -116,7 +103,7 @@ class PoseTrajectory:
         """Rotation matrices (N, 3, 3), cached."""
         if "rot" not in self._cache:
             self._cache["rot"] = (
-                quat_wxyz_to_matrix(self.orientations_quat_wxyz)
+                quats_to_matrices(self.orientations_quat_wxyz)
                 if self.num_poses
                 else np.zeros((0, 3, 3))
             )
@@ -142,7 +129,7 @@ class PoseTrajectory:
     ) -> PoseTrajectory:
         """Build from (N, 4, 4) matrices (rotation blocks must be orthonormal)."""
         poses = np.asarray(poses_se3, dtype=np.float64)
-        quat = matrix_to_quat_wxyz(poses[:, :3, :3]) if len(poses) else np.zeros((0, 4))
+        quat = matrices_to_quats(poses[:, :3, :3]) if len(poses) else np.zeros((0, 4))
         return cls(np.asarray(stamps_s, dtype=np.float64), poses[:, :3, 3].copy(), quat, name)
 
     def subset(self, ids: NDArray[np.intp]) -> PoseTrajectory:
@@ -156,7 +143,7 @@ class PoseTrajectory:
         rot = transform_se3[:3, :3]
         pos = scale * self.positions_xyz @ rot.T + transform_se3[:3, 3]
         new_rot = np.einsum("ij,njk->nik", rot, self.rotations)
-        quat = matrix_to_quat_wxyz(new_rot) if self.num_poses else np.zeros((0, 4))
+        quat = matrices_to_quats(new_rot) if self.num_poses else np.zeros((0, 4))
         return PoseTrajectory(self.stamps_s, pos, quat, self.name)
 
 
