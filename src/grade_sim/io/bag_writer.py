@@ -17,14 +17,14 @@ from typing import Any
 
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer, topic_of
-from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
+from grade_sim.sensors.messages import QOS_POLICIES, QosProfile, TopicSpec, typestore
 
 # The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
 MAX_CHUNK_AGE_S = 1.0
 
 
 def offered_qos(profile: QosProfile) -> list[Any]:
-    """The rosbag2 offered-QoS record of a topic published with `profile`."""
+    """The rosbag2 offered-QoS record of a topic published with `profile` (QOS_POLICIES)."""
     from rosbags.interfaces import (
         Qos,
         QosDurability,
@@ -34,20 +34,14 @@ def offered_qos(profile: QosProfile) -> list[Any]:
         QosTime,
     )
 
+    policy = QOS_POLICIES[profile]
     zero = QosTime(0, 0)
-    reliability = (
-        QosReliability.BEST_EFFORT if profile is QosProfile.SENSOR else QosReliability.RELIABLE
-    )
-    durability = (
-        QosDurability.TRANSIENT_LOCAL if profile is QosProfile.LATCHED else QosDurability.VOLATILE
-    )
-    depth = {QosProfile.SENSOR: 5, QosProfile.RELIABLE: 10, QosProfile.LATCHED: 1}[profile]
     return [
         Qos(
             QosHistory.KEEP_LAST,
-            depth,
-            reliability,
-            durability,
+            policy.depth,
+            QosReliability.RELIABLE if policy.reliable else QosReliability.BEST_EFFORT,
+            QosDurability.TRANSIENT_LOCAL if policy.transient_local else QosDurability.VOLATILE,
             zero,
             zero,
             QosLiveliness.AUTOMATIC,

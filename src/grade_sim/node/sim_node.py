@@ -31,7 +31,6 @@ from rclpy.qos import (
     HistoryPolicy,
     QoSProfile,
     ReliabilityPolicy,
-    qos_profile_sensor_data,
 )
 from rclpy.signals import SignalHandlerOptions
 from sensor_msgs.msg import JointState
@@ -45,27 +44,31 @@ from grade_people.crowd import Crowd
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
-from grade_sim.sensors.messages import QosProfile, TopicSpec
+from grade_sim.sensors.messages import QOS_POLICIES, QosPolicy, QosProfile, TopicSpec
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.acks import AckGate, parse_ack_links
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 
-QOS = {
-    QosProfile.SENSOR: qos_profile_sensor_data,
-    # /clock and /tf: 100 deep (0.4 s of /clock at 240 Hz) so a slow reliable reader is not
-    # skipped by a keep-last writer.
-    QosProfile.RELIABLE: QoSProfile(
-        depth=100, reliability=ReliabilityPolicy.RELIABLE, history=HistoryPolicy.KEEP_LAST
-    ),
-    QosProfile.LATCHED: QoSProfile(
-        depth=1,
-        reliability=ReliabilityPolicy.RELIABLE,
-        durability=DurabilityPolicy.TRANSIENT_LOCAL,
+
+def rclpy_qos(policy: QosPolicy) -> QoSProfile:
+    """The rclpy profile of a row of the simulator's QoS table."""
+    return QoSProfile(
+        depth=policy.depth,
         history=HistoryPolicy.KEEP_LAST,
-    ),
-}
+        reliability=ReliabilityPolicy.RELIABLE
+        if policy.reliable
+        else ReliabilityPolicy.BEST_EFFORT,
+        durability=(
+            DurabilityPolicy.TRANSIENT_LOCAL
+            if policy.transient_local
+            else DurabilityPolicy.VOLATILE
+        ),
+    )
+
+
+QOS = {profile: rclpy_qos(policy) for profile, policy in QOS_POLICIES.items()}
 
 IMAGE_MSGTYPE = "sensor_msgs/msg/Image"
 # The log line that carries the per-topic counts of published messages at the end of a run

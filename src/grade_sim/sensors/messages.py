@@ -7,8 +7,10 @@ The simulator encodes each message once; the same bytes go to the bag and onto t
 from __future__ import annotations
 
 import enum
+from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
+from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -19,9 +21,35 @@ from grade_common.types import FloatArray
 
 
 class QosProfile(enum.Enum):
-    SENSOR = "sensor"  # best effort, keep last 5
-    RELIABLE = "reliable"  # reliable, keep last 10
-    LATCHED = "latched"  # reliable, transient local, keep last 1
+    """The kind of QoS a topic is published with (QOS_POLICIES says what each promises)."""
+
+    SENSOR = "sensor"
+    RELIABLE = "reliable"
+    LATCHED = "latched"
+
+
+@dataclass(frozen=True)
+class QosPolicy:
+    """What a topic's publisher promises: a keep-last history of `depth` messages, reliable or
+    best effort, volatile or transient local (late joiners get the last `depth` messages)."""
+
+    depth: int
+    reliable: bool
+    transient_local: bool = False
+
+
+# The one QoS table of the simulator's topics: sim_node's publishers and the bag's offered-QoS
+# record are both made from it (sim_node's image_qos and sensor_qos parameters override SENSOR
+# for its publishers).
+QOS_POLICIES: Mapping[QosProfile, QosPolicy] = MappingProxyType(
+    {
+        QosProfile.SENSOR: QosPolicy(depth=5, reliable=False),  # ROS 2's sensor-data preset
+        # /clock and /tf: 100 deep (0.4 s of /clock at 240 Hz) so a slow reliable reader is not
+        # skipped by a keep-last writer.
+        QosProfile.RELIABLE: QosPolicy(depth=100, reliable=True),
+        QosProfile.LATCHED: QosPolicy(depth=1, reliable=True, transient_local=True),
+    }
+)
 
 
 @dataclass(frozen=True)
