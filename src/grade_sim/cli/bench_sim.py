@@ -36,7 +36,6 @@ from grade_sim.scenarios import (
 )
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import SimObserver
-from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 from grade_sim.sim.thread_cpu import ThreadCpu
 
@@ -90,7 +89,7 @@ def main(argv: list[str]) -> int:
 
             # One node for every run of this process (rclpy initialises once); the topics
             # depend on the scenario only, not on the pipeline.
-            topics = SensorStreams(build_scene(scenario)).topics()
+            topics = SimulatorSpec(build_scene(scenario)).streams.topics()
             node, publisher = publishing_observer("grade_bench_sim", topics)
             observers = (publisher,)
         except ImportError:

@@ -46,7 +46,6 @@ from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
 from grade_sim.sensors.messages import QOS_POLICIES, QosPolicy, QosProfile, TopicSpec
 from grade_sim.sensors.observer import SimObserver
-from grade_sim.sensors.streams.suite import SensorStreams
 from grade_sim.sim.acks import AckGate, parse_ack_links
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
 from grade_sim.sim.run import SimulatorSpec, run_scenario
@@ -451,15 +450,16 @@ def _run(node: SimNode) -> int:
         node.get_logger().info(
             "people are scripted (people.mode: scripted): /people/<name>/goal is not served"
         )
+    spec = SimulatorSpec(scene, command_source=node.commands)
     publisher = _Publisher(
         node,
-        SensorStreams(scene).topics(),
+        spec.streams.topics(),
         node.commands,
         odom_topics,
         node.params.publisher_qos,
         node.acks,
     )
-    spec = SimulatorSpec(scene, observers=(publisher,), command_source=node.commands)
+    spec = spec.with_observers(publisher)
     out = node.params.output_dir
     if out:
         result = run_scenario(

@@ -102,6 +102,7 @@ class Simulator:
         self,
         scene: Scene,
         *,
+        streams: SensorStreams | None = None,
         observers: Sequence[SimObserver] = (),
         command_source: CommandSource | None = None,
         replay: ReplayDriver | None = None,
@@ -111,7 +112,8 @@ class Simulator:
         self.scene = scene
         self.scenario = scene.scenario
         self.backend = backend_factory(scene)
-        self.streams = SensorStreams(scene)
+        # A run (SimulatorSpec) hands in the streams its recorders were made from.
+        self.streams = SensorStreams(scene) if streams is None else streams
         self.start_step = self.streams.start_step
         self.stats = RunStats()
         self.stop_event = threading.Event() if stop_event is None else stop_event

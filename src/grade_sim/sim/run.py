@@ -9,6 +9,7 @@ import shutil
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Any
 
@@ -51,6 +52,8 @@ class SimulatorSpec:
 
     `observers` come after the recorders (ROS publishers, test probes); `stop_event` is the one
     the loop checks, given here so that callers can stop the run or wait on it before it starts.
+    One spec makes one run: its `streams` keep that run's state (the cameras' last frame, the
+    lidars' pose track).
     """
 
     scene: Scene
@@ -65,9 +68,24 @@ class SimulatorSpec:
         """A scenario's own scene, no extra observers, no commands."""
         return cls(build_scene(scenario))
 
+    @cached_property
+    def streams(self) -> SensorStreams:
+        """The run's sensor streams, built once: their topics name the bag's connections and
+        the publishers, and the step loop emits from these same objects."""
+        return SensorStreams(self.scene)
+
+    def with_observers(self, *observers: SimObserver) -> SimulatorSpec:
+        """This spec with more observers after its own (a publisher made from `streams`'
+        topics); the streams already built are kept, not built again."""
+        spec = replace(self, observers=(*self.observers, *observers))
+        if "streams" in self.__dict__:
+            spec.__dict__["streams"] = self.streams  # cached_property's own slot
+        return spec
+
     def build(self, recorders: Sequence[SimObserver] = ()) -> Simulator:
         return Simulator(
             self.scene,
+            streams=self.streams,
             observers=(*recorders, *self.observers),
             command_source=self.command_source,
             replay=self.replay,
@@ -156,7 +174,7 @@ def run_scenario(
     write_run_yaml(root, RunStatus.RUNNING, scenario_to_mapping(scenario), extra)
     recorders: list[SimObserver] = []
     try:
-        streams = SensorStreams(spec.scene)
+        streams = spec.streams
         rec = scenario.record
         gt = None
         if rec.bag:
