@@ -13,10 +13,11 @@ from grade_sim.errors import BackendError
 from grade_sim.scene import Scene
 
 # name -> "module:factory". Modules are imported only when chosen, so an optional engine's heavy
-# (or absent) dependencies cost nothing to users of another one.
+# (or absent) dependencies cost nothing to users of another one. A module may say it cannot run
+# here (`is_available()` false, `UNAVAILABLE_REASON`). Only engines that run are registered: an
+# Isaac Sim backend (RTX GPU, isaacsim 5.x wheels for cp311) is not written.
 BACKENDS: dict[str, str] = {
     "mujoco": "grade_sim.engine.mujoco.engine:MujocoEngine",
-    "isaac": "grade_sim.engine.isaac_engine:create",
 }
 
 

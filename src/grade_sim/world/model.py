@@ -1,7 +1,7 @@
 """Backend-neutral description of a world: static geometry, lights, free space.
 
-Engines (MuJoCo today, Isaac Sim later) build their scene from this; generators (procedural
-rooms, mesh files) produce it. Poses are in the `world` frame, z up, metres.
+Engines (MuJoCo) build their scene from this; generators (procedural rooms, mesh files)
+produce it. Poses are in the `world` frame, z up, metres.
 """
 
 from __future__ import annotations
