@@ -27,8 +27,8 @@ TILE_WH = (480, 360)
 def _scene(environment: dict[str, Any], seed: int, people: int) -> Any:
     import yaml
 
-    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import scenario_from_mapping
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.scene import build_scene
 
     mapping: dict[str, Any] = {
@@ -140,7 +140,7 @@ def furniture_tiles() -> list[np.ndarray]:
         bounds_max_xyz=(8.0, 28.0, 2.5),
     )
     scenario = scenario_from_mapping({"duration_s": 0.1, "people": {"count": 0}})
-    return _views(Scene(scenario, world, (), (), (), (), (), {}, 1), views)
+    return _views(Scene(scenario=scenario, world=world, n_steps=1), views)
 
 
 def outdoor_tiles() -> list[np.ndarray]:

@@ -19,7 +19,7 @@ from grade_people.body_mesh import SkinMesh, body_mesh, skin_vertices
 from grade_people.bvh import BvhMotion, RetargetedMotion, retarget
 from grade_people.clips import clip_duration_s, load_clips
 from grade_people.config import CrowdMode, PersonBody, PersonMotion
-from grade_people.crowd import Crowd, avoidance_decimation, known_through
+from grade_people.crowd import Crowd, RobotSchedule, avoidance_decimation, known_through
 from grade_people.makehuman.dress import dress_makehuman
 from grade_people.motion import (
     AnimationTrack,
@@ -43,6 +43,7 @@ from grade_people.skeleton import (
 )
 from grade_sim.actors.animal_placement import (
     AnimalDiscs,
+    AnimalPlacement,
     MovingObstacles,
     animal_discs,
     animal_trace,
@@ -105,17 +106,28 @@ class RobotSetup:
     follower: PathFollower | None
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, kw_only=True)
 class Scene:
+    """Everything one run is made of, drawn once from the scenario (`build_scene`): the world,
+    the robots' start poses and path followers, and the actors (people, flying objects, animals)
+    with their planned timelines, every instance id with its name and label, and the number of
+    physics steps. The engine builds its model from it, the sensors and the ground truth label
+    and pose what it holds, and a replay rebuilds the same scene from the recorded scenario.
+
+    Reactive people are the exception to "drawn once": `crowd` is stepped by the simulator's loop,
+    which fills `person_timelines` as it goes, so a scene with a crowd serves one run only
+    (SceneReuseError). Construct it by keyword.
+    """
+
     scenario: Scenario
     world: World
-    people: tuple[PersonSpec, ...]
-    person_timelines: tuple[PersonTimeline, ...]
-    objects: tuple[FlyingObjectSpec, ...]
-    object_timelines: tuple[FlyingTimeline, ...]
-    robots: tuple[RobotSetup, ...]
-    instances: dict[int, InstanceInfo]
     n_steps: int
+    people: tuple[PersonSpec, ...] = ()
+    person_timelines: tuple[PersonTimeline, ...] = ()
+    objects: tuple[FlyingObjectSpec, ...] = ()
+    object_timelines: tuple[FlyingTimeline, ...] = ()
+    robots: tuple[RobotSetup, ...] = ()
+    instances: dict[int, InstanceInfo] = field(default_factory=dict)
     # Reactive people: stepped by the simulator's loop, which fills person_timelines as it goes.
     crowd: Crowd | None = None
     placement: PlacementReport = field(default_factory=PlacementReport)
@@ -299,23 +311,94 @@ class Scene:
 
 
 def build_scene(scenario: Scenario) -> Scene:
-    """Draw the world, people, objects and robot placements of a scenario from its seed."""
+    """Draw the world, people, objects and robot placements of a scenario from its seed.
+
+    In this order, each from its own generator: the world, the people's bodies, the flying
+    objects, the robots, the animals (clear of the robots' paths), then the people's motion (clear
+    of the robots and the animals).
+    """
     # spawn(5)[:4] == spawn(4): the bodies' stream was added without changing the others.
     world_ss, people_ss, objects_ss, robots_ss, bodies_ss = np.random.SeedSequence(
         scenario.seed
     ).spawn(5)
-    world_rng = np.random.default_rng(world_ss)
+    world = _generate_world(scenario, np.random.default_rng(world_ss))
+    instances = _world_instances(world)
+    next_id = max(instances, default=0) + 1
+    dt = scenario.physics_dt_s
+    n_steps = round((scenario.bootstrap_s + scenario.duration_s) * scenario.rates.physics_hz) + 1
+    people_rng = np.random.default_rng(people_ss)
+    people = _draw_people(scenario, next_id, people_rng, np.random.default_rng(bodies_ss))
+    next_id += len(people)
+    objects, object_timelines = _draw_flying_objects(
+        scenario, world, next_id, n_steps, np.random.default_rng(objects_ss)
+    )
+    next_id += len(objects)
+    # Animals take the ids after the objects; they are drawn once the robots' paths are known.
+    first_animal_id = next_id
+    next_id += scenario.animals.count
+    robots = _place_robots(scenario, world, next_id, np.random.default_rng(robots_ss))
+    schedule = planned_robot_schedule(
+        [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
+    )
+    # Animals next, one by one, each clear of the world, the earlier ones and the robots' paths.
+    animals_rng = np.random.default_rng(
+        np.random.SeedSequence(scenario.seed, spawn_key=(ANIMALS_SPAWN_KEY,))
+    )
+    placed = place_animals(
+        world, scenario.animals, n_steps, dt, animals_rng, schedule, first_animal_id
+    )
+    for rejected in placed.report.rejected:
+        _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+    # People move last: they avoid the robots' planned paths and the animals.
+    motion = _plan_people(scenario, world, people, robots, placed, schedule, n_steps, people_rng)
+    for spec in people:
+        if spec in motion.people:
+            instances[spec.instance_id] = InstanceInfo(spec.instance_id, spec.name, "person")
+    for obj in objects:
+        instances[obj.instance_id] = InstanceInfo(
+            obj.instance_id, obj.name, f"flying_{obj.shape.value}"
+        )
+    for r in robots:
+        label = f"robot_{r.model.config.type.value}"
+        instances[r.instance_id] = InstanceInfo(r.instance_id, r.model.name, label)
+    for animal in placed.animals:
+        instances[animal.instance_id] = InstanceInfo(
+            animal.instance_id, animal.name, animal.kind.value
+        )
+    return Scene(
+        scenario=scenario,
+        world=world,
+        n_steps=n_steps,
+        people=motion.people,
+        person_timelines=motion.timelines,
+        objects=objects,
+        object_timelines=object_timelines,
+        robots=robots,
+        instances=instances,
+        crowd=motion.crowd,
+        placement=merge_reports(placed.report, motion.report),
+        animals=placed.animals,
+        animal_timelines=placed.timelines,
+        clips=motion.clips,
+    )
+
+
+def _generate_world(scenario: Scenario, rng: np.random.Generator) -> World:
+    """The scenario's environment: procedural rooms, the outdoor plain, a tabletop or a mesh."""
     env = scenario.environment
     if env.type is EnvironmentKind.PROCEDURAL:
-        world = generate_rooms(env.procedural, scenario.lights, world_rng)
-    elif env.type is EnvironmentKind.OUTDOOR:
-        world = generate_outdoor(env.outdoor, scenario.lights, world_rng)
-    elif env.type is EnvironmentKind.TABLETOP:
-        world = load_tabletop_world(env.tabletop, scenario.lights, world_rng)
-    else:
-        world = load_mesh_world(env.mesh, scenario.lights, world_rng)
+        return generate_rooms(env.procedural, scenario.lights, rng)
+    if env.type is EnvironmentKind.OUTDOOR:
+        return generate_outdoor(env.outdoor, scenario.lights, rng)
+    if env.type is EnvironmentKind.TABLETOP:
+        return load_tabletop_world(env.tabletop, scenario.lights, rng)
+    return load_mesh_world(env.mesh, scenario.lights, rng)
+
+
+def _world_instances(world: World) -> dict[int, InstanceInfo]:
+    """The world's instances; parts of one object (`<piece>/<part>`) share its instance, named
+    after the piece."""
     instances: dict[int, InstanceInfo] = {}
-    # Parts of one object (`<piece>/<part>`) share its instance, named after the piece.
     for box in world.boxes:
         piece = box.name.partition("/")[0]
         instances[box.instance_id] = InstanceInfo(box.instance_id, piece, box.label)
@@ -324,45 +407,54 @@ def build_scene(scenario: Scenario) -> Scene:
         instances[mesh.instance_id] = InstanceInfo(mesh.instance_id, piece, mesh.label)
     for body in world.free_bodies:
         instances[body.instance_id] = InstanceInfo(body.instance_id, body.name, body.label)
-    next_id = max(instances, default=0) + 1
+    return instances
 
-    dt = scenario.physics_dt_s
-    n_steps = round((scenario.bootstrap_s + scenario.duration_s) * scenario.rates.physics_hz) + 1
-    people_rng = np.random.default_rng(people_ss)
-    bodies_rng = np.random.default_rng(bodies_ss)
+
+def _draw_people(
+    scenario: Scenario,
+    first_id: int,
+    people_rng: np.random.Generator,
+    bodies_rng: np.random.Generator,
+) -> tuple[PersonSpec, ...]:
+    """people.count people (ids from first_id), dressed for the scenario's body kind."""
     people = []
     for i in range(scenario.people.count):
-        spec = random_person(f"person_{i}", next_id, scenario.people, people_rng)
+        spec = random_person(f"person_{i}", first_id + i, scenario.people, people_rng)
         if scenario.people.body is PersonBody.SKINNED:
             spec = dress_skinned(spec, bodies_rng)
         elif scenario.people.body is PersonBody.MAKEHUMAN:
             spec = dress_makehuman(spec, scenario.people.height_m, bodies_rng)
-        instances[next_id] = InstanceInfo(next_id, spec.name, "person")
-        next_id += 1
         people.append(spec)
-    objects_rng = np.random.default_rng(objects_ss)
+    return tuple(people)
+
+
+def _draw_flying_objects(
+    scenario: Scenario, world: World, first_id: int, n_steps: int, rng: np.random.Generator
+) -> tuple[tuple[FlyingObjectSpec, ...], tuple[FlyingTimeline, ...]]:
+    """flying_objects.count objects (ids from first_id) and their planned flights."""
     objects = []
-    object_timelines = []
+    timelines = []
     for i in range(scenario.flying_objects.count):
-        obj = random_object(f"object_{i}", next_id, scenario.flying_objects, objects_rng)
-        instances[next_id] = InstanceInfo(next_id, obj.name, f"flying_{obj.shape.value}")
-        next_id += 1
+        obj = random_object(f"object_{i}", first_id + i, scenario.flying_objects, rng)
         objects.append(obj)
-        object_timelines.append(
+        timelines.append(
             plan_object_timeline(
-                world.free_space, scenario.flying_objects, obj, n_steps, dt, objects_rng
+                world.free_space, scenario.flying_objects, obj, n_steps, scenario.physics_dt_s, rng
             )
         )
-    # Animals take the ids after the objects; they are drawn once the robots' paths are known.
-    first_animal_id = next_id
-    next_id += scenario.animals.count
-    robots_rng = np.random.default_rng(robots_ss)
+    return tuple(objects), tuple(timelines)
+
+
+def _place_robots(
+    scenario: Scenario, world: World, first_id: int, rng: np.random.Generator
+) -> tuple[RobotSetup, ...]:
+    """Each robot's start (given, a room of the world's tour, or a free point) and its path
+    follower over the tour from there (or its own waypoints)."""
     robots = []
     free = world.free_space.inflated(ROBOT_CLEARANCE_M)
     taken: list[FloatArray] = []
     for i, rc in enumerate(scenario.robots):
         model = robot_model(rc)
-        instances[next_id] = InstanceInfo(next_id, rc.name, f"robot_{rc.type.value}")
         z = rc.motion.altitude_m if rc.type is RobotKind.UAV else rc.body_size_m[2] / 2
         tour = [np.array([x, y, z]) for x, y in world.tour_xy]
         if rc.start_xyz is not None:
@@ -370,7 +462,7 @@ def build_scene(scenario: Scenario) -> Scene:
         elif tour and i < len(tour):
             start = tour[i].copy()
         else:
-            start = _free_start(free, robots_rng, taken, z)
+            start = _free_start(free, rng, taken, z)
         taken.append(start)
         if rc.motion.waypoints:
             waypoints = [np.array(w, dtype=np.float64) for w in rc.motion.waypoints]
@@ -389,43 +481,45 @@ def build_scene(scenario: Scenario) -> Scene:
             rc.motion.yaw_rate_rps,
             rc.motion.loop,
         )
-        robots.append(RobotSetup(model, next_id, start, rc.start_yaw, follower))
-        next_id += 1
-    schedule = planned_robot_schedule(
-        [(r.model.config, r.follower) for r in robots], n_steps, dt, scenario.bootstrap_s
-    )
-    # Animals next, one by one, each clear of the world, the earlier ones and the robots' paths.
-    animals_rng = np.random.default_rng(
-        np.random.SeedSequence(scenario.seed, spawn_key=(ANIMALS_SPAWN_KEY,))
-    )
-    placed = place_animals(
-        world,
-        scenario.animals,
-        n_steps,
-        dt,
-        animals_rng,
-        schedule,
-        first_animal_id,
-    )
-    for animal in placed.animals:
-        instances[animal.instance_id] = InstanceInfo(
-            animal.instance_id, animal.name, animal.kind.value
-        )
-    for rejected in placed.report.rejected:
-        _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+        robots.append(RobotSetup(model, first_id + i, start, rc.start_yaw, follower))
+    return tuple(robots)
+
+
+@dataclass(frozen=True)
+class _PeopleMotion:
+    """The people kept after placement, their timelines, the live crowd (reactive people), the
+    placement report and the parsed motion-capture clips."""
+
+    people: tuple[PersonSpec, ...]
+    timelines: tuple[PersonTimeline, ...]
+    crowd: Crowd | None
+    report: PlacementReport
+    clips: tuple[BvhMotion, ...]
+
+
+def _plan_people(
+    scenario: Scenario,
+    world: World,
+    people: tuple[PersonSpec, ...],
+    robots: tuple[RobotSetup, ...],
+    placed: AnimalPlacement,
+    schedule: RobotSchedule,
+    n_steps: int,
+    people_rng: np.random.Generator,
+) -> _PeopleMotion:
+    """The people's motion, clear of the robots' planned paths and the animals: a live crowd
+    (reactive people, stepped by the simulator) or scripted timelines checked with FCL, whose
+    rejected people are dropped."""
+    dt = scenario.physics_dt_s
     discs = animal_discs(placed.animals, placed.timelines, n_steps, dt)
-    # People move last: they avoid the robots' planned paths and the animals.
-    crowd = None
-    people_report = PlacementReport()
     starts = start_obstacles([(r.model.config, r.start_xyz) for r in robots]) + discs(0)
     clips = load_clips(scenario.people) if PersonMotion.CLIP in scenario.people.motions else ()
     durations = [clip_duration_s(c) for c in clips]
     if scenario.people.mode is CrowdMode.REACTIVE:
-        heights = [p.height_m for p in people]
         crowd = Crowd(
             world.free_space,
             scenario.people,
-            heights,
+            [p.height_m for p in people],
             n_steps,
             dt,
             people_rng,
@@ -435,47 +529,29 @@ def build_scene(scenario: Scenario) -> Scene:
             [p.name for p in people],
         )
         crowd.advance(0, discs(0))
-        timelines = crowd.timelines
-    else:
-        obstacles = MovingObstacles(schedule, discs)
-        planner = crowd_planner(world, scenario.people, n_steps, dt, obstacles, starts, durations)
+        return _PeopleMotion(people, tuple(crowd.timelines), crowd, PlacementReport(), clips)
+    obstacles = MovingObstacles(schedule, discs)
+    planner = crowd_planner(world, scenario.people, n_steps, dt, obstacles, starts, durations)
 
-        def animals_check(
-            people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
-        ) -> list[Collision]:
-            return people_animal_collisions(placed.traces, people, timelines)
+    def animals_check(
+        people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        return people_animal_collisions(placed.traces, people, timelines)
 
-        kept, timelines, people_report = place_scripted_crowd(
-            world,
-            scenario.people,
-            tuple(people),
-            people_rng,
-            schedule,
-            planner,
-            animals_check,
-            dt_s=dt,
-            clips=clips,
-        )
-        for rejected in people_report.rejected:
-            _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
-            del instances[rejected.instance_id]
-        people = list(kept)
-    return Scene(
-        scenario,
+    kept, timelines, report = place_scripted_crowd(
         world,
-        tuple(people),
-        tuple(timelines),
-        tuple(objects),
-        tuple(object_timelines),
-        tuple(robots),
-        instances,
-        n_steps,
-        crowd,
-        merge_reports(placed.report, people_report),
-        placed.animals,
-        placed.timelines,
-        clips,
+        scenario.people,
+        people,
+        people_rng,
+        schedule,
+        planner,
+        animals_check,
+        dt_s=dt,
+        clips=clips,
     )
+    for rejected in report.rejected:
+        _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
+    return _PeopleMotion(tuple(kept), tuple(timelines), None, report, clips)
 
 
 def _free_start(

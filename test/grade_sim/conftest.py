@@ -82,7 +82,9 @@ def _box_scene(
         ROBOT_ID: InstanceInfo(ROBOT_ID, rc.name, f"robot_{rc.type.value}"),
     }
     n_steps = round(duration_s * scenario.rates.physics_hz) + 1
-    return Scene(scenario, world, (), (), (), (), (setup,), instances, n_steps)
+    return Scene(
+        scenario=scenario, world=world, n_steps=n_steps, robots=(setup,), instances=instances
+    )
 
 
 @pytest.fixture(scope="session")

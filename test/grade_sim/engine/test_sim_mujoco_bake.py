@@ -133,7 +133,7 @@ def _shadow_scene(shadows: bool, baked: bool) -> Scene:
         CUBE_ID: InstanceInfo(CUBE_ID, "cube", "furniture"),
         ROBOT_ID: InstanceInfo(ROBOT_ID, rc.name, "robot_uav"),
     }
-    return Scene(scenario, world, (), (), (), (), (setup,), instances, 241)
+    return Scene(scenario=scenario, world=world, n_steps=241, robots=(setup,), instances=instances)
 
 
 @pytest.mark.slow

@@ -73,7 +73,7 @@ def _scene(camera: dict[str, Any], points_optical: np.ndarray) -> Scene:
     setup = RobotSetup(robot_model(rc), ROBOT_ID, np.array([0.0, 0.0, 1.0]), 0.0, None)
     instances = {b.instance_id: InstanceInfo(b.instance_id, b.name, "marker") for b in boxes}
     instances[ROBOT_ID] = InstanceInfo(ROBOT_ID, rc.name, "robot_uav")
-    return Scene(scenario, world, (), (), (), (), (setup,), instances, 3)
+    return Scene(scenario=scenario, world=world, n_steps=3, robots=(setup,), instances=instances)
 
 
 @pytest.fixture

@@ -51,7 +51,9 @@ def _scene(world: World, supersample: float, width: int = 160, height: int = 120
     instances = {b.instance_id: InstanceInfo(b.instance_id, b.name, b.label) for b in world.boxes}
     instances[ROBOT_ID] = InstanceInfo(ROBOT_ID, rc.name, "robot_uav")
     n_steps = round(scenario.rates.physics_hz) + 1
-    return Scene(scenario, world, (), (), (), (), (setup,), instances, n_steps)
+    return Scene(
+        scenario=scenario, world=world, n_steps=n_steps, robots=(setup,), instances=instances
+    )
 
 
 def _world(

@@ -229,7 +229,7 @@ def render_down(world: World, xy: tuple[float, float]) -> np.ndarray:
             "robots": [{"name": "uav1", "start_xyz": [0.0, 0.0, 5.0]}],
         }
     )
-    scene = Scene(scenario, world, (), (), (), (), (), {}, 1)
+    scene = Scene(scenario=scenario, world=world, n_steps=1)
     model = build_model(scene).model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
