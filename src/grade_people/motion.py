@@ -316,28 +316,61 @@ def pose(
     `clips[i]`: person i's BVH clips (people.clips retargeted onto their skeleton), needed when
     a clip's weight is not zero. `hip_over_seat_m`: the seated hips' height over the seat
     (default: sit_hip_over_seat).
+
+    In steps: the captured gait's rotations (`_gait_rotations`), the walking legs' feet and IK
+    (`_walking_legs`), the seated legs (`_seated_legs`), the legs' joint rotations as a blend of
+    the two (`_leg_rotations`), the torso, head and arms (`_upper_body_angles`), then the clips.
     """
-    position_xy, heading_rad, phase_rad = inp.position_xy, inp.heading_rad, inp.phase_rad
-    speed_mps = inp.speed_mps
     n = len(bodies)
     offsets = np.stack([rest_offsets(b) for b in bodies])
-    scale = np.array([b.scale for b in bodies])
-    height = np.array([b.height_m for b in bodies])
-    t = inp.time_s
-    amp = inp.amplitude
     w = inp.weights
     w_sit = w[:, MOTION_CODES[PersonMotion.SIT]]
-    w_wave = w[:, MOTION_CODES[PersonMotion.WAVE]]
-    w_look = w[:, MOTION_CODES[PersonMotion.LOOK]]
-    w_phone = w[:, MOTION_CODES[PersonMotion.PHONE]]
-    run = np.maximum(run_weight(speed_mps), w[:, MOTION_CODES[PersonMotion.RUN]])
+    run = np.maximum(run_weight(inp.speed_mps), w[:, MOTION_CODES[PersonMotion.RUN]])
+    gait = _gait_rotations(inp, run)
+    walking = _walking_legs(bodies, inp, offsets, run, gait)
+    seated = _seated_legs(bodies, inp, offsets, w_sit, hip_over_seat_m)
     ang = np.zeros((n, N_JOINTS, 3))  # local roll, pitch, yaw per joint
+    hip_rot, ankle_rot = _leg_rotations(ang, gait.sway, walking, seated)
+    _upper_body_angles(ang, inp, seated.w_sit, gait.amplitude)
+    pelvis_z = (1 - seated.w_sit) * walking.pelvis_z + seated.w_sit * seated.pelvis_z
 
-    # -- motion capture gait cycles: upper body, pelvis bob and sway, swing shape ---------------
+    ang[:, J["pelvis"], 2] = inp.heading_rad
+    rot = euler_to_matrix(ang)
+    rot[:, J["pelvis"]] = rot[:, J["pelvis"]] @ gait.sway
+    upper = list(GAIT_JOINTS[1:])
+    rot[:, upper] = gait.rotations[:, 1:] @ rot[:, upper]
+    for side, r in hip_rot.items():
+        rot[:, J["hip_" + side]] = r
+        rot[:, J["ankle_" + side]] = ankle_rot[side]
+    root = np.stack([inp.position_xy[:, 0], inp.position_xy[:, 1], pelvis_z], axis=1)
+    w_clip = w[:, CLIP_CODE : CLIP_CODE + MAX_CLIPS]
+    if np.any(w_clip > CLIP_MIN_WEIGHT):
+        _blend_clips(rot, root, inp.heading_rad, w_clip, inp.clip_time_s, clips)
+    return forward_kinematics(offsets, rot, root)
+
+
+@dataclass(frozen=True)
+class _Gait:
+    """The motion capture's gait at one instant: the gait joints' rotations (N, G, 3, 3) (the
+    pelvis's first: its sway), the cycle position u_body (N,), the amplitude clipped to [0, 1]."""
+
+    rotations: FloatArray
+    u_body: FloatArray
+    amplitude: FloatArray
+
+    @property
+    def sway(self) -> FloatArray:
+        """The pelvis's tilt/obliquity/rotation about the heading (N, 3, 3)."""
+        return self.rotations[:, 0]
+
+
+def _gait_rotations(inp: PoseInputs, run: FloatArray) -> _Gait:
+    """The upper body's, the pelvis's sway and the swing's rotations from the captured walk,
+    run and turn cycles, blended by speed and turn rate, faded to rest with the amplitude."""
+    w = inp.weights
     lib = gait_cycles()
-    walk_c, run_c = lib.walk, lib.run
-    gait_amp = np.clip(amp, 0.0, 1.0)
-    u_body = np.mod(phase_rad / (2 * math.pi), 1.0)
+    gait_amp = np.clip(inp.amplitude, 0.0, 1.0)
+    u_body = np.mod(inp.phase_rad / (2 * math.pi), 1.0)
     joints = list(GAIT_JOINTS)
 
     def captured(cycle: GaitCycle, like: FloatArray | None = None) -> FloatArray:
@@ -346,10 +379,10 @@ def pose(
             q *= np.where(np.einsum("njk,njk->nj", q, like) < 0, -1.0, 1.0)[..., None]
         return q
 
-    q_walk = captured(walk_c)
-    q_run = captured(run_c, q_walk)
+    q_walk = captured(lib.walk)
+    q_run = captured(lib.run, q_walk)
     w_turn = np.maximum(
-        w[:, MOTION_CODES[PersonMotion.TURN]], turn_clip_weight(inp.turn_rate_rps, speed_mps)
+        w[:, MOTION_CODES[PersonMotion.TURN]], turn_clip_weight(inp.turn_rate_rps, inp.speed_mps)
     ) * (1 - run)
     left = (inp.turn_rate_rps >= 0)[:, None, None]
     q_turn = np.where(left, captured(lib.turn_left, q_walk), captured(lib.turn_right, q_walk))
@@ -362,15 +395,51 @@ def pose(
     q_gait = (1 - gait_amp)[:, None, None] * np.array([1.0, 0.0, 0.0, 0.0]) + gait_amp[
         :, None, None
     ] * q_gait
-    gait_rot = quat_to_matrix(q_gait)  # (N, len(GAIT_JOINTS), 3, 3)
-    sway = gait_rot[:, 0]  # the pelvis's tilt/obliquity/rotation about the heading
+    return _Gait(quat_to_matrix(q_gait), u_body, gait_amp)  # (N, len(GAIT_JOINTS), 3, 3)
 
-    # -- legs: foot path + IK -------------------------------------------------------------------
-    thigh = -offsets[:, J["knee_l"], 2]
-    shin = -offsets[:, J["ankle_l"], 2]
+
+@dataclass(frozen=True)
+class _LegLengths:
+    """The legs' lengths from the rest offsets (N,): thigh, shin, and the ankle's rest height
+    relative to the pelvis joint's parent."""
+
+    thigh: FloatArray
+    shin: FloatArray
+    ankle_z: FloatArray
+
+    @classmethod
+    def of(cls, offsets: FloatArray) -> _LegLengths:
+        thigh = -offsets[:, J["knee_l"], 2]
+        shin = -offsets[:, J["ankle_l"], 2]
+        hip_rest_z = offsets[:, J["pelvis"], 2] + offsets[:, J["hip_l"], 2]
+        return cls(thigh, shin, hip_rest_z - thigh - shin)
+
+
+@dataclass(frozen=True)
+class _WalkingLegs:
+    """Per side ("l", "r"): the hip's flexion, the knee's, the foot's pitch and yaw and the
+    hip's abduction (N,) each; the toes' roll; and the walking pelvis's height (N,)."""
+
+    legs: dict[str, tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]]
+    toe_flat: dict[str, FloatArray]
+    pelvis_z: FloatArray
+
+
+def _walking_legs(
+    bodies: list[BodyParams], inp: PoseInputs, offsets: FloatArray, run: FloatArray, gait: _Gait
+) -> _WalkingLegs:
+    """The walking legs: each foot planted (stance) or swinging along the capture's path to its
+    next footfall, rolled about its toe, then the pelvis's height and the legs' IK."""
+    position_xy, heading_rad, phase_rad = inp.position_xy, inp.heading_rad, inp.phase_rad
+    speed_mps = inp.speed_mps
+    scale = np.array([b.scale for b in bodies])
+    height = np.array([b.height_m for b in bodies])
+    amp = inp.amplitude
+    walk_c, run_c = gait_cycles().walk, gait_cycles().run
+    sway = gait.sway
+    lengths = _LegLengths.of(offsets)
+    thigh, shin, ankle_z = lengths.thigh, lengths.shin, lengths.ankle_z
     leg_m = thigh + shin
-    hip_rest_z = offsets[:, J["pelvis"], 2] + offsets[:, J["hip_l"], 2]
-    ankle_z = hip_rest_z - thigh - shin
     duty = stance_duty(run)
     stride = 2.0 * speed_mps / cadence_hz(speed_mps, height)  # one gait cycle of travel
     front = PLANT_AT_STANCE * duty * stride  # how far ahead of the hip a foot touches down
@@ -382,9 +451,9 @@ def pose(
     margin = 1.0 - 0.015 * np.minimum(1.0, 2 * amp)  # a standing leg is straight
     need = np.sqrt(np.maximum((margin * leg_m) ** 2 - front**2, 0.0))
     drop = np.maximum(0.0, leg_m - need)
-    bob_walk = sample_table(walk_c.pelvis_bob - walk_c.pelvis_bob.max(), u_body)
-    bob_run = sample_table(run_c.pelvis_bob - run_c.pelvis_bob.max(), u_body)
-    bob = ((1 - run) * bob_walk + run * bob_run) * leg_m * gait_amp
+    bob_walk = sample_table(walk_c.pelvis_bob - walk_c.pelvis_bob.max(), gait.u_body)
+    bob_run = sample_table(run_c.pelvis_bob - run_c.pelvis_bob.max(), gait.u_body)
+    bob = ((1 - run) * bob_walk + run * bob_run) * leg_m * gait.amplitude
     pelvis_z_walk = offsets[:, J["pelvis"], 2] - drop + bob
     c, s_ = np.cos(heading_rad), np.sin(heading_rad)
 
@@ -465,6 +534,7 @@ def pose(
         flat = np.maximum(reach**2 - (x - hip_at[:, 0]) ** 2 - (y - hip_at[:, 1]) ** 2, 0.0)
         highest = ankle_z + z + np.sqrt(flat) - hip_at[:, 2]
         pelvis_z_walk = np.where(stance, np.minimum(pelvis_z_walk, highest), pelvis_z_walk)
+    legs = {}
     for side in ("l", "r"):
         x, y, z, hip_at, _ = target[side]
         hip_z = pelvis_z_walk + hip_at[:, 2]
@@ -473,14 +543,39 @@ def pose(
         dy = y - hip_at[:, 1]
         abduct = np.arctan2(dy, -dz)
         hip, knee = leg_ik(dx, -np.hypot(dy, dz), thigh, shin)
-        leg[side] = (hip, knee, *leg[side], abduct)
-    # Sitting: the thighs rest on the seat (the hip joints SIT_HIP_OVER_SEAT above it, about
-    # a thigh's radius), the feet flat on the floor a thigh's length ahead (leg IK).
+        ankle, yaw = leg[side]
+        legs[side] = (hip, knee, ankle, yaw, abduct)
+    return _WalkingLegs(legs, toe_flat, pelvis_z_walk)
+
+
+@dataclass(frozen=True)
+class _SeatedLegs:
+    """The seated pose's blend weight (0 without a seat), hip and knee flexion, the feet's
+    toes-down pitch and the pelvis's height (N,) each."""
+
+    w_sit: FloatArray
+    hip: FloatArray
+    knee: FloatArray
+    toe_down: FloatArray
+    pelvis_z: FloatArray
+
+
+def _seated_legs(
+    bodies: list[BodyParams],
+    inp: PoseInputs,
+    offsets: FloatArray,
+    w_sit: FloatArray,
+    hip_over_seat_m: FloatArray | None,
+) -> _SeatedLegs:
+    """Sitting: the thighs rest on the seat (the hip joints SIT_HIP_OVER_SEAT above it, about
+    a thigh's radius), the feet flat on the floor a thigh's length ahead (leg IK)."""
+    lengths = _LegLengths.of(offsets)
+    thigh, shin, ankle_z = lengths.thigh, lengths.shin, lengths.ankle_z
     seated = np.isfinite(inp.seat_height_m)
     w_sit = np.where(seated, w_sit, 0.0)
     if hip_over_seat_m is None:
         hip_over_seat_m = (
-            sit_hip_over_seat(bodies, inp.seat_height_m) if seated.any() else np.zeros(n)
+            sit_hip_over_seat(bodies, inp.seat_height_m) if seated.any() else np.zeros(len(bodies))
         )
     hip_z_sit = np.where(seated, inp.seat_height_m, 0.0) + hip_over_seat_m
     sit_hip, sit_knee = leg_ik(0.95 * thigh, ankle_z - hip_z_sit, thigh, shin)
@@ -499,12 +594,20 @@ def pose(
     reach, angle = np.hypot(toe_x, toe_z), np.arctan2(toe_x, toe_z)
     toe_down = np.where(steep, np.arccos(np.clip((toe_z - hover) / reach, -1.0, 1.0)) - angle, 0.0)
     pelvis_z_sit = hip_z_sit - offsets[:, J["hip_l"], 2]
-    pelvis_z = (1 - w_sit) * pelvis_z_walk + w_sit * pelvis_z_sit
+    return _SeatedLegs(w_sit, sit_hip, sit_knee, toe_down, pelvis_z_sit)
+
+
+def _leg_rotations(
+    ang: FloatArray, sway: FloatArray, walking: _WalkingLegs, seated: _SeatedLegs
+) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
+    """The hips' and ankles' rotations (N, 3, 3) per side, walking blended with sitting; the
+    knees' and toes' angles go into `ang`."""
+    w_sit = seated.w_sit
     hip_rot = {}
     ankle_rot: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
-        hip, knee, ankle, yaw, abduct = leg[side]
-        flex = (1 - w_sit) * hip + w_sit * sit_hip
+        hip, knee, ankle, yaw, abduct = walking.legs[side]
+        flex = (1 - w_sit) * hip + w_sit * seated.hip
         out = (1 - w_sit) * abduct + w_sit * sign * 0.08
         # Roll the leg's sagittal plane about x after flexing in it (R = Rx Ry), so the IK above
         # (solved in that plane) is exact.
@@ -515,7 +618,7 @@ def pose(
         # The IK solved the leg in the heading's frame; the hip joint's parent is the swaying
         # pelvis.
         hip_rot[side] = np.swapaxes(sway, -1, -2) @ leg_body
-        ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * sit_knee
+        ang[:, J["knee_" + side], 1] = (1 - w_sit) * knee + w_sit * seated.knee
         # The foot's orientation in the heading's frame is exactly yaw, then pitch: the ankle's
         # local rotation is what is left of it after the hip and knee.
         knee_m = euler_to_matrix(np.stack([zeros, ang[:, J["knee_" + side], 1], zeros], 1))
@@ -524,15 +627,30 @@ def pose(
         if np.any(w_sit > 0):
             walk_q = matrices_to_quats(walk_ankle)
             sit_q = matrices_to_quats(
-                euler_to_matrix(np.stack([zeros, sit_hip - sit_knee + toe_down, zeros], 1))
+                euler_to_matrix(
+                    np.stack([zeros, seated.hip - seated.knee + seated.toe_down, zeros], 1)
+                )
             )
             sit_q *= np.where(np.einsum("nk,nk->n", sit_q, walk_q) < 0, -1.0, 1.0)[:, None]
             q = (1 - w_sit)[:, None] * walk_q + w_sit[:, None] * sit_q
             walk_ankle = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
         ankle_rot[side] = walk_ankle
-        ang[:, J["toe_" + side], 1] = -(1 - w_sit) * toe_flat[side] - w_sit * toe_down
+        ang[:, J["toe_" + side], 1] = (
+            -(1 - w_sit) * walking.toe_flat[side] - w_sit * seated.toe_down
+        )
+    return hip_rot, ankle_rot
 
-    # -- torso and head ------------------------------------------------------------------------
+
+def _upper_body_angles(
+    ang: FloatArray, inp: PoseInputs, w_sit: FloatArray, gait_amp: FloatArray
+) -> None:
+    """The torso's, head's and arms' angles into `ang`: breathing, looking around, the phone,
+    waving and the seated arms (the gait's swing comes from the capture, on top of these)."""
+    t = inp.time_s
+    w = inp.weights
+    w_wave = w[:, MOTION_CODES[PersonMotion.WAVE]]
+    w_look = w[:, MOTION_CODES[PersonMotion.LOOK]]
+    w_phone = w[:, MOTION_CODES[PersonMotion.PHONE]]
     breathe = 0.02 * np.sin(2 * math.pi * 0.25 * t)
     ang[:, J["spine"], 1] = -0.08 * w_sit
     ang[:, J["chest"], 1] = breathe
@@ -540,8 +658,6 @@ def pose(
     ang[:, J["neck"], 2] = w_look * 0.5 * look
     ang[:, J["head"], 2] = w_look * 0.6 * look + 0.05 * np.sin(2 * math.pi * t / 7.0)
     ang[:, J["head"], 1] = 0.45 * w_phone + w_look * 0.12 * np.sin(2 * math.pi * t / 3.1)
-
-    # -- arms (the gait's swing comes from the capture, on top of these) ----------------------
     elbow = 0.2 * (1 - gait_amp)
     for side, sign in (("l", 1.0), ("r", -1.0)):
         ang[:, J["shoulder_" + side], 0] = sign * 0.1
@@ -560,20 +676,6 @@ def pose(
     ang[:, J["shoulder_r"], 0] += w_phone * 0.2
     ang[:, J["elbow_r"], 1] += w_phone * -1.75
     ang[:, J["wrist_r"], 0] += w_phone * 0.4
-
-    ang[:, J["pelvis"], 2] = heading_rad
-    rot = euler_to_matrix(ang)
-    rot[:, J["pelvis"]] = rot[:, J["pelvis"]] @ sway
-    upper = list(GAIT_JOINTS[1:])
-    rot[:, upper] = gait_rot[:, 1:] @ rot[:, upper]
-    for side, r in hip_rot.items():
-        rot[:, J["hip_" + side]] = r
-        rot[:, J["ankle_" + side]] = ankle_rot[side]
-    root = np.stack([position_xy[:, 0], position_xy[:, 1], pelvis_z], axis=1)
-    w_clip = w[:, CLIP_CODE : CLIP_CODE + MAX_CLIPS]
-    if np.any(w_clip > CLIP_MIN_WEIGHT):
-        _blend_clips(rot, root, heading_rad, w_clip, inp.clip_time_s, clips)
-    return forward_kinematics(offsets, rot, root)
 
 
 def _blend_clips(
