@@ -210,3 +210,55 @@ def test_the_circle_check_sees_lazy_and_type_checking_imports(tmp_path: Path) ->
     (tmp_path / "c.py").write_text("from grade_batch.a import A\n")
     files = {f"grade_batch.{n}": tmp_path / f"{n}.py" for n in "abc"}
     assert two_file_circles(import_graph(files)) == {frozenset({"grade_batch.a", "grade_batch.b"})}
+
+
+# Inside every package, three layers per capability (docs/architecture.md): the core, the rclpy
+# node (a `node/` folder or a `*_node.py` file) and the tool/CLI (a `cli/` folder, `cli.py`,
+# `*_cli.py`, or the grade_cli package). A layer imports only its own and lower ones.
+def is_node_module(name: str) -> bool:
+    """A module of the node layer: inside a `node/` folder, or named `*_node`."""
+    parts = name.split(".")
+    return "node" in parts[1:-1] or parts[-1] == "node" or parts[-1].endswith("_node")
+
+
+def is_cli_module(name: str) -> bool:
+    """A module of the CLI layer: a package's `cli` modules (and the `grade` command's own)."""
+    parts = name.split(".")
+    return parts[0] == "grade_cli" or any(p == "cli" or p.endswith("_cli") for p in parts[1:])
+
+
+def layer_violations(files: dict[str, Path]) -> list[str]:
+    """Imports of node modules from core modules, and of cli modules from non-cli modules."""
+    found = []
+    for name, targets in sorted(import_graph(files).items()):
+        for target in sorted(targets):
+            if is_cli_module(target) and not is_cli_module(name):
+                found.append(f"{name} imports the cli module {target}")
+            elif is_node_module(target) and not (is_node_module(name) or is_cli_module(name)):
+                found.append(f"{name} imports the node module {target}")
+    return found
+
+
+def test_core_never_imports_node_or_cli_modules() -> None:
+    """A core module runs without ROS and without a command line: it never imports a node
+    module; only cli modules import cli modules (the CLI sits above the node it may start)."""
+    assert not layer_violations(MODULE_FILES), layer_violations(MODULE_FILES)
+
+
+def test_the_layer_rule_sees_node_and_cli_imports(tmp_path: Path) -> None:
+    (tmp_path / "core.py").write_text(
+        "def f():\n    from grade_sim.node.sim_node import QOS\nRUN = 'grade_sim.cli.run:main'\n"
+    )
+    (tmp_path / "tool.py").write_text("from grade_sim.node.sim_node import QOS\n")
+    (tmp_path / "n.py").write_text("from grade_sim.cli.run import main\n")
+    files = {
+        "grade_sim.core": tmp_path / "core.py",
+        "grade_sim.cli.tool": tmp_path / "tool.py",
+        "grade_sim.node.sim_node": tmp_path / "n.py",
+        "grade_sim.cli.run": tmp_path / "tool.py",
+    }
+    assert layer_violations(files) == [
+        "grade_sim.core imports the cli module grade_sim.cli.run",
+        "grade_sim.core imports the node module grade_sim.node.sim_node",
+        "grade_sim.node.sim_node imports the cli module grade_sim.cli.run",
+    ]
