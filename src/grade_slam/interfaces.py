@@ -49,6 +49,9 @@ class Trajectory:
 
     stamps_ns: list[int] = field(default_factory=list)
     poses: list[FloatArray] = field(default_factory=list)
+    # what the poses are when not simply the ones given live (ORB-SLAM3's final trajectory, or
+    # why it is missing); the TUM file's header carries it
+    note: str = ""
 
 
 class FrameTracker(Protocol):
