@@ -41,6 +41,9 @@ class TrackingStats:
     # inertial backends: the first frame by which the IMU state (gravity, biases) had been
     # initialised; None: never (or not an inertial backend)
     inertial_since_ns: int | None = None
+    # a backend in a child process (`tracker_process`): the CPU time that process (all of its
+    # threads) spent after the backend had started; the caller's own is not in it
+    child_cpu_s: float = 0.0
 
 
 @dataclass

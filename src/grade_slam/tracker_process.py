@@ -18,6 +18,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 import traceback
 from multiprocessing.connection import Connection
 from typing import Any
@@ -154,6 +155,14 @@ def _serve(conn: Connection) -> None:
     from grade_slam.backends import build_in_process
 
     tracker: FrameTracker | None = None
+    started_cpu_s = 0.0
+
+    def stats() -> TrackingStats:
+        assert tracker is not None
+        counts = tracker.stats
+        counts.child_cpu_s = time.process_time() - started_cpu_s
+        return counts
+
     while True:
         try:
             message = conn.recv()
@@ -162,15 +171,16 @@ def _serve(conn: Connection) -> None:
         try:
             if message[0] == "start":
                 tracker = build_in_process(message[1])
+                started_cpu_s = time.process_time()
                 conn.send(("ready",))
             elif message[0] == "frame":
                 assert tracker is not None
                 pose = tracker.process(message[1])
-                conn.send(("pose", pose, tracker.stats))
+                conn.send(("pose", pose, stats()))
             elif message[0] == "close":
                 if tracker is not None:
                     tracker.close()
-                    conn.send(("closed", tracker.trajectory, tracker.stats))
+                    conn.send(("closed", tracker.trajectory, stats()))
                 else:
                     conn.send(("closed", Trajectory(), TrackingStats()))
                 return

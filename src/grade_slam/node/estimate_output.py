@@ -100,7 +100,9 @@ class EstimateOutput:
         self._path_pub = node.create_publisher(Path, f"{prefix}/path", QoSProfile(depth=1))
         self._path = Path()
         self._path.header.frame_id = map_frame
-        self.cpu_s = 0.0  # process CPU time spent in the backend (all of its threads)
+        # process CPU time spent in the backend (all of its threads; a backend in a child
+        # process adds that process's, `TrackingStats.child_cpu_s`)
+        self.cpu_s = 0.0
 
     def track(self, process: Callable[[S], np.ndarray | None], sample: S) -> np.ndarray | None:
         """The backend's `process` of one sample (its pose, or None), its CPU time in cpu_s."""
@@ -133,7 +135,8 @@ class EstimateOutput:
         log = self._node.get_logger()
         log.info(
             f"frames received {stats.frames}, tracked {stats.tracked}, restarts "
-            f"{stats.restarts}, cpu_s_per_frame {self.cpu_s / max(1, stats.frames):.4f}"
+            f"{stats.restarts}, cpu_s_per_frame "
+            f"{(self.cpu_s + stats.child_cpu_s) / max(1, stats.frames):.4f}"
         )
         if self._online is not None:
             self._online.close()
