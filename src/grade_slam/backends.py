@@ -4,11 +4,16 @@ Each entry builds a whole tracking pipeline (`interfaces.FrameTracker`) from the
 package: a frame-to-frame odometry chained by `tracker.RgbdTracker` (Open3D), or a full SLAM
 system that keeps its own map (ORB-SLAM3). A name that is not registered, or whose package is
 missing, is a `SlamConfigError` naming the parameter, the allowed values and the install command.
+Data a backend needs is made before it starts (`prepare`: ORB-SLAM3's vocabulary is built on
+first use), and a backend with native threads runs in a child process (`isolated`,
+`grade_slam.tracker_process`), so that a crash of its native code cannot end the caller.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
+import sys
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -30,12 +35,24 @@ class BackendSpec:
     build: Callable[[ModuleType, SlamConfig], FrameTracker]
     description: str
     needs_imu: bool = False  # every frame must carry its IMU samples (`RgbdFrame.imu`)
+    # native code with threads of its own (ORB-SLAM3): built in a child process
+    isolated: bool = False
+    # makes what the backend needs before it starts, logging what it does (ORB-SLAM3's
+    # vocabulary, built on first use); returns the config naming it
+    prepare: Callable[[SlamConfig, Callable[[str], object]], SlamConfig] | None = None
 
 
 def _build_open3d(module: ModuleType, config: SlamConfig) -> FrameTracker:
     from grade_slam.open3d_odometry import Open3dRgbdOdometry
 
     return RgbdTracker(Open3dRgbdOdometry(module, config), config)
+
+
+def _prepare_orb_vocabulary(config: SlamConfig, log: Callable[[str], object]) -> SlamConfig:
+    from grade_slam.vocabulary_set import resolve_vocabulary
+
+    path = resolve_vocabulary(config.vocabulary, log=log)
+    return dataclasses.replace(config, vocabulary=str(path))
 
 
 def _build_orb_slam3(module: ModuleType, config: SlamConfig) -> FrameTracker:
@@ -55,8 +72,7 @@ def _build_orb_slam3_inertial(module: ModuleType, config: SlamConfig) -> FrameTr
 OPEN3D_INSTALL = "pip install open3d-cpu==0.20.0 (Debian/Ubuntu also: apt-get install libusb-1.0-0)"
 ORB_SLAM3_INSTALL = (
     "pip install pyorbslam3==0.1.1 (Debian/Ubuntu also: apt-get install libopengl0 libglx0 "
-    "libegl1 libgl1 libsm6 libice6 libx11-6 libxext6), then build the vocabulary once: "
-    "grade slam vocab"
+    "libegl1 libgl1 libsm6 libice6 libx11-6 libxext6)"
 )
 
 BACKENDS: dict[str, BackendSpec] = {
@@ -71,6 +87,8 @@ BACKENDS: dict[str, BackendSpec] = {
         install=ORB_SLAM3_INSTALL,
         build=_build_orb_slam3,
         description="ORB-SLAM3 RGB-D: tracking, local mapping, loop closing (pyorbslam3)",
+        isolated=True,
+        prepare=_prepare_orb_vocabulary,
     ),
     "orb_slam3_rgbd_inertial": BackendSpec(
         module="pyorbslam3",
@@ -78,6 +96,8 @@ BACKENDS: dict[str, BackendSpec] = {
         build=_build_orb_slam3_inertial,
         description="ORB-SLAM3 RGB-D-inertial: RGB-D plus the robot's IMU (pyorbslam3)",
         needs_imu=True,
+        isolated=True,
+        prepare=_prepare_orb_vocabulary,
     ),
 }
 
@@ -104,16 +124,13 @@ class MaskedTracker:
         self._inner.close()
 
 
-def create_backend(
-    config: SlamConfig, registry: Mapping[str, BackendSpec] = BACKENDS
-) -> FrameTracker:
-    """Import the backend's package and build its tracker (masked if `mask_dynamic`).
+def _stderr(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
 
-    Raises:
-        SlamConfigError: unknown backend name (lists the allowed ones), its package is not
-            installed or fails to load (names the package and the install command), or its
-            data (ORB-SLAM3's vocabulary) is missing (names the step that makes it).
-    """
+
+def _import_backend(
+    config: SlamConfig, registry: Mapping[str, BackendSpec]
+) -> tuple[BackendSpec, ModuleType]:
     spec = registry.get(config.backend)
     allowed = f"allowed values {sorted(registry)}"
     if spec is None:
@@ -128,5 +145,37 @@ def create_backend(
             f"backend = {config.backend!r} needs the Python package {spec.module!r}, which "
             f"cannot be imported ({err}); install it with: {spec.install} ({allowed})"
         ) from err
-    tracker = spec.build(module, config)
+    return spec, module
+
+
+def build_in_process(config: SlamConfig) -> FrameTracker:
+    """The registered backend's tracker in this process, without masking (what
+    `grade_slam.tracker_process` runs in the child)."""
+    spec, module = _import_backend(config, BACKENDS)
+    return spec.build(module, config)
+
+
+def create_backend(
+    config: SlamConfig,
+    registry: Mapping[str, BackendSpec] = BACKENDS,
+    *,
+    log: Callable[[str], object] = _stderr,
+) -> FrameTracker:
+    """Import the backend's package, make its data (`prepare`, said through `log`) and build its
+    tracker: in a child process if `isolated`, masked if `mask_dynamic`.
+
+    Raises:
+        SlamConfigError: unknown backend name (lists the allowed ones), its package is not
+            installed or fails to load (names the package and the install command), or its
+            data (ORB-SLAM3's vocabulary) is named but not usable.
+    """
+    spec, module = _import_backend(config, registry)
+    if spec.prepare is not None:
+        config = spec.prepare(config, log)
+    if spec.isolated:
+        from grade_slam.tracker_process import ChildProcessTracker
+
+        tracker: FrameTracker = ChildProcessTracker(config)
+    else:
+        tracker = spec.build(module, config)
     return MaskedTracker(tracker, config.mask_dilate_px) if config.mask_dynamic else tracker

@@ -141,13 +141,14 @@ def run_one_live(
     backend: str,
     args: argparse.Namespace,
     work: Path,
+    repeat: int = 0,
 ) -> Row:
     """Simulate with the backend's node live (args.pacing: lockstep or realtime), evaluate: one
-    table row."""
+    table row (`repeat`: which run of this input it is)."""
     # the semantic stream: the masked backend's dynamic mask
     size = (args.width, args.height)
     data = bench_scenario(base, world, seed, args.duration_s, size, ("rgb", "depth", "semantic"))
-    name = f"{backend}_{world.replace('+', '_')}_seed{seed}"
+    name = f"{backend}_{world.replace('+', '_')}_seed{seed}_run{repeat}"
     run_dir, estimate = work / name, work / f"{name}_slam.txt"
     setup = live_setup(data, backend)
     params = dict(setup.params)
@@ -205,6 +206,7 @@ def run_one_live(
         "backend": backend,
         "world": world,
         "seed": float(seed),
+        "repeat": float(repeat),
         "align": align.value,
         "frames_published": float(published),
         "frames_received": float(match.group(1)),
@@ -273,17 +275,20 @@ def plot(rows: list[Row], path: Path) -> Path:
 
 
 def main_live(args: argparse.Namespace, base: dict[str, Any]) -> list[Row]:
-    """Every backend x world x seed, live; the rows."""
+    """Every backend x world x seed, `args.repeats` times each, live; the rows."""
     rows: list[Row] = []
     with work_dir(args.keep, "grade_bench_slam_live_") as work:
         for world in args.worlds:
             for seed in range(args.first_seed, args.first_seed + args.seeds):
                 for backend in args.backends:
-                    row = run_one_live(base, world, seed, backend, args, work)
-                    print(
-                        f"  {backend} {world} seed {seed}: ATE {float(row['ate_rmse_m']):.3f} m, "
-                        f"{int(row['frames_received'])}/{int(row['frames_published'])} frames",
-                        flush=True,
-                    )
-                    rows.append(row)
+                    for repeat in range(args.repeats):
+                        row = run_one_live(base, world, seed, backend, args, work, repeat)
+                        print(
+                            f"  {backend} {world} seed {seed} run {repeat + 1}: ATE "
+                            f"{float(row['ate_rmse_m']):.3f} m, "
+                            f"{int(row['frames_received'])}/{int(row['frames_published'])} "
+                            "frames",
+                            flush=True,
+                        )
+                        rows.append(row)
     return rows

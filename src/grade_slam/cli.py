@@ -1,5 +1,6 @@
-"""`grade slam backends|track|vocab`: the SLAM backends, a backend run offline on a camera
-folder, and the ORB vocabulary ORB-SLAM3 needs (built once from our own rendered worlds).
+"""`grade slam backends|track|vocab`: the SLAM backends and whether each works here, a backend
+run offline on a camera folder, and the ORB vocabulary ORB-SLAM3 needs (built from our own
+rendered worlds the first time a run needs it; `vocab` builds it ahead of time).
 
 `grade slam track RUN/gt/<robot>/<camera> --out est.txt` runs the same tracker as `slam_node`
 on every recorded frame (the live node can only track the frames the transport delivers), then
@@ -9,12 +10,8 @@ on every recorded frame (the live node can only track the frames the transport d
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import sys
 import time
 from pathlib import Path
-
-from tqdm import tqdm
 
 from grade_common.schema import from_mapping
 from grade_slam import vocabulary_set
@@ -28,7 +25,11 @@ def build_parser() -> argparse.ArgumentParser:
     """The `grade slam` argument parser."""
     parser = argparse.ArgumentParser(prog="grade slam", description=__doc__)
     sub = parser.add_subparsers(dest="action", required=True)
-    sub.add_parser("backends", help="list the backends and whether their package is installed")
+    sub.add_parser(
+        "backends",
+        help="list every backend (slam_node and lidar_odometry_node) and whether it is ready, "
+        "builds on first use, or is missing (with the install command)",
+    )
     track = sub.add_parser("track", help="track a recorded camera folder, write a TUM file")
     track.add_argument("camera_dir", type=Path, help="RUN/gt/<robot>/<camera> (TUM RGB-D layout)")
     track.add_argument("--out", type=Path, required=True, help="new TUM trajectory file")
@@ -48,38 +49,48 @@ def build_parser() -> argparse.ArgumentParser:
         help="orb_slam3_rgbd_inertial: the grade_noise IMU preset its settings take the noise "
         "from (the IMU itself is read from the run's bag)",
     )
-    sub.add_parser(
+    default = vocabulary_set.VocabularyRecipe()
+    vocab = sub.add_parser(
         "vocab",
-        help="build ORB-SLAM3's vocabulary from our rendered worlds (once; cached)",
+        help="build ORB-SLAM3's vocabulary from our rendered worlds now (a run that needs it "
+        "builds it otherwise; cached)",
         description=vocabulary_set.__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    vocab.add_argument(
+        "--seeds",
+        type=int,
+        nargs="+",
+        default=list(default.seeds),
+        help=f"training scenario seeds ({' '.join(map(str, default.seeds))}; another set is "
+        "another vocabulary, which runs use only when named with --vocabulary)",
+    )
+    vocab.add_argument(
+        "--duration-s",
+        type=float,
+        default=default.duration_s,
+        help=f"simulated seconds per seed ({default.duration_s:g})",
     )
     return parser
 
 
-def _vocab() -> int:
-    recipe = vocabulary_set.VocabularyRecipe()
-    bars: dict[str, tqdm[None]] = {}
-
-    def progress(stage: str, done: int, total: int | None) -> None:
-        bar = bars.get(stage)
-        if bar is None:
-            bar = bars[stage] = tqdm(desc=stage, total=total, unit="", file=sys.stderr)
-        bar.update(done - bar.n)
-
+def _vocab(args: argparse.Namespace) -> int:
+    recipe = from_mapping(
+        vocabulary_set.VocabularyRecipe,
+        {"seeds": tuple(args.seeds), "duration_s": args.duration_s},
+    )
     cached = vocabulary_set.cached_vocabulary_path(recipe).is_file()
-    path = vocabulary_set.build_vocabulary(recipe, progress=progress)
-    for bar in bars.values():
-        bar.close()
+    with vocabulary_set.stderr_progress() as progress:
+        path = vocabulary_set.build_vocabulary(recipe, progress=progress, log=print)
     print(f"vocabulary {'(cached) ' if cached else ''}{path}")
     return 0
 
 
 def _backends() -> int:
-    for name, spec in sorted(BACKENDS.items()):
-        found = importlib.util.find_spec(spec.module) is not None
-        state = "installed" if found else f"not installed: {spec.install}"
-        print(f"{name}: {spec.description} [{state}]")
+    from grade_slam.readiness import backend_readiness
+
+    for backend in backend_readiness():
+        print(backend.line())
     return 0
 
 
@@ -88,7 +99,7 @@ def run(args: argparse.Namespace) -> int:
     if args.action == "backends":
         return _backends()
     if args.action == "vocab":
-        return _vocab()
+        return _vocab(args)
     config = from_mapping(
         SlamConfig,
         {

@@ -41,6 +41,9 @@ class TrackingStats:
     # inertial backends: the first frame by which the IMU state (gravity, biases) had been
     # initialised; None: never (or not an inertial backend)
     inertial_since_ns: int | None = None
+    # a backend in a child process (`tracker_process`): the CPU time that process (all of its
+    # threads) spent after the backend had started; the caller's own is not in it
+    child_cpu_s: float = 0.0
 
 
 @dataclass
@@ -49,6 +52,9 @@ class Trajectory:
 
     stamps_ns: list[int] = field(default_factory=list)
     poses: list[FloatArray] = field(default_factory=list)
+    # what the poses are when not simply the ones given live (ORB-SLAM3's final trajectory, or
+    # why it is missing); the TUM file's header carries it
+    note: str = ""
 
 
 class FrameTracker(Protocol):

@@ -393,20 +393,35 @@ class OrbSlam3Tracker:
         """After shutdown: the current map's frames get ORB-SLAM3's own final poses (each frame
         stored against its reference keyframe, so every later map move and bundle adjustment
         reaches it), in the same anchoring; frames of earlier maps keep their live poses."""
+        first = self._first_keyframe()
+        if first is None:
+            # No keyframe: ORB-SLAM3 never initialised a map (too few features: at 320 x 240
+            # it never does in our rooms). Its SaveTrajectoryTUM takes the first keyframe of
+            # the map without looking and would read past an empty vector (SIGSEGV).
+            height, width = self._size or (0, 0)
+            self.trajectory.note = (
+                f"ORB-SLAM3 made no map from {self.stats.frames} frames of {width} x {height}, "
+                "so no final trajectory (RGB-D initialisation needs more than 500 ORB features "
+                "in a frame: our rooms give that at 640 x 480, not at 320 x 240)"
+            )
+            return
         path = Path(self._settings_dir.name) / "frames.txt"
-        self._slam.save_trajectory_tum(str(path))
+        with _stdout_to_devnull():  # "Saving camera trajectory to <our temporary file>"
+            self._slam.save_trajectory_tum(str(path))
         stamps, poses = read_orb_tum(path)  # the camera in the current map's first keyframe
         path.unlink(missing_ok=True)
-        first = self._first_keyframe()
-        if first is None or not stamps:
-            return
         given = nearest_index(self.online_trajectory.stamps_ns, first[0])
-        if given is None:
+        if given is None or not stamps:
+            self.trajectory.note = (
+                "ORB-SLAM3's final trajectory holds none of the frames given: the poses given live"
+            )
             return
         base = self.online_trajectory.poses[given]
         final = Trajectory(
             stamps_ns=list(self.online_trajectory.stamps_ns),
             poses=list(self.online_trajectory.poses),
+            note="ORB-SLAM3's final trajectory after shutdown for its current map's frames "
+            "(earlier maps' frames: the poses given live)",
         )
         for stamp_ns, pose_kf in zip(stamps, poses, strict=True):
             i = nearest_index(final.stamps_ns, stamp_ns)

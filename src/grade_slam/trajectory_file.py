@@ -12,11 +12,26 @@ from grade_slam.interfaces import Trajectory
 
 
 def tum_text(trajectory: Trajectory, what: str) -> str:
-    """The whole file: header naming what the poses are, one line per pose."""
-    lines = [pose_header(what)]
-    for stamp_ns, pose in zip(trajectory.stamps_ns, trajectory.poses, strict=True):
-        lines.append(tum_pose_line(stamp_ns, pose[:3, 3], matrix_to_quat(pose[:3, :3])))
+    """The whole file: header naming what the poses are (and the trajectory's note), one line
+    per pose."""
+    lines = [pose_header(f"{what}; {trajectory.note}" if trajectory.note else what)]
+    lines.extend(pose_lines(trajectory))
     return "".join(lines)
+
+
+def pose_lines(trajectory: Trajectory) -> list[str]:
+    """One TUM line per pose."""
+    return [
+        tum_pose_line(stamp_ns, pose[:3, 3], matrix_to_quat(pose[:3, :3]))
+        for stamp_ns, pose in zip(trajectory.stamps_ns, trajectory.poses, strict=True)
+    ]
+
+
+def online_path(trajectory_output: str | Path) -> Path:
+    """The file beside a node's trajectory output that gets the poses as they are given:
+    `EST.txt` -> `EST.online.txt`."""
+    path = Path(trajectory_output)
+    return path.with_name(f"{path.stem}.online{path.suffix or '.txt'}")
 
 
 def write_trajectory(path: str | Path, trajectory: Trajectory, what: str) -> Path:

@@ -77,7 +77,7 @@ def test_cache_key_follows_the_recipe(tmp_path: Path, monkeypatch: pytest.Monkey
 @pytest.mark.parametrize(
     ("explicit", "env", "match"),
     [
-        ("", "", r"no ORB vocabulary: .* build it once with `grade slam vocab`"),
+        ("", "", r"no ORB vocabulary: .* build it with `grade slam vocab`"),
         ("/nonexistent/ORBvoc.txt", "", r"vocabulary = '/nonexistent/ORBvoc.txt' is invalid"),
         ("", "/nonexistent/voc.txt", r"\$PYORBSLAM3_VOCAB = '/nonexistent/voc.txt' is invalid"),
     ],
@@ -98,11 +98,12 @@ def test_not_a_vocabulary_is_refused(tmp_path: Path) -> None:
         resolve_vocabulary(str(bad))
 
 
-def test_orb_slam3_backend_refuses_a_missing_vocabulary(
+def test_orb_slam3_backend_refuses_a_named_vocabulary_that_is_missing(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("pyorbslam3")
     monkeypatch.setenv("GRADE_CACHE_DIR", str(tmp_path))
     monkeypatch.delenv("PYORBSLAM3_VOCAB", raising=False)
-    with pytest.raises(SlamConfigError, match="grade slam vocab"):
-        create_backend(SlamConfig(backend="orb_slam3_rgbd"))
+    missing = tmp_path / "ORBvoc.txt"
+    with pytest.raises(SlamConfigError, match=f"vocabulary = '{missing}' is invalid: no such"):
+        create_backend(SlamConfig(backend="orb_slam3_rgbd", vocabulary=str(missing)))

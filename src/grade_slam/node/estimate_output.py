@@ -1,13 +1,19 @@
 """What both SLAM nodes share: their read-only parameters from frozen dataclasses, the
-nav_msgs/Odometry + Path of the estimate, and at shutdown the counts line and the TUM trajectory
-(one place for slam_node and lidar_odometry_node)."""
+nav_msgs/Odometry + Path of the estimate, the online poses file, and at shutdown the counts line
+and the TUM trajectory (one place for slam_node and lidar_odometry_node).
+
+With `trajectory_output` EST.txt, each pose is also appended to EST.online.txt as it is
+published (TUM, each line flushed at once, so a crash of the node loses none of the poses
+published before it), and at shutdown EST.txt gets the backend's final trajectory (ORB-SLAM3's
+after its last optimisation), written under a temporary name and moved into place.
+"""
 
 from __future__ import annotations
 
 import time
 from collections.abc import Callable
 from dataclasses import fields
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, Any, TextIO, TypeVar
 
 import numpy as np
 from geometry_msgs.msg import PoseStamped
@@ -19,9 +25,10 @@ from rclpy.qos import QoSProfile
 from grade_common.atomic import StagedOutput
 from grade_common.rotations import matrix_to_quat
 from grade_common.schema import from_mapping
+from grade_common.tum import pose_header, tum_pose_line
 from grade_slam.errors import SlamOutputExistsError
 from grade_slam.interfaces import TrackingStats, Trajectory
-from grade_slam.trajectory_file import tum_text
+from grade_slam.trajectory_file import online_path, tum_text
 
 if TYPE_CHECKING:
     from _typeshed import DataclassInstance
@@ -72,11 +79,30 @@ class EstimateOutput:
             if trajectory_output
             else None
         )
+        self._online: TextIO | None = None
+        if self._output is not None:
+            self.online_path = online_path(self._output.final)
+            try:
+                # line buffered: every pose reaches the file when it is published
+                self._online = open(self.online_path, "x", buffering=1)  # noqa: SIM115
+            except FileExistsError as err:
+                raise SlamOutputExistsError(
+                    f"{self.online_path}: the online poses file of trajectory_output "
+                    f"{self._output.final} exists already; not overwriting it"
+                ) from err
+            self._online.write(
+                pose_header(
+                    f"{prefix} estimate in {map_frame} as published, one pose per tracked "
+                    f"frame, written as it came (the final trajectory: {self._output.final})"
+                )
+            )
         self._odom_pub = node.create_publisher(Odometry, f"{prefix}/odom", QoSProfile(depth=10))
         self._path_pub = node.create_publisher(Path, f"{prefix}/path", QoSProfile(depth=1))
         self._path = Path()
         self._path.header.frame_id = map_frame
-        self.cpu_s = 0.0  # process CPU time spent in the backend (all of its threads)
+        # process CPU time spent in the backend (all of its threads; a backend in a child
+        # process adds that process's, `TrackingStats.child_cpu_s`)
+        self.cpu_s = 0.0
 
     def track(self, process: Callable[[S], np.ndarray | None], sample: S) -> np.ndarray | None:
         """The backend's `process` of one sample (its pose, or None), its CPU time in cpu_s."""
@@ -100,14 +126,22 @@ class EstimateOutput:
         self._path.header.stamp = stamp
         self._path.poses.append(stamped)
         self._path_pub.publish(self._path)
+        if self._online is not None:
+            stamp_ns = int(stamp.sec) * 10**9 + int(stamp.nanosec)
+            self._online.write(tum_pose_line(stamp_ns, pose[:3, 3], matrix_to_quat(pose[:3, :3])))
 
     def finish(self, stats: TrackingStats, trajectory: Trajectory, what: str) -> None:
         """Log the counts (grade bench slam --live reads this line) and write the TUM file."""
         log = self._node.get_logger()
         log.info(
             f"frames received {stats.frames}, tracked {stats.tracked}, restarts "
-            f"{stats.restarts}, cpu_s_per_frame {self.cpu_s / max(1, stats.frames):.4f}"
+            f"{stats.restarts}, cpu_s_per_frame "
+            f"{(self.cpu_s + stats.child_cpu_s) / max(1, stats.frames):.4f}"
         )
+        if self._online is not None:
+            self._online.close()
+            self._online = None
+            log.info(f"online poses written: {self.online_path}")
         if self._output is not None and not self._output.committed:
             self._output.path.write_text(
                 tum_text(trajectory, f"{what} ({stats.tracked} of {stats.frames} tracked)")

@@ -13,9 +13,11 @@ also publishes `map_frame -> <robot>/<odom_frame>` on /tf, computed from the sim
 /tf_static (run the simulator with publish_world_odom:=false so odom keeps one parent). After
 each frame set it publishes the depth stamp as std_msgs/Header on /<robot>/slam/ack: sim_node's
 `lockstep_acks` (/<robot>/<camera>/depth/image_raw:/<robot>/slam/ack) then waits for it, so a
-slow backend keeps every frame. With `trajectory_output` set, the TUM trajectory is written
-there when the node stops (for `grade eval traj`). Frames the transport drops are simply not
-tracked.
+slow backend keeps every frame. With `trajectory_output` EST.txt set, each pose is appended to
+EST.online.txt as it is published, and the final TUM trajectory (ORB-SLAM3's after its last
+optimisation) is written to EST.txt when the node stops (for `grade eval traj`;
+`node.estimate_output`). ORB-SLAM3 runs in a child process (`grade_slam.tracker_process`): a
+crash of its native code cannot end the node. Frames the transport drops are simply not tracked.
 """
 
 from __future__ import annotations
@@ -80,7 +82,9 @@ class SlamNode(Node):
             self.params.map_frame,
             self.params.trajectory_output,
         )
-        self.tracker = create_backend(self.config)
+        # Before any subscription: whatever the backend needs first (ORB-SLAM3's vocabulary,
+        # built on first use) is made here, never inside a frame callback.
+        self.tracker = create_backend(self.config, log=self.get_logger().info)
         self._needs_imu = BACKENDS[self.config.backend].needs_imu
         self._imu = ImuBuffer()
         self._imu_frame = f"{self.params.robot}/{self.params.imu_frame}"
@@ -218,10 +222,10 @@ class SlamNode(Node):
                 del pending[old]
         try:
             frame = self._frame(stamp_ns, msgs)
-        except SlamError as err:
+            pose = self._estimate.track(self.tracker.process, frame)
+        except SlamError as err:  # a bad frame, or the backend's process has ended
             self.get_logger().warning(f"frame skipped: {err}", throttle_duration_sec=5.0)
         else:
-            pose = self._estimate.track(self.tracker.process, frame)
             if pose is not None:
                 self._publish(msgs["rgb"], pose)
         ack = Header()
@@ -266,6 +270,9 @@ class SlamNode(Node):
                     f"IMU samples received {self._imu.received}, inertial state initialised "
                     + ("never" if since is None else f"at {since * 1e-9:.3f} s")
                 )
+            note = self.tracker.trajectory.note
+            if note and not self.tracker.stats.tracked:
+                self.get_logger().warning(f"no pose given: {note}")
             what = f"{self.config.backend} estimate: optical frame in {self.params.map_frame}"
             self._estimate.finish(self.tracker.stats, self.tracker.trajectory, what)
         super().destroy_node()
