@@ -64,7 +64,7 @@ def write_people(
     code: Callable[[int], float],
 ) -> None:
     """Every skinned person under /World/People, animated at `steps` (time code `code(step)`)."""
-    from pxr import Gf, Sdf, UsdGeom, UsdShade, UsdSkel, Vt
+    from pxr import Gf, Sdf, Tf, UsdGeom, UsdShade, UsdSkel, Vt
 
     scene = world.scene
     people = [p for p in scene.people if p.body is not None]
@@ -76,7 +76,8 @@ def write_people(
     anims = []
     for i, (person, mesh, skin) in enumerate(zip(people, scene.person_meshes, skins, strict=True)):
         assert person.body is not None
-        root = f"/World/People/{person.name}"
+        name = str(Tf.MakeValidIdentifier(person.name))
+        root = f"/World/People/{name}"
         UsdSkel.Root.Define(stage, root)
         skel = UsdSkel.Skeleton.Define(stage, f"{root}/Skeleton")
         rest = rest_positions(person.body)
@@ -97,7 +98,8 @@ def write_people(
         binding.CreateAnimationSourceRel().SetTargets([anim.GetPath()])
         anims.append(anim)
 
-        usd_mesh = UsdGeom.Mesh.Define(stage, f"{root}/body")
+        # A name unique in the stage: importers (Blender) name their objects after the prims.
+        usd_mesh = UsdGeom.Mesh.Define(stage, f"{root}/{name}_skin")
         usd_mesh.CreatePointsAttr(Vt.Vec3fArray.FromNumpy(mesh.vertices.astype(np.float32)))
         faces = mesh.faces.astype(np.int32)
         usd_mesh.CreateFaceVertexCountsAttr(Vt.IntArray.FromNumpy(np.full(len(faces), 3, np.int32)))
