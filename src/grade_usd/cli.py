@@ -30,6 +30,12 @@ def build_parser() -> argparse.ArgumentParser:
     usd.add_argument(
         "--out", type=Path, required=True, help="new stage: .usd (binary), .usda or .usdc"
     )
+    usd.add_argument(
+        "--albedo",
+        action="store_true",
+        help="the world's unlit materials even when the run baked its lighting (for renderers "
+        "that light the world themselves); default: the materials the simulator drew",
+    )
     return parser
 
 
@@ -38,7 +44,7 @@ def main(argv: list[str]) -> int:
     args = build_parser().parse_args(argv)
     from grade_usd.export import export_usd
 
-    result = export_usd(args.run_dir, args.out)
+    result = export_usd(args.run_dir, args.out, albedo=args.albedo)
     textures = f" + {result.textures}" if result.textures else ""
     print(
         f"exported {result.prims} prims, time codes {result.start_time_code:g}.."

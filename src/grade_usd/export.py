@@ -39,9 +39,10 @@ from grade_sim.io.record import load_record
 from grade_sim.optics.lens import lens_of
 from grade_sim.world.light_units import intensity_cd
 from grade_sim.world.usd_semantics import apply_semantics
+from grade_usd.baked import baked_box_st
 from grade_usd.errors import UsdExportError, UsdOutputExistsError
 from grade_usd.materials import ST, MaterialLibrary
-from grade_usd.people import write_people
+from grade_usd.people import define_people, sample_people
 
 STAGE_SUFFIXES = (".usd", ".usda", ".usdc")
 TEXTURES_SUFFIX = ".textures"
@@ -89,8 +90,12 @@ def _check_paths(run_dir: Path, out: Path) -> RunLayout:
     return layout
 
 
-def export_usd(run_dir: Path, out: Path) -> UsdExportResult:
+def export_usd(run_dir: Path, out: Path, *, albedo: bool = False) -> UsdExportResult:
     """Write the run in `run_dir` as the USD stage `out` (and its textures folder).
+
+    The materials are those the simulator drew: with the scenario's baked lighting on, the
+    static world's baked textures as emissive surfaces (its look without any light); `albedo`
+    writes the unlit materials instead, for a renderer that lights the world itself.
 
     Raises:
         UsdExportError: not a recorded run, an unreadable record, or a bad `out` suffix.
@@ -101,7 +106,7 @@ def export_usd(run_dir: Path, out: Path) -> UsdExportResult:
     layout = _check_paths(run_dir, out)
     try:
         record = load_record(layout.record)
-        world = WorldState(record)
+        world = WorldState(record, baked=not albedo)
     except GradeError as err:
         raise UsdExportError(f"{run_dir}: {err}") from err
     tex_final = textures_dir_of(out)
@@ -204,11 +209,13 @@ class _StageWriter:
         moving = self._write_geoms(shapes)
         cameras = self._write_cameras()
         self._write_lights()
-        write_people(st, self.world, self.looks, self._people_steps(), self.code)
-        self._sample(moving, cameras)
+        anims = define_people(st, self.world, self.looks)
+        # One change notice for all the time samples, not one per value set.
+        with Sdf.ChangeBlock():
+            sample_people(anims, self.world, self._people_steps(), self.code)
+            self._sample(moving, cameras)
         layer.Save()
         prims = sum(1 for _ in st.Traverse())
-        del Sdf
         return prims, self.code(0), self.code(self.n - 1), self.hz
 
     def _people_steps(self) -> list[int]:
@@ -280,8 +287,13 @@ class _StageWriter:
         mesh.CreateExtentAttr([tuple(float(v) for v in lo), tuple(float(v) for v in hi)])
         rgba = shape.rgba
         mesh.CreateDisplayColorAttr([tuple(float(v) for v in rgba[:3])])
+        baked = self._baked(shape)
         if shape.texture_rgb is not None:
-            if shape.texcoord_uv is not None:
+            if baked is not None and shape.texcoord_uv is None:
+                half = self.world.model.geom_size[shape.geom_id]
+                st = baked_box_st(shape.vertices_xyz, shape.faces, half, cube=baked)
+                interp = UsdGeom.Tokens.faceVarying
+            elif shape.texcoord_uv is not None:
                 st = shape.texcoord_uv.reshape(-1, 2) * shape.texrepeat_per_m
                 interp = UsdGeom.Tokens.faceVarying
             else:
@@ -292,9 +304,21 @@ class _StageWriter:
                 ST, Sdf.ValueTypeNames.TexCoord2fArray, interp
             )
             primvar.Set(Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(st, dtype=np.float32)))
-        material = self.looks.material(rgba, shape.texture_rgb)
+        material = self.looks.material(rgba, shape.texture_rgb, emissive=baked is not None)
         UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).Bind(material)
         return mesh
+
+    def _baked(self, shape: GeomShape) -> bool | None:
+        """None: an ordinary material; else the geom shows its baked lighting (the texture is
+        the final colour), True with a cube texture, False with a 2D one."""
+        import mujoco
+
+        m = self.world.model
+        matid = int(m.geom_matid[shape.geom_id])
+        if shape.texture_rgb is None or matid < 0 or float(m.mat_emission[matid]) <= 0:
+            return None
+        texid = int(m.mat_texid[matid][mujoco.mjtTextureRole.mjTEXROLE_RGB])
+        return bool(int(m.tex_type[texid]) == int(mujoco.mjtTexture.mjTEXTURE_CUBE))
 
     def _write_cameras(self) -> dict[tuple[str, str], tuple[Any, Any]]:
         from pxr import Gf, Sdf, UsdGeom, Vt

@@ -51,18 +51,26 @@ class MaterialLibrary:
         if digest not in self._files:
             self.texture_dir.mkdir(parents=True, exist_ok=True)
             path = self.texture_dir / f"tex_{digest}.png"
-            if not cv2.imwrite(str(path), np.ascontiguousarray(rgb[:, :, ::-1])):
+            # zlib level 1: a third of the default's time, files a few per cent larger.
+            params = [cv2.IMWRITE_PNG_COMPRESSION, 1]
+            if not cv2.imwrite(str(path), np.ascontiguousarray(rgb[:, :, ::-1]), params):
                 raise UsdExportError(f"cannot write texture {path}")
             self.bytes_written += path.stat().st_size
             self._files[digest] = f"{self.texture_ref}/{path.name}"
         return self._files[digest]
 
-    def material(self, rgba: NDArray[np.float64], texture_rgb: NDArray[np.uint8] | None) -> Any:
-        """A UsdShade.Material of colour `rgba` (sRGB) times `texture_rgb` (top row first)."""
+    def material(
+        self,
+        rgba: NDArray[np.float64],
+        texture_rgb: NDArray[np.uint8] | None,
+        emissive: bool = False,
+    ) -> Any:
+        """A UsdShade.Material of colour `rgba` (sRGB) times `texture_rgb` (top row first);
+        `emissive`: the colour is the surface's final look (baked lighting), emitted, not lit."""
         from pxr import Gf, Sdf, UsdShade
 
         tex_file = None if texture_rgb is None else self._texture_file(texture_rgb)
-        key = (tuple(np.round(rgba, 6)), tex_file)
+        key = (tuple(np.round(rgba, 6)), tex_file, emissive)
         if key in self._materials:
             return self._materials[key]
         path = f"{self.root}/mat_{len(self._materials)}"
@@ -76,6 +84,9 @@ class MaterialLibrary:
         if float(rgba[3]) < 1.0:
             shader.CreateInput("opacity", Sdf.ValueTypeNames.Float).Set(float(rgba[3]))
         diffuse = shader.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f)
+        if emissive:
+            diffuse.Set(Gf.Vec3f(0.0, 0.0, 0.0))
+            diffuse = shader.CreateInput("emissiveColor", Sdf.ValueTypeNames.Color3f)
         if tex_file is None:
             diffuse.Set(color)
         else:

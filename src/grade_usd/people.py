@@ -32,17 +32,15 @@ def joint_paths() -> list[str]:
 
 
 def local_transforms(pos: FloatArray, rot: FloatArray) -> tuple[FloatArray, FloatArray]:
-    """Joint transforms relative to their parents: translations (J, 3), quaternions (J, 4)
-    w x y z, from world positions (J, 3) and rotations (J, 3, 3)."""
-    t = np.empty_like(pos)
-    r = np.empty_like(rot)
-    for j in range(len(JOINT_NAMES)):
-        p = int(PARENTS[j])
-        if p < 0:
-            t[j], r[j] = pos[j], rot[j]
-        else:
-            t[j] = rot[p].T @ (pos[j] - pos[p])
-            r[j] = rot[p].T @ rot[j]
+    """Joint transforms relative to their parents: translations (..., J, 3) and quaternions
+    (..., J, 4) w x y z, from world positions (..., J, 3) and rotations (..., J, 3, 3)."""
+    root = PARENTS < 0
+    parent = np.where(root, np.arange(len(PARENTS)), PARENTS)
+    rot_p_t = np.swapaxes(rot[..., parent, :, :], -1, -2)  # each joint's parent, inverted
+    t = np.einsum("...ab,...b->...a", rot_p_t, pos - pos[..., parent, :])
+    r = rot_p_t @ rot
+    t[..., root, :] = pos[..., root, :]
+    r[..., root, :, :] = rot[..., root, :, :]
     return t, matrices_to_quats(r)
 
 
@@ -56,20 +54,15 @@ def _influences(weights: FloatArray) -> tuple[NDArray[np.int32], NDArray[np.floa
     return idx, w.astype(np.float32), per_vertex
 
 
-def write_people(
-    stage: Any,
-    world: WorldState,
-    looks: MaterialLibrary,
-    steps: list[int],
-    code: Callable[[int], float],
-) -> None:
-    """Every skinned person under /World/People, animated at `steps` (time code `code(step)`)."""
+def define_people(stage: Any, world: WorldState, looks: MaterialLibrary) -> list[Any]:
+    """Every skinned person under /World/People (SkelRoot, Skeleton, skinned Mesh); returns
+    their SkelAnimation prims, in the scene's order of skinned people (`sample_people`)."""
     from pxr import Gf, Sdf, Tf, UsdGeom, UsdShade, UsdSkel, Vt
 
     scene = world.scene
     people = [p for p in scene.people if p.body is not None]
     if not people:
-        return
+        return []
     UsdGeom.Scope.Define(stage, "/World/People")
     skins = world.skins()
     joints = joint_paths()
@@ -125,13 +118,23 @@ def write_people(
         apply_semantics(usd_mesh.GetPrim(), info.label if info else "person", skin.instance_id)
         del i
 
+    return anims
+
+
+def sample_people(
+    anims: list[Any], world: WorldState, steps: list[int], code: Callable[[int], float]
+) -> None:
+    """The joints' local transforms of every person at `steps` (time code `code(step)`)."""
+    from pxr import Vt
+
+    if not anims:
+        return
     for k in steps:
-        joint_pos, joint_rot = scene.skeleton_poses(k)
+        trans, quats = local_transforms(*world.scene.skeleton_poses(k))
         t = code(k)
         for i, anim in enumerate(anims):
-            trans, quats = local_transforms(joint_pos[i], joint_rot[i])
-            anim.GetTranslationsAttr().Set(Vt.Vec3fArray.FromNumpy(trans.astype(np.float32)), t)
-            anim.GetRotationsAttr().Set(Vt.QuatfArray.FromNumpy(_xyzw(quats)), t)
+            anim.GetTranslationsAttr().Set(Vt.Vec3fArray.FromNumpy(trans[i].astype(np.float32)), t)
+            anim.GetRotationsAttr().Set(Vt.QuatfArray.FromNumpy(_xyzw(quats[i])), t)
 
 
 def _xyzw(quats_wxyz: FloatArray) -> NDArray[np.float32]:
