@@ -35,6 +35,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     # ORB-SLAM3's inertial settings take the IMU noise presets of grade_noise
     "grade_slam": frozenset({"grade_common", "grade_sim", "grade_eval", "grade_noise"}),
     "grade_render": frozenset({"grade_common", "grade_sim"}),
+    # `grade export usd`: poses the recorded world as grade render does (grade_render.world_state)
+    # and checks a stage in Blender through grade render's worker environment
+    "grade_usd": frozenset({"grade_common", "grade_people", "grade_sim", "grade_render"}),
     "grade_cli": frozenset(
         {
             "grade_common",
@@ -49,6 +52,7 @@ ALLOWED: dict[str, frozenset[str]] = {
             "grade_batch",
             "grade_slam",
             "grade_render",
+            "grade_usd",
         }
     ),
 }

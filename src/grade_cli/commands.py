@@ -50,6 +50,8 @@ def load(name: str) -> Command:
             from grade_sim.cli import lidar as module
         case "bvh":
             from grade_sim.cli import bvh as module
+        case "export":
+            from grade_usd import cli as module
         case _:
             raise KeyError(name)
     return module

@@ -31,6 +31,7 @@ SUBCOMMANDS: dict[str, str] = {
     "slam": "third-party SLAM/odometry on RGB-D frames: backends, offline run",
     "render": "path-traced re-rendering of a run (Blender Cycles, new run directory)",
     "lidar": "lidar tools: fit-raydrop (learned ray-drop model from range images)",
+    "export": "a recorded run in another format: usd (Isaac Sim, Omniverse, Blender)",
     "bvh": "BVH motion capture: joint mapping onto the person skeleton, retargeted copy",
 }
 

@@ -77,7 +77,9 @@ class LightSpec:
 class WorldState:
     """The run's MuJoCo model; `pose(step)` sets the recorded state at a step."""
 
-    def __init__(self, record: ExperimentRecord) -> None:
+    def __init__(self, record: ExperimentRecord, baked: bool = False) -> None:
+        """`baked`: the materials as the simulator drew them (its baked lighting, when the
+        scenario turns it on); off, the materials without it (a path tracer lights itself)."""
         import mujoco
 
         self._mj = mujoco
@@ -89,7 +91,7 @@ class WorldState:
                 f"{self.scene.n_steps}; the record does not belong to this scenario"
             )
         # Cycles lights the world itself: the model's materials without the baked light.
-        self.engine = MujocoEngine(with_bake(self.scene, False))
+        self.engine = MujocoEngine(self.scene if baked else with_bake(self.scene, False))
         self.model: Any = self.engine.model
         self.data: Any = self.engine.data
 

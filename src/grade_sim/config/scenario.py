@@ -138,14 +138,16 @@ class ProceduralConfig:
 @dataclass(frozen=True)
 class MeshEnvironmentConfig:
     path: str | None = None
-    scale: float = field(default=1.0, metadata=bounds(1e-4, 1e4, exclusive_min=True))
-    up_axis: str = "z"
+    # Metres per file unit and the file's up axis. None: the file's own (a USD stage's
+    # metersPerUnit and upAxis), else 1.0 and "z"; set, they win over the file's.
+    scale: float | None = field(default=None, metadata=bounds(1e-4, 1e4, exclusive_min=True))
+    up_axis: str | None = None
     free_space_height_m: float = field(default=1.0, metadata=bounds(0.1, 10.0))
     # YAML glob pattern -> class for the parts' labels (world/labels.py), relative to this file.
     label_map: str | None = None
 
     def validate(self, path: str) -> None:
-        if self.up_axis not in ("y", "z"):
+        if self.up_axis is not None and self.up_axis not in ("y", "z"):
             raise ConfigError(f"{path}.up_axis: {self.up_axis!r} is not allowed; use 'y' or 'z'")
 
 

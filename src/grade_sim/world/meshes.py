@@ -1,13 +1,16 @@
-"""Static environments from mesh files (OBJ+MTL, GLB/GLTF, STL, PLY) with textures and labels.
+"""Static environments from mesh files (OBJ+MTL, GLB/GLTF, STL, PLY, USD) with textures, labels.
 
-OBJ files go through a small own reader (world/obj_file.py) that keeps object/group names; the
-other formats through trimesh. Every part keeps its texture coordinates, its diffuse colour and
-its texture image, and gets a class label from its names (world/labels.py: a label map file,
-else the name's leading word). Each part is one instance.
+OBJ files go through a small own reader (world/obj_file.py) that keeps object/group names, USD
+stages through usd-core (world/usd_file.py: the stage's static meshes, its metersPerUnit and
+upAxis, Isaac Sim semantics), the other formats through trimesh. Every part keeps its texture
+coordinates, its diffuse colour and its texture image, and gets a class label: the file's own
+(USD semantics), else from its names (world/labels.py: a label map file, else the name's
+leading word). Each part is one instance.
 """
 
 from __future__ import annotations
 
+import logging
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,8 +25,12 @@ from grade_common.types import FloatArray
 from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
 from grade_sim.world.labels import LabelMap, class_of
 from grade_sim.world.model import Light, Material, StaticMesh, World
+from grade_sim.world.usd_file import USD_SUFFIXES, read_usd_world
 
-SUPPORTED_SUFFIXES = (".obj", ".stl", ".glb", ".gltf", ".ply")
+SUPPORTED_SUFFIXES = (".obj", ".stl", ".glb", ".gltf", ".ply", *USD_SUFFIXES)
+DEFAULT_SCALE = 1.0
+DEFAULT_UP_AXIS = "z"
+_log = logging.getLogger(__name__)
 GRID_RESOLUTION_M = 0.1
 # Surfaces between these heights above the floor block walking and low flight.
 OBSTACLE_BAND_M = (0.15, 1.9)
@@ -42,6 +49,7 @@ class MeshPart:
     rgba: tuple[float, float, float, float] | None  # diffuse colour; None: the file has none
     texcoords_uv: FloatArray | None  # image convention (v = 0: first image row)
     texture_rgb: NDArray[np.uint8] | None
+    semantic_class: str | None = None  # the file's own class label (USD semantics)
 
 
 def load_mesh_world(
@@ -65,23 +73,23 @@ def load_mesh_world(
             f"use one of {', '.join(SUPPORTED_SUFFIXES)}"
         )
     label_map = LabelMap.load(Path(config.label_map)) if config.label_map else None
-    parts = read_parts(path)
+    parts, scale, up_axis = _parts_and_axes(path, config)
     meshes: list[StaticMesh] = []
     up_to_z = (
         np.array([[1, 0, 0], [0, 0, -1], [0, 1, 0]], dtype=np.float64)
-        if config.up_axis == "y"
+        if up_axis == "y"
         else np.eye(3)
     )
     for k, part in enumerate(parts):
         if len(part.faces) == 0:
             continue
-        vertices = (part.vertices_xyz * config.scale) @ up_to_z.T
+        vertices = (part.vertices_xyz * scale) @ up_to_z.T
         color = part.rgba or _random_color(rng)
         shown = part.name or part.material_name or path.stem
         meshes.append(
             StaticMesh(
                 f"mesh_{k}_{shown}",
-                class_of(part.name, part.material_name, label_map),
+                _label(part, label_map),
                 first_instance_id + len(meshes),
                 vertices,
                 part.faces,
@@ -117,6 +125,60 @@ def load_mesh_world(
         bounds_max_xyz=(float(hi[0]), float(hi[1]), float(hi[2])),
         tour_xy=(),
         ceiling_height_m=float(hi[2] - lo[2]),
+    )
+
+
+def _label(part: MeshPart, label_map: LabelMap | None) -> str:
+    """A file's own class label (through the label map, if one matches it) wins over names."""
+    if part.semantic_class:
+        mapped = label_map.match(part.semantic_class) if label_map is not None else None
+        return mapped or part.semantic_class
+    return class_of(part.name, part.material_name, label_map)
+
+
+def _parts_and_axes(path: Path, config: MeshEnvironmentConfig) -> tuple[list[MeshPart], float, str]:
+    """The file's parts, its scale to metres and its up axis (the scenario's win when set;
+    a USD stage brings its own metersPerUnit and upAxis)."""
+    if path.suffix.lower() not in USD_SUFFIXES:
+        return (
+            read_parts(path),
+            DEFAULT_SCALE if config.scale is None else config.scale,
+            config.up_axis or DEFAULT_UP_AXIS,
+        )
+    usd = read_usd_world(path)
+    if usd.skipped_moving:
+        _log.info(
+            "%s: %d mesh prim(s) move or are skinned (people, robots, animated objects) and are "
+            "not part of the world",
+            path,
+            usd.skipped_moving,
+        )
+    scale, up_axis = usd.meters_per_unit, usd.up_axis
+    if config.scale is not None and config.scale != scale:
+        _log.info(
+            "%s: environment.mesh.scale %g replaces the stage's metersPerUnit %g",
+            path,
+            config.scale,
+            scale,
+        )
+    if config.up_axis is not None and config.up_axis != up_axis:
+        _log.info(
+            "%s: environment.mesh.up_axis %s replaces the stage's upAxis %s",
+            path,
+            config.up_axis,
+            up_axis.upper(),
+        )
+    parts = [
+        MeshPart(
+            p.name, p.material_name, p.vertices_xyz, p.faces, p.rgba, p.texcoords_uv,
+            p.texture_rgb, p.semantic_class,
+        )
+        for p in usd.parts
+    ]  # fmt: skip
+    return (
+        parts,
+        scale if config.scale is None else config.scale,
+        up_axis if config.up_axis is None else config.up_axis,
     )
 
 

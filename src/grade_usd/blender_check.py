@@ -1,0 +1,85 @@
+"""An exported stage as Blender sees it: imported with Blender's USD importer, rendered by Cycles.
+
+Used to check an export against the simulator's own frames (depth and instance masks at a
+recorded camera frame) and to show a stage path traced. bpy runs in its own environment
+(`make setup-render`), reached like grade render's worker (grade_render.worker_process).
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from grade_common.types import FloatArray
+from grade_render.worker_process import run_worker
+from grade_sim.world.usd_semantics import semantic_instance
+
+WORKER = Path(__file__).with_name("blender_usd_worker.py")
+
+
+@dataclass(frozen=True)
+class StageView:
+    depth_m: FloatArray  # (h, w) planar depth, 0 where nothing is hit
+    instance: np.ndarray  # (h, w) uint16 instance ids (0: none)
+    rgb_png: bytes | None  # the path-traced colour image, when asked for
+
+
+def instance_names(stage_path: Path) -> dict[str, int]:
+    """Prim name -> instance id of every prim the stage labels (Blender names objects so)."""
+    from pxr import Usd
+
+    stage = Usd.Stage.Open(str(stage_path))
+    out: dict[str, int] = {}
+    for prim in stage.Traverse():
+        iid = semantic_instance(prim)
+        if iid is not None:
+            out[prim.GetName()] = iid
+    return out
+
+
+def render_stage(
+    stage_path: Path,
+    camera: str,
+    time_code: float,
+    size: tuple[int, int],
+    far_m: float,
+    *,
+    samples: int = 0,
+    exposure: float = 0.0,
+    python: str | None = None,
+) -> StageView:
+    """Render `camera` (a prim name under /World/Cameras) of the stage at `time_code`.
+
+    samples: 0 renders only the ground-truth pass; more also the colour image.
+
+    Raises:
+        RenderSetupError: bpy is not installed.
+        RenderError: the worker failed (its log's last lines in the message).
+    """
+    job_dir = Path(tempfile.mkdtemp(prefix="grade-usd-blender-"))
+    try:
+        job: dict[str, Any] = {
+            "stage": str(Path(stage_path).resolve()),
+            "camera": camera,
+            "frame": time_code,
+            "width": size[0],
+            "height": size[1],
+            "far_m": far_m,
+            "samples": samples,
+            "rgb": samples > 0,
+            "exposure": exposure,
+            "instances": instance_names(stage_path),
+        }
+        (job_dir / "job.json").write_text(json.dumps(job))
+        run_worker(job_dir, lambda event: None, python, WORKER)
+        gt = np.load(job_dir / "gt.npy")
+        rgb = (job_dir / "rgb.png").read_bytes() if samples > 0 else None
+        return StageView(gt[0].astype(np.float64), np.rint(gt[1]).astype(np.uint16), rgb)
+    finally:
+        shutil.rmtree(job_dir, ignore_errors=True)

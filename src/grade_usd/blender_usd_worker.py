@@ -1,0 +1,112 @@
+"""Blender's view of an exported stage: run by Blender's Python (`bpy`) in its own process.
+
+    python blender_usd_worker.py JOB_DIR
+
+It imports only the standard library, numpy and bpy. JOB_DIR/job.json names the stage, the
+camera prim, the time code, the image size, the Cycles samples and, per prim name, the instance
+id (read from the stage's semantics by grade, which has usd-core). The stage goes through
+Blender's own USD importer (`bpy.ops.wm.usd_import`: meshes, UsdSkel people, cameras, lights,
+UsdPreviewSurface materials); the worker sets nothing but the render settings, the frame and
+each object's pass index. It writes JOB_DIR/gt.npy (planar depth in metres, 0 where nothing is
+hit, and the instance id per pixel, both through pixel centres) and, when asked, rgb.png, then
+prints one JSON line `{"done": true, "objects": N}`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
+
+
+def _instance_of(name: str, ids: dict[str, int]) -> int:
+    """An object's instance id: Blender names objects after their prims (".001" on repeats)."""
+    base = name.split(".")[0]
+    return ids.get(name, ids.get(base, 0))
+
+
+def main(argv: list[str]) -> int:
+    import bpy
+
+    job_dir = Path(argv[0])
+    job: dict[str, Any] = json.loads((job_dir / "job.json").read_text())
+    bpy.ops.wm.read_factory_settings(use_empty=True)
+    bpy.ops.wm.usd_import(
+        filepath=job["stage"],
+        merge_parent_xform=False,  # keep one object per prim: names are the prims'
+        import_subdivision=False,
+        set_frame_range=True,
+    )
+    s = bpy.context.scene
+    ids: dict[str, int] = job["instances"]
+    objects = list(s.objects)
+    for obj in objects:
+        obj.pass_index = _instance_of(obj.name, ids)
+    cams = [o for o in objects if o.type == "CAMERA" and o.name == job["camera"]]
+    if not cams:
+        names = sorted(o.name for o in objects if o.type == "CAMERA")
+        raise SystemExit(f"no camera {job['camera']!r} in the imported stage; it has {names}")
+    s.camera = cams[0]
+    cams[0].data.clip_end = float(job["far_m"]) * 1.5
+    s.frame_set(int(job["frame"]))
+    s.render.engine = "CYCLES"
+    s.cycles.device = "CPU"
+    s.cycles.seed = 0
+    s.render.resolution_x, s.render.resolution_y = int(job["width"]), int(job["height"])
+    s.render.resolution_percentage = 100
+    s.render.pixel_aspect_x = s.render.pixel_aspect_y = 1.0
+    vl = s.view_layers[0]
+    vl.use_pass_z = True
+    vl.use_pass_object_index = True
+    if job.get("rgb"):
+        s.cycles.samples = int(job["samples"])
+        s.cycles.use_denoising = True
+        s.view_settings.view_transform = "AgX"
+        s.view_settings.exposure = float(job.get("exposure", 0.0))
+        s.render.image_settings.file_format = "PNG"
+        s.render.filepath = str(job_dir / "rgb.png")
+        bpy.ops.render.render(write_still=True)
+    # Ground truth: one camera ray through each pixel centre (Z and object index only).
+    tree = bpy.data.node_groups.new("gt", "CompositorNodeTree")
+    tree.interface.new_socket(name="Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    layers = tree.nodes.new("CompositorNodeRLayers")
+    combine = tree.nodes.new("CompositorNodeCombineColor")
+    out = tree.nodes.new("NodeGroupOutput")
+    tree.links.new(layers.outputs["Depth"], combine.inputs["Red"])
+    tree.links.new(layers.outputs["Object Index"], combine.inputs["Green"])
+    combine.inputs["Alpha"].default_value = 1.0
+    tree.links.new(combine.outputs["Image"], out.inputs["Image"])
+    s.compositing_node_group = tree
+    s.render.use_compositing = True
+    s.cycles.samples = 1
+    s.cycles.use_denoising = False
+    s.cycles.max_bounces = 0
+    s.cycles.pixel_filter_type, s.cycles.filter_width = "BOX", 0.01
+    s.view_settings.view_transform = "Standard"
+    settings = s.render.image_settings
+    settings.file_format, settings.color_mode, settings.color_depth = "OPEN_EXR", "RGBA", "32"
+    exr = job_dir / "gt.exr"
+    s.render.filepath = str(exr)
+    bpy.ops.render.render(write_still=True)
+    img = bpy.data.images.load(str(exr))
+    w, h = img.size
+    px = np.empty(w * h * 4, np.float32)
+    img.pixels.foreach_get(px)
+    px = px.reshape(h, w, 4)[::-1]
+    depth = px[:, :, 0].copy()
+    depth[depth >= BACKGROUND_DEPTH] = 0.0
+    tmp = job_dir / ".gt.partial.npy"
+    np.save(tmp, np.stack([depth, px[:, :, 1]]))
+    os.replace(tmp, job_dir / "gt.npy")
+    print(json.dumps({"done": True, "objects": len(objects)}), flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
