@@ -17,14 +17,14 @@ from typing import Any
 
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer, topic_of
-from grade_sim.sensors.messages import QOS_POLICIES, QosProfile, TopicSpec, typestore
+from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
 
 # The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
 MAX_CHUNK_AGE_S = 1.0
 
 
 def offered_qos(profile: QosProfile) -> list[Any]:
-    """The rosbag2 offered-QoS record of a topic published with `profile` (QOS_POLICIES)."""
+    """The rosbag2 offered-QoS record of a topic published with `profile` (its policy)."""
     from rosbags.interfaces import (
         Qos,
         QosDurability,
@@ -34,7 +34,7 @@ def offered_qos(profile: QosProfile) -> list[Any]:
         QosTime,
     )
 
-    policy = QOS_POLICIES[profile]
+    policy = profile.policy
     zero = QosTime(0, 0)
     return [
         Qos(
