@@ -10,3 +10,15 @@ Core (numpy/scipy only; the simulator can run it in-process, e.g. for lockstep r
 
 Nodes (`grade_control.node`): joint_controller, waypoint_mission, explorer.
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use (grade_common.lazy): importing the package
+# stays light.
+_EXPORTS = {
+    "ControllerConfig": "grade_control.config",
+    "JointController": "grade_control.controller",
+    "Command": "grade_control.controller",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

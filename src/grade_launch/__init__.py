@@ -8,3 +8,14 @@ prefix output, stop in order), `validate` (static check of files), `cli`.
 
 Imports only grade_common, yaml and the standard library: it needs nothing of the simulator.
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use (grade_common.lazy): importing the package
+# stays light.
+_EXPORTS = {
+    "parse_launch_file": "grade_launch.parser",
+    "plan_launch": "grade_launch.executor",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,3 +4,17 @@ Objects in stable poses on a 1 m x 1 m table, reachability of the table grid by 
 candidate scene generation, a balanced and diverse selection, reference images and an overlay
 for replicating a scene in the real world, and pose metrics (ADD/ADD-S live in grade_eval).
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use (grade_common.lazy): importing the package
+# stays light.
+_EXPORTS = {
+    "generate_scenes": "grade_scenes.generate",
+    "GenerateConfig": "grade_scenes.generate",
+    "select_scenes": "grade_scenes.select",
+    "SelectConfig": "grade_scenes.select",
+    "Selection": "grade_scenes.select",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)

@@ -4,3 +4,15 @@ core: `config` (validated settings), `backends` (registry of SLAM packages, impo
 `tracker` (poses from frames, tracking loss), `camera_folder` (frames of a recorded TUM folder);
 node: `node.slam_node` (live RGB-D topics -> nav_msgs/Odometry + Path + TUM file); CLI: `cli`.
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use (grade_common.lazy): importing the package
+# stays light.
+_EXPORTS = {
+    "SlamConfig": "grade_slam.config",
+    "OdometryMethod": "grade_slam.config",
+    "RgbdTracker": "grade_slam.tracker",
+}
+__all__ = sorted(_EXPORTS)
+__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
