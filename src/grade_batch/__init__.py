@@ -4,11 +4,10 @@ keeps a resumable manifest, then builds the dataset (COCO/YOLO splits, card, eva
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "run_batch": "grade_batch.batch",
-    "BatchOutcome": "grade_batch.batch",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_batch.batch": ("run_batch", "BatchOutcome"),
+    },
+)

@@ -9,24 +9,25 @@ from typing import Any
 
 
 def lazy_exports(
-    package: str, exports: Mapping[str, str]
-) -> tuple[Callable[[str], Any], Callable[[], list[str]]]:
-    """The module-level `__getattr__` and `__dir__` of `package`, whose public names are
-    `exports` (name -> the module that defines it).
+    package: str, modules: Mapping[str, tuple[str, ...]]
+) -> tuple[list[str], Callable[[str], Any], Callable[[], list[str]]]:
+    """The `__all__`, `__getattr__` and `__dir__` of `package`, whose public names are those of
+    `modules` (module -> the names it defines that the package exports).
 
-    Usage, in a package's `__init__.py`:
-        _EXPORTS = {"Scene": "grade_sim.scene", ...}
-        __all__ = sorted(_EXPORTS)
-        __getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+    Usage, as the last statement of a package's `__init__.py`:
+        __all__, __getattr__, __dir__ = lazy_exports(
+            __name__, {"grade_sim.scene": ("Scene", "build_scene"), ...}
+        )
     """
+    where = {name: module for module, names in modules.items() for name in names}
 
     def getattr_(name: str) -> Any:
-        module = exports.get(name)
+        module = where.get(name)
         if module is None:
             raise AttributeError(f"module {package!r} has no attribute {name!r}")
         return getattr(importlib.import_module(module), name)
 
     def dir_() -> list[str]:
-        return sorted(exports)
+        return sorted(where)
 
-    return getattr_, dir_
+    return sorted(where), getattr_, dir_

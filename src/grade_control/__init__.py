@@ -13,12 +13,11 @@ Nodes (`grade_control.node`): joint_controller, waypoint_mission, explorer.
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "ControllerConfig": "grade_control.config",
-    "JointController": "grade_control.controller",
-    "Command": "grade_control.controller",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_control.config": ("ControllerConfig",),
+        "grade_control.controller": ("JointController", "Command"),
+    },
+)

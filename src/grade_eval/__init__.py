@@ -2,24 +2,19 @@
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "PoseTrajectory": "grade_eval.core.trajectory",
-    "ape": "grade_eval.core.metrics",
-    "rpe": "grade_eval.core.metrics",
-    "RpeConfig": "grade_eval.core.metrics",
-    "PoseRelation": "grade_eval.core.metrics",
-    "ErrorResult": "grade_eval.core.metrics",
-    "align": "grade_eval.core.align",
-    "AlignConfig": "grade_eval.core.align",
-    "AlignMode": "grade_eval.core.align",
-    "evaluate_trajectory": "grade_eval.core.evaluate",
-    "TrajectoryEvalConfig": "grade_eval.core.evaluate",
-    "TrajectoryEval": "grade_eval.core.evaluate",
-    "PointMap": "grade_eval.core.pointmap",
-    "ame_nearest": "grade_eval.core.ame",
-    "AmeResult": "grade_eval.core.ame",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_eval.core.trajectory": ("PoseTrajectory",),
+        "grade_eval.core.metrics": ("ape", "rpe", "RpeConfig", "PoseRelation", "ErrorResult"),
+        "grade_eval.core.align": ("align", "AlignConfig", "AlignMode"),
+        "grade_eval.core.evaluate": (
+            "evaluate_trajectory",
+            "TrajectoryEvalConfig",
+            "TrajectoryEval",
+        ),
+        "grade_eval.core.pointmap": ("PointMap",),
+        "grade_eval.core.ame": ("ame_nearest", "AmeResult"),
+    },
+)

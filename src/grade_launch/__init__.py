@@ -11,11 +11,11 @@ Imports only grade_common, yaml and the standard library: it needs nothing of th
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "parse_launch_file": "grade_launch.parser",
-    "plan_launch": "grade_launch.executor",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_launch.parser": ("parse_launch_file",),
+        "grade_launch.executor": ("plan_launch",),
+    },
+)

@@ -2,12 +2,10 @@
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "apply_to_bag": "grade_noise.apply",
-    "apply_to_tum": "grade_noise.apply",
-    "ApplyResult": "grade_noise.apply",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_noise.apply": ("apply_to_bag", "apply_to_tum", "ApplyResult"),
+    },
+)

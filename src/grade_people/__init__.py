@@ -2,19 +2,13 @@
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "PeopleConfig": "grade_people.config",
-    "PersonBody": "grade_people.config",
-    "PersonMotion": "grade_people.config",
-    "CrowdMode": "grade_people.config",
-    "Crowd": "grade_people.crowd",
-    "PersonSpec": "grade_people.people",
-    "PersonTimeline": "grade_people.people",
-    "random_person": "grade_people.people",
-    "pose": "grade_people.motion",
-    "pose_inputs": "grade_people.motion",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_people.config": ("PeopleConfig", "PersonBody", "PersonMotion", "CrowdMode"),
+        "grade_people.crowd": ("Crowd",),
+        "grade_people.people": ("PersonSpec", "PersonTimeline", "random_person"),
+        "grade_people.motion": ("pose", "pose_inputs"),
+    },
+)

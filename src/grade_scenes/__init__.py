@@ -7,14 +7,11 @@ for replicating a scene in the real world, and pose metrics (ADD/ADD-S live in g
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "generate_scenes": "grade_scenes.generate",
-    "GenerateConfig": "grade_scenes.generate",
-    "select_scenes": "grade_scenes.select",
-    "SelectConfig": "grade_scenes.select",
-    "Selection": "grade_scenes.select",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_scenes.generate": ("generate_scenes", "GenerateConfig"),
+        "grade_scenes.select": ("select_scenes", "SelectConfig", "Selection"),
+    },
+)

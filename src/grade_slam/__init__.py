@@ -7,12 +7,11 @@ node: `node.slam_node` (live RGB-D topics -> nav_msgs/Odometry + Path + TUM file
 
 from grade_common.lazy import lazy_exports
 
-# What a library user needs, imported on first use (grade_common.lazy): importing the package
-# stays light.
-_EXPORTS = {
-    "SlamConfig": "grade_slam.config",
-    "OdometryMethod": "grade_slam.config",
-    "RgbdTracker": "grade_slam.tracker",
-}
-__all__ = sorted(_EXPORTS)
-__getattr__, __dir__ = lazy_exports(__name__, _EXPORTS)
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_slam.config": ("SlamConfig", "OdometryMethod"),
+        "grade_slam.tracker": ("RgbdTracker",),
+    },
+)
