@@ -36,8 +36,8 @@ def _scenario(world: str, people: int, bake: dict[str, Any]) -> Any:
     import yaml
 
     from grade_common.share import shipped_file
-    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import scenario_from_mapping
+    from grade_sim.scenarios import default_scenario_path
 
     path = (
         default_scenario_path() if world == "rooms" else shipped_file("config/outdoor_savanna.yaml")

@@ -22,11 +22,11 @@ os.environ.setdefault("MUJOCO_GL", "egl")
 
 
 def main() -> int:
-    from grade_sim.scenarios import default_scenario_path
     from grade_sim.bench_looks import _pose
     from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
     from grade_sim.engine.mujoco import contact_shadows
     from grade_sim.engine.mujoco.engine import MujocoEngine
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.scene import build_scene
 
     parser = argparse.ArgumentParser(description=__doc__)

@@ -47,9 +47,9 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=3)
     parser.add_argument("--step", type=int, default=600)
     args = parser.parse_args()
-    from grade_sim.scenarios import default_scenario_path
     from grade_sim.config.scenario import Stream, load_scenario
     from grade_sim.engine.mujoco.engine import MujocoEngine
+    from grade_sim.scenarios import default_scenario_path
     from grade_sim.scene import build_scene
 
     scenario = load_scenario(default_scenario_path(), {"seed": args.seed})

@@ -16,10 +16,10 @@ from dataclasses import replace
 
 import numpy as np
 
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import load_scenario
 from grade_sim.engine.raycast import Hits
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.scene import build_scene
 from grade_sim.sensors.lidar.scanner import MAX_SLICES, ScanCaster
 from grade_sim.sensors.observer import Discard

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 from sheet_kit import FreeCameraRenderer, write_image
 
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.scene import build_scene
 
 TILE_W, TILE_H = 240, 400

@@ -22,8 +22,8 @@ from sheet_kit import write_image
 from grade_common.tum import read_list
 from grade_render.render import render_run
 from grade_render.settings import Engine, RenderSettings
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.sim.run import run_scenario
 
 

@@ -19,8 +19,8 @@ from sheet_kit import FreeCameraRenderer, write_image
 
 from grade_people.people import sit_weights
 from grade_sim.actors.placement import seat_in_use
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.scene import build_scene
 
 TILE_W, TILE_H = 360, 400

@@ -34,8 +34,8 @@ from grade_common.transport import (
 )
 from grade_noise.node.noise_node import PUBLISHED_COUNTS_PREFIX as NOISE_COUNTS_PREFIX
 from grade_replay.node.topic_counter import QOS_PROFILES, READY_LINE, RECEIVED_COUNTS_PREFIX
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.node.sim_node import PUBLISHED_COUNTS_PREFIX as SIM_COUNTS_PREFIX
+from grade_sim.scenarios import default_scenario_path
 
 TARGET_FRACTION = 0.999
 _SIM_STARTED = "lockstep="  # the sim node's start-up line (scenario loaded, publishers next)

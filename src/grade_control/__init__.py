@@ -10,3 +10,14 @@ Core (numpy/scipy only; the simulator can run it in-process, e.g. for lockstep r
 
 Nodes (`grade_control.node`): joint_controller, waypoint_mission, explorer.
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_control.config": ("ControllerConfig",),
+        "grade_control.controller": ("JointController", "Command"),
+    },
+)

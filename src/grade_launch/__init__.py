@@ -8,3 +8,14 @@ prefix output, stop in order), `validate` (static check of files), `cli`.
 
 Imports only grade_common, yaml and the standard library: it needs nothing of the simulator.
 """
+
+from grade_common.lazy import lazy_exports
+
+# What a library user needs, imported on first use: importing the package stays light.
+__all__, __getattr__, __dir__ = lazy_exports(
+    __name__,
+    {
+        "grade_launch.parser": ("parse_launch_file",),
+        "grade_launch.executor": ("plan_launch",),
+    },
+)

@@ -19,8 +19,8 @@ from pathlib import Path
 from grade_common.cli_args import add_choice, bench_parser, parse_bench_args
 from grade_render.render import render_run
 from grade_render.settings import PREVIOUS_CYCLES, Device, Engine, RenderSettings
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.sim.run import run_scenario
 
 GRADE_FRAMES = 60 * 30

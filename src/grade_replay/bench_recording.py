@@ -20,8 +20,8 @@ from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
 from grade_common.bagfile.scan import ChannelInfo, SchemaInfo, scan_mcap
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.rundir import RunLayout
-from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.sim.run import run_scenario
 
 

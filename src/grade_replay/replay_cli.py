@@ -15,6 +15,7 @@ import argparse
 from pathlib import Path
 
 from grade_common.cli_args import add_choice, add_quiet, add_recorded_run, command_parser
+from grade_common.progress import step_bar
 from grade_common.signals import stopped_exit_code
 from grade_replay.changes import (
     CAMERA_KEYS,
@@ -28,7 +29,6 @@ from grade_replay.changes import (
     parse_rgb,
 )
 from grade_replay.replay import ReplayConfig, ReplayMode, ReplayResult, replay_run
-from grade_common.progress import step_bar
 
 
 def build_parser() -> argparse.ArgumentParser:

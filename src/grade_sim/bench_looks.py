@@ -22,10 +22,10 @@ import time
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
 from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
+from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import Scene, build_scene
 
 # label, supersample, shadows, baked lighting

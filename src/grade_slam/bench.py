@@ -32,8 +32,8 @@ from grade_eval.core.evaluate import evaluate_trajectory
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from grade_eval.report import Row, format_table, write_rows
-from grade_sim.scenarios import default_scenario_path
 from grade_sim.config.scenario import scenario_from_mapping
+from grade_sim.scenarios import default_scenario_path
 from grade_sim.sim.run import run_scenario
 from grade_slam.bench_summary import spread
 from grade_slam.bench_worlds import PACINGS, WORLDS, bench_scenario, work_dir

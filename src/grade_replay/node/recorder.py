@@ -16,48 +16,30 @@ from typing import Any
 
 import rclpy
 from rcl_interfaces.msg import ParameterDescriptor
-from rclpy.duration import Duration
 from rclpy.executors import ExternalShutdownException, SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.signals import SignalHandlerOptions
-from rosbags.interfaces import (
-    Qos,
-    QosDurability,
-    QosHistory,
-    QosLiveliness,
-    QosReliability,
-    QosTime,
-)
 
 from grade_common.signals import stop_flag
 from grade_replay.errors import ReplayError
 from grade_replay.recorder_core import BagRecorder, RecorderConfig, register_type
-
-_INFINITE_NS = 2**63 - 1
-
-
-def _qos_time(duration: Duration) -> QosTime:
-    ns = int(duration.nanoseconds)
-    if ns >= _INFINITE_NS or ns < 0:
-        return QosTime(2147483647, 4294967295)  # rosbag2's spelling of "infinite"
-    sec, nsec = divmod(ns, 1_000_000_000)
-    return QosTime(sec, nsec)
+from grade_sim.io.bag_writer import bag_qos
 
 
-def to_bag_qos(profile: QoSProfile) -> Qos:
+def to_bag_qos(profile: QoSProfile) -> Any:
     """rclpy QoSProfile -> rosbags Qos (the offered_qos_profiles of the bag's metadata)."""
-    return Qos(
-        QosHistory[profile.history.name],
-        int(profile.depth),
-        QosReliability[profile.reliability.name],
-        QosDurability[profile.durability.name],
-        _qos_time(profile.deadline),
-        _qos_time(profile.lifespan),
-        QosLiveliness[profile.liveliness.name],
-        _qos_time(profile.liveliness_lease_duration),
-        bool(profile.avoid_ros_namespace_conventions),
+    return bag_qos(
+        history=profile.history.name,
+        depth=int(profile.depth),
+        reliability=profile.reliability.name,
+        durability=profile.durability.name,
+        deadline_ns=int(profile.deadline.nanoseconds),
+        lifespan_ns=int(profile.lifespan.nanoseconds),
+        liveliness=profile.liveliness.name,
+        liveliness_lease_ns=int(profile.liveliness_lease_duration.nanoseconds),
+        avoid_ros_namespace_conventions=bool(profile.avoid_ros_namespace_conventions),
     )
 
 

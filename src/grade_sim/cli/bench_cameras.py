@@ -19,10 +19,10 @@ from typing import Any
 
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.schema import from_mapping
-from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import IMAGE_STREAMS, CameraConfig, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.optics.rig import build_rig
+from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import build_scene
 
 MODELS: dict[str, dict[str, Any]] = {

@@ -28,10 +28,10 @@ from dataclasses import replace
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
-from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.engine.raycast import EmbreeDevice, InstanceMesh, InstanceScene
+from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import build_scene
 from grade_sim.sensors.observer import Discard
 from grade_sim.sensors.streams.lidar import LidarStream

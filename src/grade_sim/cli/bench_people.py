@@ -25,8 +25,8 @@ from grade_people.gait_stats import PersonGaitSamples, format_gait_stats, gait_s
 from grade_people.motion import feet_in_stance
 from grade_people.people import MOTION_CODES
 from grade_people.skeleton import JOINT_INDEX
-from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.config.scenario import load_scenario
+from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 

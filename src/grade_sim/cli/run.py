@@ -10,8 +10,8 @@ import yaml
 
 from grade_common.cli_args import add_quiet, command_parser
 from grade_common.errors import ConfigError
-from grade_common.signals import stopped_exit_code
 from grade_common.progress import step_bar
+from grade_common.signals import stopped_exit_code
 from grade_sim.config.scenario import load_scenario
 from grade_sim.io.run_dir import check_run_output
 from grade_sim.sim.run import run_scenario

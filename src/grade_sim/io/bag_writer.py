@@ -17,14 +17,32 @@ from typing import Any
 
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer, topic_of
-from grade_sim.sensors.messages import QOS_POLICIES, QosProfile, TopicSpec, typestore
+from grade_sim.sensors.messages import QosProfile, TopicSpec, typestore
 
 # The longest a message waits in an open chunk (wall-clock seconds), however slow the run.
 MAX_CHUNK_AGE_S = 1.0
 
 
-def offered_qos(profile: QosProfile) -> list[Any]:
-    """The rosbag2 offered-QoS record of a topic published with `profile` (QOS_POLICIES)."""
+# rosbag2's spelling of an infinite duration (rmw's, 2**63 - 1 ns, does not fit its fields).
+_INFINITE_NS = 2**63 - 1
+_INFINITE_SEC_NSEC = (2147483647, 4294967295)
+
+
+def bag_qos(
+    *,
+    history: str,
+    depth: int,
+    reliability: str,
+    durability: str,
+    deadline_ns: int = 0,
+    lifespan_ns: int = 0,
+    liveliness: str = "AUTOMATIC",
+    liveliness_lease_ns: int = 0,
+    avoid_ros_namespace_conventions: bool = False,
+) -> Any:
+    """One offered QoS profile as the bag's metadata records it (rosbags' `Qos`), its policies
+    named as ROS 2 names them (KEEP_LAST, RELIABLE, TRANSIENT_LOCAL, AUTOMATIC, ...); durations
+    in ns, negative or 2**63 - 1 meaning infinite."""
     from rosbags.interfaces import (
         Qos,
         QosDurability,
@@ -34,19 +52,33 @@ def offered_qos(profile: QosProfile) -> list[Any]:
         QosTime,
     )
 
-    policy = QOS_POLICIES[profile]
-    zero = QosTime(0, 0)
+    def span(ns: int) -> QosTime:
+        if ns >= _INFINITE_NS or ns < 0:
+            return QosTime(*_INFINITE_SEC_NSEC)
+        return QosTime(*divmod(ns, 1_000_000_000))
+
+    return Qos(
+        QosHistory[history],
+        depth,
+        QosReliability[reliability],
+        QosDurability[durability],
+        span(deadline_ns),
+        span(lifespan_ns),
+        QosLiveliness[liveliness],
+        span(liveliness_lease_ns),
+        avoid_ros_namespace_conventions,
+    )
+
+
+def offered_qos(profile: QosProfile) -> list[Any]:
+    """The rosbag2 offered-QoS record of a topic published with `profile` (its policy)."""
+    policy = profile.policy
     return [
-        Qos(
-            QosHistory.KEEP_LAST,
-            policy.depth,
-            QosReliability.RELIABLE if policy.reliable else QosReliability.BEST_EFFORT,
-            QosDurability.TRANSIENT_LOCAL if policy.transient_local else QosDurability.VOLATILE,
-            zero,
-            zero,
-            QosLiveliness.AUTOMATIC,
-            zero,
-            False,
+        bag_qos(
+            history="KEEP_LAST",
+            depth=policy.depth,
+            reliability="RELIABLE" if policy.reliable else "BEST_EFFORT",
+            durability="TRANSIENT_LOCAL" if policy.transient_local else "VOLATILE",
         )
     ]
 

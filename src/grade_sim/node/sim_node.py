@@ -44,7 +44,7 @@ from grade_people.crowd import Crowd
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
-from grade_sim.sensors.messages import QOS_POLICIES, QosPolicy, QosProfile, TopicSpec
+from grade_sim.sensors.messages import QosPolicy, QosProfile, TopicSpec
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sim.acks import AckGate, parse_ack_links
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
@@ -67,7 +67,7 @@ def rclpy_qos(policy: QosPolicy) -> QoSProfile:
     )
 
 
-QOS = {profile: rclpy_qos(policy) for profile, policy in QOS_POLICIES.items()}
+QOS = {profile: rclpy_qos(profile.policy) for profile in QosProfile}
 
 IMAGE_MSGTYPE = "sensor_msgs/msg/Image"
 # The log line that carries the per-topic counts of published messages at the end of a run

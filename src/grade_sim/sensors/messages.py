@@ -7,10 +7,8 @@ The simulator encodes each message once; the same bytes go to the bag and onto t
 from __future__ import annotations
 
 import enum
-from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import lru_cache
-from types import MappingProxyType
 from typing import Any
 
 import numpy as np
@@ -18,14 +16,6 @@ from numpy.typing import NDArray
 
 from grade_common.images import ENCODINGS
 from grade_common.types import FloatArray
-
-
-class QosProfile(enum.Enum):
-    """The kind of QoS a topic is published with (QOS_POLICIES says what each promises)."""
-
-    SENSOR = "sensor"
-    RELIABLE = "reliable"
-    LATCHED = "latched"
 
 
 @dataclass(frozen=True)
@@ -38,18 +28,22 @@ class QosPolicy:
     transient_local: bool = False
 
 
-# The one QoS table of the simulator's topics: sim_node's publishers and the bag's offered-QoS
-# record are both made from it (sim_node's image_qos and sensor_qos parameters override SENSOR
-# for its publishers).
-QOS_POLICIES: Mapping[QosProfile, QosPolicy] = MappingProxyType(
-    {
-        QosProfile.SENSOR: QosPolicy(depth=5, reliable=False),  # ROS 2's sensor-data preset
-        # /clock and /tf: 100 deep (0.4 s of /clock at 240 Hz) so a slow reliable reader is not
-        # skipped by a keep-last writer.
-        QosProfile.RELIABLE: QosPolicy(depth=100, reliable=True),
-        QosProfile.LATCHED: QosPolicy(depth=1, reliable=True, transient_local=True),
-    }
-)
+class QosProfile(enum.Enum):
+    """The one QoS table of the simulator's topics, a policy per kind of topic: sim_node's
+    publishers and the bag's offered-QoS record are both made from it (sim_node's image_qos and
+    sensor_qos parameters override SENSOR for its publishers)."""
+
+    SENSOR = QosPolicy(depth=5, reliable=False)  # ROS 2's sensor-data preset
+    # /clock and /tf: 100 deep (0.4 s of /clock at 240 Hz) so a slow reliable reader is not
+    # skipped by a keep-last writer.
+    RELIABLE = QosPolicy(depth=100, reliable=True)
+    LATCHED = QosPolicy(depth=1, reliable=True, transient_local=True)
+
+    @property
+    def policy(self) -> QosPolicy:
+        """What publishers of this kind of topic promise."""
+        policy: QosPolicy = self.value
+        return policy
 
 
 @dataclass(frozen=True)

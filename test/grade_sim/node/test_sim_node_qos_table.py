@@ -7,12 +7,12 @@ from rclpy.qos import DurabilityPolicy, HistoryPolicy, ReliabilityPolicy, qos_pr
 
 from grade_sim.io.bag_writer import offered_qos
 from grade_sim.node.sim_node import QOS
-from grade_sim.sensors.messages import QOS_POLICIES, QosProfile
+from grade_sim.sensors.messages import QosProfile
 
 
 @pytest.mark.parametrize("profile", list(QosProfile))
 def test_publisher_and_bag_record_say_the_same(profile: QosProfile) -> None:
-    policy = QOS_POLICIES[profile]
+    policy = profile.policy
     (bag,) = offered_qos(profile)
     node = QOS[profile]
     assert bag.depth == node.depth == policy.depth
