@@ -50,6 +50,8 @@ def load(name: str) -> Command:
             from grade_sim.cli import lidar as module
         case "bvh":
             from grade_sim.cli import bvh as module
+        case "doctor":
+            from grade_cli import doctor as module
         case _:
             raise KeyError(name)
     return module

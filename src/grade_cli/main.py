@@ -32,6 +32,7 @@ SUBCOMMANDS: dict[str, str] = {
     "render": "path-traced re-rendering of a run (Blender Cycles, new run directory)",
     "lidar": "lidar tools: fit-raydrop (learned ray-drop model from range images)",
     "bvh": "BVH motion capture: joint mapping onto the person skeleton, retargeted copy",
+    "doctor": "what works on this machine (ROS 2, GL, Vulkan, bpy, ...) and how to fix the rest",
 }
 
 
