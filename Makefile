@@ -51,10 +51,11 @@ PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadfile
 test: setup setup-render setup-filament setup-realism
 	@$(DOCTOR) && $(ENV) && python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
 
-# The ROS-facing tests only (nodes, launch files, lockstep, bags, live delivery, live SLAM, the arm
-# node: pytest.ini's `ros` marker): CI's second lane, on the distro that is not the default.
+# The ROS-facing tests only (nodes, launch files, lockstep, live delivery, live SLAM, the arm node,
+# the colcon build: pytest.ini's `ros` marker; bags, type hashes, grade doctor: `distro`): CI's
+# second lane, on the distro that is not the default (.ci/run).
 test-ros: setup
-	@$(DOCTOR) && $(ENV) && python -m pytest -m ros $(PYTEST_XDIST) $(PYTEST_ARGS)
+	@$(DOCTOR) && $(ENV) && python -m pytest -m "ros or distro" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-fast: setup setup-render setup-filament setup-realism
 	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)

@@ -32,7 +32,7 @@ ros_requirements="requirements/ros-$distro.txt"
 
 # Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
 # also covers the names of installed files, so a new module, launch or config file is picked up.
-dep_inputs=(scripts/ros_distro.sh requirements/base.txt requirements/dev.txt requirements/assets.txt
+dep_inputs=(scripts/ros_distro.sh requirements/base.txt requirements/pip-only.txt requirements/dev.txt requirements/assets.txt
   requirements/motions.txt scripts/fetch_motions.py src/grade_people/clips.py scripts/setup_env.sh
   tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
   tools/interfaces/tf2_msgs/msg/TFMessage.msg)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
+from grade_common import ros_distro
 
 from grade_batch.batch import _reconcile
 from grade_batch.checksum import tree_checksum
@@ -22,7 +22,7 @@ def _jobs(n: int) -> list[Job]:
 
 
 def _bag(path: Path, text: str) -> None:
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     msg_type = "std_msgs/msg/String"
     with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         conn = writer.add_connection("/chatter", msg_type, typestore=store)
