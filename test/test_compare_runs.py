@@ -10,8 +10,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 from rosbags.rosbag2 import Writer
-from grade_common import ros_distro
 
+from grade_common import ros_distro
 from scripts_kit import load_script
 
 

@@ -29,7 +29,7 @@ PATH_VARS = ("AMENT_PREFIX_PATH", "CMAKE_PREFIX_PATH", "PYTHONPATH", "PATH", "LD
 def _without_this_grade(environ: dict[str, str], repo_root: Path) -> dict[str, str]:
     """`environ` with the checkout's grade (its colcon install of grade, src/) off every path:
     a ROS 2 environment that has the dependencies but not grade, as after `rosdep install`."""
-    own = (f"/install/grade", str(repo_root / "src"))
+    own = ("/install/grade", str(repo_root / "src"))
     env = dict(environ)
     for var in PATH_VARS:
         kept = [p for p in env.get(var, "").split(os.pathsep) if p and not p.endswith(own)]
@@ -81,11 +81,16 @@ def test_colcon_install_runs_the_indoor_uav_launch_file(repo_root: Path, tmp_pat
         assert os.access(prefix / "lib" / "grade" / name, os.X_OK), name
 
     run = tmp_path / "run"
-    # As a lab would: source the workspace, then launch the installed launch file.
+    # As a lab would: source the workspace, then launch the installed launch file. First, where
+    # this shell finds grade's modules, its command and its package (launch_ros's libexec
+    # folder, from which `grade launch` starts sim_node and the others).
+    where = (
+        "import grade_sim, shutil; from grade_launch.substitution import find_package_prefix; "
+        "print(grade_sim.__file__); print(shutil.which('grade')); "
+        "print(find_package_prefix('grade'))"
+    )
     script = (
-        f"source {ws / 'install' / 'setup.bash'} && "
-        "python -c 'import grade_sim, shutil; print(grade_sim.__file__); "
-        "print(shutil.which(\"grade\"))' && "
+        f'source {ws / "install" / "setup.bash"} && python -c "{where}" && '
         f"grade launch {prefix / 'share/grade/launch/indoor_uav.launch.yaml'} "
         f"output_dir:={run} duration_s:=2.0"
     )
@@ -100,11 +105,11 @@ def test_colcon_install_runs_the_indoor_uav_launch_file(repo_root: Path, tmp_pat
     )
     out = proc.stdout + proc.stderr
     assert proc.returncode == 0, out
-    module, grade_exe = proc.stdout.splitlines()[:2]
-    # The installed copy ran, not this checkout's sources.
+    module, grade_exe, package_prefix = proc.stdout.splitlines()[:3]
+    # The installed copy ran, not this checkout's sources or its set-up's symlink install.
     assert module.startswith(str(prefix)), out
     assert grade_exe.startswith(str(prefix)), out
-    assert f"{prefix}/lib/grade/sim_node" in out or "sim_node" in out
+    assert package_prefix == str(prefix), out
 
     meta = yaml.safe_load((run / "run.yaml").read_text())
     assert meta["status"] == "complete"

@@ -22,8 +22,7 @@ from grade_common.venv_worker import WorkerEnvironment
 SETUP = "make setup"
 TRANSPORT_FIX = "source scripts/env.sh (grade's Fast DDS profile; docs/transport.md)"
 GL_FIX = (
-    "apt-get install libegl1 libgl1-mesa-dri (EGL, the default), or libosmesa6 and "
-    "MUJOCO_GL=osmesa"
+    "apt-get install libegl1 libgl1-mesa-dri (EGL, the default), or libosmesa6 and MUJOCO_GL=osmesa"
 )
 # A 15 s run of the default scenario (`make demo`: bag, ground truth, record, report) is about
 # 0.3 GB; twice that leaves room for the report and the bag's temporary chunks.

@@ -3,9 +3,10 @@ that a process binds sockets on loopback only.
 
 Fast DDS reads the XML profile named by FASTDDS_DEFAULT_PROFILES_FILE (Fast DDS 3.x: Kilted) or
 FASTRTPS_DEFAULT_PROFILES_FILE (Fast DDS 2.14: Jazzy); both are set, each version ignores the
-other's name, so one environment serves both distros. rmw_fastrtps_cpp keeps the profile's transports only when
-ROS_AUTOMATIC_DISCOVERY_RANGE is SYSTEM_DEFAULT (or SUBNET): with LOCALHOST it appends its own
-UDP transport without an interface allowlist, which binds 0.0.0.0 and every outside address.
+other's name, so one environment serves both distros. rmw_fastrtps_cpp keeps the profile's
+transports only when ROS_AUTOMATIC_DISCOVERY_RANGE is SYSTEM_DEFAULT (or SUBNET): with LOCALHOST
+it appends its own UDP transport without an interface allowlist, which binds 0.0.0.0 and every
+outside address.
 The profile itself keeps discovery on 127.0.0.1 (unicast initial peers, no multicast), so it
 replaces LOCALHOST rather than widening it. See docs/transport.md.
 """

@@ -21,8 +21,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
-from grade_common import ros_distro
-from grade_common import tum
+from grade_common import ros_distro, tum
 from grade_common.atomic import StagedOutput
 from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import corruption_description, recover_hint

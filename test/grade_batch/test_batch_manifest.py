@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
-from grade_common import ros_distro
 
 from grade_batch.batch import _reconcile
 from grade_batch.checksum import tree_checksum
 from grade_batch.errors import BatchOutputError
 from grade_batch.jobs import Job
 from grade_batch.manifest import JobStatus, open_manifest, read_manifest
+from grade_common import ros_distro
 
 
 def _jobs(n: int) -> list[Job]:

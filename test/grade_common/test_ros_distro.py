@@ -15,7 +15,6 @@ from grade_common.ros_distro import RosDistro, UnsupportedDistroError
 from grade_common.rundir import ROS_KEY, RunStatus, read_run_yaml, write_run_yaml
 from grade_replay.bag.io import open_bag, open_writer
 
-
 pytestmark = pytest.mark.distro
 
 
@@ -98,9 +97,12 @@ def test_a_bag_written_under_one_distro_reads_under_the_other(
     conn = out.add_connection("/cam/rgb", "sensor_msgs/msg/Image", typestore=store)
     out.write(conn, 5, store.serialize_cdr(msg, "sensor_msgs/msg/Image"))
     out.close()
-    assert yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"][
-        "ros_distro"
-    ] == writer.value
+    assert (
+        yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"][
+            "ros_distro"
+        ]
+        == writer.value
+    )
     monkeypatch.setenv("ROS_DISTRO", reader.value)
     with open_bag(bag) as source:
         [(read_conn, stamp_ns, raw)] = list(source.messages())

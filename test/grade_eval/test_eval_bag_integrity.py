@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from grade_common import ros_distro
 
+from grade_common import ros_distro
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import BagOutput
 from grade_common.bagfile.scan import scan_mcap

@@ -242,6 +242,7 @@ def test_overlap_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_bag_topics(tmp_path: Path) -> None:
     from rosbags.rosbag2 import StoragePlugin, Writer
+
     from grade_common import ros_distro
 
     store = ros_distro.typestore()

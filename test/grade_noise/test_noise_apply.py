@@ -11,8 +11,8 @@ import numpy as np
 import pytest
 import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from grade_common import ros_distro
 
+from grade_common import ros_distro
 from grade_common.output_guard import OUTPUT_MARKER
 from grade_noise.cli import main as noise_main
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError

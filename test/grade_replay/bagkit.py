@@ -18,6 +18,7 @@ from rosbags.interfaces import (
 )
 from rosbags.rosbag2 import Reader, Writer
 from rosbags.rosbag2.enums import StoragePlugin
+
 from grade_common import ros_distro
 
 TS = ros_distro.typestore()

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from bagkit import TS, qos, string
 from rosbags.rosbag2 import Reader
-from grade_common import ros_distro
 
+from grade_common import ros_distro
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 from grade_replay.recorder_core import BagRecorder, RecorderConfig, register_type
 

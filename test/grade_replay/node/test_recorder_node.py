@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 from rosbags.interfaces import ConnectionExtRosbag2, QosDurability, QosReliability
 from rosbags.rosbag2 import Reader
+
 from grade_common import ros_distro
 
 TS = ros_distro.typestore()

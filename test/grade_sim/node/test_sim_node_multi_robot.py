@@ -50,6 +50,7 @@ def expected_topics(robots: list[str]) -> dict[str, str]:
 def read_bag(bag: Path) -> tuple[dict[str, str], list[tuple[str, int, Any]]]:
     """Topics -> types, and every message (topic, log time, decoded) in log-time order."""
     from rosbags.highlevel import AnyReader
+
     from grade_common import ros_distro
 
     with AnyReader([bag], default_typestore=ros_distro.typestore()) as reader:
