@@ -75,8 +75,18 @@ colcon_args=(--log-base "$ws/log" build --build-base "$ws/build" --install-base 
 
 if ! stamp_is "$deps_stamp" "$deps_want"; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
-  reqs=(-r requirements/base.txt -r requirements/dev.txt)
-  [ "$system_ros" = 1 ] || reqs+=(-r "$ros_requirements")
+  if [ "$system_ros" = 1 ]; then
+    # The system's ROS 2 and Python packages (rosdep's) stay: only what pip alone provides, with
+    # the system's numpy held (its ROS 2 message packages are compiled against it).
+    numpy_pin="$("$venv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || true)"
+    reqs=(-r requirements/pip-only.txt -r requirements/dev.txt)
+    if [ -n "$numpy_pin" ]; then
+      echo "numpy==$numpy_pin" >"$venv/system-numpy.txt"
+      reqs+=(-c "$venv/system-numpy.txt")
+    fi
+  else
+    reqs=(-r requirements/base.txt -r requirements/dev.txt -r "$ros_requirements")
+  fi
   # Shared libraries the SLAM wheels load at import (grade_slam): open3d-cpu needs libusb-1.0,
   # pyorbslam3 the OpenGL/X11 runtime (its Pangolin viewer is linked in even when unused).
   # library:Debian package pairs; only the missing ones are installed.
