@@ -1,26 +1,42 @@
 #!/usr/bin/env bash
-# Creates the project environment from nothing, or returns in well under a second when it is
-# already up to date: .venv (pinned Python dependencies), .ws (colcon workspace holding the
-# generated interface packages PyPI lacks, and grade itself, installed with --symlink-install so
-# source edits need no rebuild). A stamp of every input decides whether anything is redone.
+# Creates the project environment of one ROS 2 distro from nothing, or returns in well under a
+# second when it is already up to date: .venv-DISTRO (pinned Python dependencies, with that
+# distro's ROS 2 wheels), .ws-DISTRO (colcon workspace holding the generated interface packages
+# PyPI lacks, and grade itself, installed with --symlink-install so source edits need no rebuild).
+# DISTRO is GRADE_ROS_DISTRO (jazzy, the default, or kilted); with a sourced system ROS 2 it is
+# that install's ROS_DISTRO. The distros' environments live side by side (scripts/env.sh picks
+# one). A stamp of every input decides whether anything is redone.
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
-venv="$root/.venv"
-ws="$root/.ws"
 python="${GRADE_PYTHON:-python3}"
 
 system_ros=0
 if [ -n "${ROS_DISTRO:-}" ] && "$python" -c 'import rclpy' >/dev/null 2>&1; then
   system_ros=1
 fi
+# shellcheck source=scripts/ros_distro.sh
+source "$root/scripts/ros_distro.sh"
+if [ "$system_ros" = 1 ]; then
+  if [ -n "${GRADE_ROS_DISTRO:-}" ] && [ "$GRADE_ROS_DISTRO" != "$ROS_DISTRO" ]; then
+    echo "[setup] error: GRADE_ROS_DISTRO=$GRADE_ROS_DISTRO but the sourced system ROS 2 is '$ROS_DISTRO'; unset one of them" >&2
+    exit 1
+  fi
+  distro="$ROS_DISTRO"
+else
+  distro="$(grade_ros_distro)" || exit 1
+fi
+venv="$root/.venv-$distro"
+ws="$root/.ws-$distro"
+ros_requirements="requirements/ros-$distro.txt"
 
 # Two stamps: the dependencies (slow: pip, tf2_msgs) and grade's own build (2 s). The build stamp
 # also covers the names of installed files, so a new module, launch or config file is picked up.
-dep_inputs=(requirements/ros.txt requirements/base.txt requirements/dev.txt requirements/assets.txt
+dep_inputs=(scripts/ros_distro.sh requirements/base.txt requirements/pip-only.txt requirements/dev.txt requirements/assets.txt
   requirements/motions.txt scripts/fetch_motions.py src/grade_people/clips.py scripts/setup_env.sh
   tools/interfaces/tf2_msgs/package.xml tools/interfaces/tf2_msgs/CMakeLists.txt
   tools/interfaces/tf2_msgs/msg/TFMessage.msg)
+[ "$system_ros" = 1 ] || dep_inputs+=("$ros_requirements")
 deps_want="$( (cat "${dep_inputs[@]}"; echo "system_ros=$system_ros ${ROS_DISTRO:-}") | sha256sum | cut -d' ' -f1)"
 build_want="$( (cat setup.py setup.cfg package.xml; echo "$deps_want"
   find src launch config scripts resource -type f ! -name '*.pyc' | LC_ALL=C sort) | sha256sum | cut -d' ' -f1)"
@@ -41,10 +57,10 @@ log() { printf '[setup] %s\n' "$*"; }
 
 if [ ! -x "$venv/bin/python" ]; then
   if [ "$system_ros" = 1 ]; then
-    log "system ROS 2 '$ROS_DISTRO' found: venv shares its site-packages"
+    log "system ROS 2 '$ROS_DISTRO' found: .venv-$distro shares its site-packages"
     "$python" -m venv --system-site-packages "$venv"
   else
-    log "creating virtual environment .venv"
+    log "creating virtual environment .venv-$distro (ROS 2 $distro wheels)"
     "$python" -m venv "$venv"
   fi
 fi
@@ -59,8 +75,18 @@ colcon_args=(--log-base "$ws/log" build --build-base "$ws/build" --install-base 
 
 if ! stamp_is "$deps_stamp" "$deps_want"; then
   pip=("$venv/bin/python" -m pip install --quiet --disable-pip-version-check)
-  reqs=(-r requirements/base.txt -r requirements/dev.txt)
-  [ "$system_ros" = 1 ] || reqs+=(-r requirements/ros.txt)
+  if [ "$system_ros" = 1 ]; then
+    # The system's ROS 2 and Python packages (rosdep's) stay: only what pip alone provides, with
+    # the system's numpy held (its ROS 2 message packages are compiled against it).
+    numpy_pin="$("$venv/bin/python" -c 'import numpy; print(numpy.__version__)' 2>/dev/null || true)"
+    reqs=(-r requirements/pip-only.txt -r requirements/dev.txt)
+    if [ -n "$numpy_pin" ]; then
+      echo "numpy==$numpy_pin" >"$venv/system-numpy.txt"
+      reqs+=(-c "$venv/system-numpy.txt")
+    fi
+  else
+    reqs=(-r requirements/base.txt -r requirements/dev.txt -r "$ros_requirements")
+  fi
   # Shared libraries the SLAM wheels load at import (grade_slam): open3d-cpu needs libusb-1.0,
   # pyorbslam3 the OpenGL/X11 runtime (its Pangolin viewer is linked in even when unused).
   # library:Debian package pairs; only the missing ones are installed.
@@ -124,4 +150,4 @@ if [ ! -f "$mh_data" ]; then
 fi
 
 echo "$build_want" >"$build_stamp"
-log "done"
+log "done (.venv-$distro, .ws-$distro)"

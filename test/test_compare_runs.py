@@ -10,8 +10,8 @@ from types import ModuleType
 import numpy as np
 import pytest
 from rosbags.rosbag2 import Writer
-from rosbags.typesys import Stores, get_typestore
 
+from grade_common import ros_distro
 from scripts_kit import load_script
 
 
@@ -21,7 +21,7 @@ def compare() -> ModuleType:
 
 
 def _make_run(root: Path, texts: list[str]) -> Path:
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     string = store.types["std_msgs/msg/String"]
     with Writer(root / "bag", version=9) as writer:
         conn = writer.add_connection("/chatter", "std_msgs/msg/String", typestore=store)

@@ -52,6 +52,8 @@ def load(name: str) -> Command:
             from grade_sim.cli import bvh as module
         case "export":
             from grade_usd import cli as module
+        case "doctor":
+            from grade_cli import doctor as module
         case _:
             raise KeyError(name)
     return module

@@ -33,6 +33,7 @@ SUBCOMMANDS: dict[str, str] = {
     "lidar": "lidar tools: fit-raydrop (learned ray-drop model from range images)",
     "export": "a recorded run in another format: usd (Isaac Sim, Omniverse, Blender)",
     "bvh": "BVH motion capture: joint mapping onto the person skeleton, retargeted copy",
+    "doctor": "what works on this machine (ROS 2, GL, Vulkan, bpy, ...) and how to fix the rest",
 }
 
 

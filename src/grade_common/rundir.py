@@ -1,6 +1,7 @@
 """The run directory as code: the names every tool writes and reads (docs/conventions.md).
 
-RUN/run.yaml        scenario snapshot, backend, status, and a replay's `noise_seed`
+RUN/run.yaml        scenario snapshot, backend, status, the ROS 2 distro/rclpy/RMW (`ros`), and a
+                    replay's `noise_seed`
 RUN/summary.json    topic counts and rates, timings
 RUN/bag/            rosbag2 (MCAP)
 RUN/record.npz      experiment record
@@ -19,6 +20,7 @@ import yaml
 
 from grade_common import kitti
 from grade_common.errors import FormatError, GradeError
+from grade_common.ros_distro import ros_environment
 from grade_common.tum import GROUNDTRUTH_TXT, TRAJECTORY_TXT
 
 RUN_YAML = "run.yaml"
@@ -37,6 +39,7 @@ SCENARIO_KEY = "scenario"
 NOISE_SEED_KEY = "noise_seed"  # a replay's new noise seed (grade noise apply picks it up)
 REPLAY_KEY = "replay"  # what a replay changed
 SIMULATOR_KEY = "simulator"  # how it ran: the step-loop pipeline and the GL renderer
+ROS_KEY = "ros"  # the ROS 2 distro, rclpy version and RMW it ran with (grade_common.ros_distro)
 
 
 class RunStatus(enum.StrEnum):
@@ -127,10 +130,16 @@ def read_run_yaml(path: str | Path, *, error: type[GradeError] = FormatError) ->
 def write_run_yaml(
     root: Path, status: RunStatus, scenario: dict[str, Any], extra: dict[str, Any]
 ) -> None:
-    """Write run.yaml: status, the scenario snapshot, then the extra top-level keys."""
+    """Write run.yaml: status, the scenario snapshot, the extra top-level keys, then the ROS 2
+    environment that wrote it (`ros`: distro, rclpy, rmw)."""
     (root / RUN_YAML).write_text(
         yaml.safe_dump(
-            {STATUS_KEY: status.value, SCENARIO_KEY: scenario, **extra},
+            {
+                STATUS_KEY: status.value,
+                SCENARIO_KEY: scenario,
+                **extra,
+                ROS_KEY: ros_environment(),
+            },
             sort_keys=False,
         )
     )

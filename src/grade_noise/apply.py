@@ -21,7 +21,7 @@ from numpy.typing import NDArray
 from scipy.spatial.transform import Rotation
 from tqdm import tqdm
 
-from grade_common import tum
+from grade_common import ros_distro, tum
 from grade_common.atomic import StagedOutput
 from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import corruption_description, recover_hint
@@ -159,13 +159,12 @@ def apply_to_bag(
     """
     from rosbags.rosbag2 import Reader
     from rosbags.rosbag2.errors import ReaderError
-    from rosbags.typesys import Stores, get_typestore
 
     read_errors: tuple[type[Exception], ...] = (ReaderError, *DECOMPRESSION_ERRORS)
     check_output(input_bag, output_bag)
     if not (input_bag / "metadata.yaml").is_file():
         raise NoiseInputError(f"{input_bag} is not a rosbag2 folder (no metadata.yaml)")
-    typestore = get_typestore(Stores.ROS2_KILTED)
+    typestore = ros_distro.typestore()
     specs = {s.input_topic: s for s in config.topics}
     try:
         reader = Reader(input_bag)

@@ -14,8 +14,8 @@ from pathlib import Path
 
 import numpy as np
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_typestore
 
+from grade_common import ros_distro
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
@@ -32,7 +32,7 @@ RATE_HZ = 30.0
 def generate_bag(path: Path, frames: int, width: int, height: int, seed: int = 0) -> Path:
     """An MCAP bag with `frames` RGB + depth images at 30 Hz, first third stamped late."""
     rng = np.random.default_rng(seed)
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     types = store.types
     writer = open_writer(path)
     try:

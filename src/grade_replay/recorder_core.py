@@ -12,9 +12,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from rosbags.interfaces import Nodetype, Qos
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys import get_types_from_msg
 from rosbags.typesys.store import Typestore
 
+from grade_common import ros_distro
 from grade_common.bagfile.rosbag2 import BagOutput, OutputConnection
 from grade_replay.bag.io import atomic_output, open_writer
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
@@ -85,7 +86,7 @@ def register_type(
         text = load_msg(name)
         if text is None:
             raise BagFormatError(
-                f"message type {name!r}: no definition in the ROS 2 Kilted "
+                f"message type {name!r}: no definition in the ROS 2 "
                 "typestore nor an installed .msg file"
             )
         try:
@@ -124,7 +125,7 @@ class BagRecorder:
         """
         self.output = Path(output)
         self._staged = atomic_output(self.output)
-        self.typestore = typestore or get_typestore(Stores.ROS2_KILTED)
+        self.typestore = typestore or ros_distro.typestore()
         self._writer: BagOutput | None = open_writer(self._staged.path)
         self._connections: dict[str, OutputConnection] = {}
         self.counts: dict[str, int] = {}

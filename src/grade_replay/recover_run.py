@@ -22,6 +22,7 @@ from typing import Any
 
 import yaml
 
+from grade_common import ros_distro
 from grade_common.atomic import PARTIAL_MARK, StagedOutput
 from grade_common.bagfile.recover import RecoveryReport, recover_bag
 from grade_common.cli_args import command_parser
@@ -36,7 +37,6 @@ from grade_common.tum import (
     list_file,
     list_header,
 )
-from grade_replay.bag.recover import kilted_type_hash
 from grade_replay.errors import BagCorruptError, ReplayError
 
 RECOVERED_KEY = "recovered"
@@ -165,7 +165,7 @@ def recover_run(partial: Path | str, out: Path | str | None = None) -> RunRecove
             result.bag = recover_bag(
                 layout.bag,
                 new.bag,
-                type_hash_of=kilted_type_hash,
+                type_hash_of=ros_distro.type_hash,
                 exists_error=OutputExistsError,
                 error=BagCorruptError,
             )

@@ -12,6 +12,7 @@ from typing import Any
 
 import numpy as np
 
+from grade_common import ros_distro
 from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import BAG_DIR
 from grade_common.types import FloatArray
@@ -42,7 +43,6 @@ def read_bag_imu(
             between the two frames on /tf_static.
     """
     from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
 
     bag = Path(run_dir) / BAG_DIR
     if not bag.is_dir():
@@ -52,7 +52,7 @@ def read_bag_imu(
         )
     samples = ImuBuffer(limit=10**9)
     chain = FrameChain()
-    with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+    with AnyReader([bag], default_typestore=ros_distro.typestore()) as reader:
         imu = [c for c in reader.connections if c.topic == imu_topic]
         if not imu:
             found = sorted({c.topic for c in reader.connections if c.msgtype == IMU_TYPE})

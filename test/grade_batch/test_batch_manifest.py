@@ -8,13 +8,13 @@ from pathlib import Path
 
 import pytest
 from rosbags.rosbag2 import StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
 from grade_batch.batch import _reconcile
 from grade_batch.checksum import tree_checksum
 from grade_batch.errors import BatchOutputError
 from grade_batch.jobs import Job
 from grade_batch.manifest import JobStatus, open_manifest, read_manifest
+from grade_common import ros_distro
 
 
 def _jobs(n: int) -> list[Job]:
@@ -22,7 +22,7 @@ def _jobs(n: int) -> list[Job]:
 
 
 def _bag(path: Path, text: str) -> None:
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     msg_type = "std_msgs/msg/String"
     with Writer(path, version=9, storage_plugin=StoragePlugin.MCAP) as writer:
         conn = writer.add_connection("/chatter", msg_type, typestore=store)

@@ -18,6 +18,7 @@ import pytest
 
 from grade_common.transport import (
     DISCOVERY_RANGE_ENV,
+    FASTDDS2_PROFILE_ENV,
     PROFILE_ENV,
     PROFILE_RELPATH,
     bound_sockets,
@@ -40,6 +41,7 @@ def test_environment_names_the_shipped_profile(repo_root: Path) -> None:
     env = local_transport_environment(repo_root / PROFILE_RELPATH)
     assert env == {
         PROFILE_ENV: str(repo_root / "config/fastdds/localhost.xml"),
+        FASTDDS2_PROFILE_ENV: str(repo_root / "config/fastdds/localhost.xml"),
         DISCOVERY_RANGE_ENV: "SYSTEM_DEFAULT",
     }
     with pytest.raises(FileNotFoundError, match=r"nope\.xml"):

@@ -10,12 +10,16 @@ import numpy as np
 import pytest
 import yaml
 
+from grade_common import ros_distro
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.integrity import BagIntegrityError, verify_bag
 from grade_common.bagfile.recover import recover_bag
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
 from grade_common.bagfile.scan import ChannelInfo, SchemaInfo, scan_mcap
 from grade_common.bagfile.writer import McapWriter
+
+pytestmark = pytest.mark.distro
+
 
 NS = 1_000_000_000
 QOS = [{"history": "keep_last", "depth": 5, "reliability": "best_effort"}]
@@ -81,7 +85,7 @@ def test_metadata_is_rosbag2_v9_with_distro_and_type_hashes(tmp_path: Path) -> N
     _write(bag, Compression.ZSTD, n=6)
     info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
     assert info["version"] == 9
-    assert info["ros_distro"] == "kilted"
+    assert info["ros_distro"] == ros_distro.current_distro().value
     assert info["storage_identifier"] == "mcap"
     assert info["relative_file_paths"] == ["bag.mcap"]
     assert info["message_count"] == 6

@@ -14,6 +14,7 @@ import yaml
 from grade_common.transport import (
     DISCOVERY_RANGE_ENV,
     DISCOVERY_RANGE_WITH_PROFILE,
+    FASTDDS2_PROFILE_ENV,
     PROFILE_ENV,
     PROFILE_RELPATH,
     RMW_ENV,
@@ -73,5 +74,6 @@ def test_every_launch_file_sets_the_fast_dds_transport_first(path: Path) -> None
     }
     assert set_env == {
         PROFILE_ENV: f"$(find-pkg-share grade)/{PROFILE_RELPATH.as_posix()}",
+        FASTDDS2_PROFILE_ENV: f"$(find-pkg-share grade)/{PROFILE_RELPATH.as_posix()}",
         DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITH_PROFILE,
     }

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from rosbags.typesys import Stores, get_typestore
 
+from grade_common import ros_distro
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import BagOutput
 from grade_common.bagfile.scan import scan_mcap
@@ -18,7 +18,7 @@ POSE = "geometry_msgs/msg/PoseStamped"
 
 
 def test_a_flipped_byte_names_topic_and_time(tmp_path: Path) -> None:
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     t = store.types
     bag = tmp_path / "bag"
     writer = BagOutput(bag, Compression.NONE)

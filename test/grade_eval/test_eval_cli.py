@@ -242,9 +242,10 @@ def test_overlap_command(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
 
 def test_bag_topics(tmp_path: Path) -> None:
     from rosbags.rosbag2 import StoragePlugin, Writer
-    from rosbags.typesys import Stores, get_typestore
 
-    store = get_typestore(Stores.ROS2_KILTED)
+    from grade_common import ros_distro
+
+    store = ros_distro.typestore()
     pose_t = store.types["geometry_msgs/msg/PoseStamped"]
     tf_t = store.types["tf2_msgs/msg/TFMessage"]
     tfs_t = store.types["geometry_msgs/msg/TransformStamped"]

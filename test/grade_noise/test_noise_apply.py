@@ -11,13 +11,13 @@ import numpy as np
 import pytest
 import yaml
 from rosbags.rosbag2 import Reader, StoragePlugin, Writer
-from rosbags.typesys import Stores, get_typestore
 
+from grade_common import ros_distro
 from grade_common.output_guard import OUTPUT_MARKER
 from grade_noise.cli import main as noise_main
 from grade_noise.errors import NoiseInputError, NoiseOutputExistsError
 
-TS = get_typestore(Stores.ROS2_KILTED)
+TS = ros_distro.typestore()
 T = TS.types
 IMU, IMG, ODOM = "sensor_msgs/msg/Imu", "sensor_msgs/msg/Image", "nav_msgs/msg/Odometry"
 W, H = 64, 48

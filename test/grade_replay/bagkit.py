@@ -18,9 +18,10 @@ from rosbags.interfaces import (
 )
 from rosbags.rosbag2 import Reader, Writer
 from rosbags.rosbag2.enums import StoragePlugin
-from rosbags.typesys import Stores, get_typestore
 
-TS = get_typestore(Stores.ROS2_KILTED)
+from grade_common import ros_distro
+
+TS = ros_distro.typestore()
 NS = 1_000_000_000
 T = TS.types
 

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 from bagkit import TS, qos, string
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_typestore
 
+from grade_common import ros_distro
 from grade_replay.errors import BagFormatError, BagOutputExistsError, ReplayConfigError
 from grade_replay.recorder_core import BagRecorder, RecorderConfig, register_type
 
@@ -43,7 +43,7 @@ def test_config_rejects(kwargs: dict[str, object], match: str) -> None:
 
 
 def test_register_type_resolves_custom_dependencies() -> None:
-    store = get_typestore(Stores.ROS2_KILTED)
+    store = ros_distro.typestore()
     register_type(store, "my_pkg/msg/Sample", CUSTOM.get)
     assert "my_pkg/msg/Sample" in store.fielddefs
     assert "my_pkg/msg/Point2" in store.fielddefs

@@ -1,5 +1,6 @@
 """rosbag2's metadata.yaml (version 9) for one MCAP file, as `ros2 bag record` writes it:
-per-topic offered QoS as a list and the RIHS01 type description hash, and the ROS distro."""
+per-topic offered QoS as a list and the RIHS01 type description hash, and the ROS distro
+(grade_common.ros_distro: the one this environment runs)."""
 
 from __future__ import annotations
 
@@ -10,10 +11,10 @@ from typing import Any
 import yaml
 
 from grade_common.atomic import write_bytes
+from grade_common.ros_distro import current_distro
 
 METADATA_YAML = "metadata.yaml"
 METADATA_VERSION = 9
-ROS_DISTRO = "kilted"
 # Keys of the MCAP channel metadata and of the "rosbag2" metadata record (rosbag2_storage_mcap).
 QOS_KEY = "offered_qos_profiles"
 TYPE_HASH_KEY = "topic_type_hash"
@@ -72,7 +73,7 @@ def bagfile_information(
             }
         ],
         "custom_data": None,
-        "ros_distro": ROS_DISTRO,
+        "ros_distro": current_distro().value,
     }
 
 

@@ -12,7 +12,6 @@ from grade_common.bagfile.metadata import (
     DISTRO_KEY,
     MCAP_METADATA_NAME,
     QOS_KEY,
-    ROS_DISTRO,
     SERIALIZED_METADATA_KEY,
     TYPE_HASH_KEY,
     TopicEntry,
@@ -148,7 +147,7 @@ class Rosbag2Writer:
             {
                 MCAP_METADATA_NAME: {
                     SERIALIZED_METADATA_KEY: dump_yaml(info).strip(),
-                    DISTRO_KEY: ROS_DISTRO,
+                    DISTRO_KEY: info["ros_distro"],
                 }
             }
         )

@@ -154,7 +154,7 @@ class JointControllerNode(Node):
     # ---- inputs -------------------------------------------------------------------------
 
     def _now_s(self) -> float:
-        return self.get_clock().now().nanoseconds * 1e-9
+        return float(self.get_clock().now().nanoseconds * 1e-9)
 
     def _on_odom(self, msg: Odometry) -> None:
         p, q = msg.pose.pose.position, msg.pose.pose.orientation

@@ -7,6 +7,7 @@ from typing import Any
 
 import numpy as np
 
+from grade_common import ros_distro
 from grade_common.bagfile.integrity import corruption_description
 from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import FormatError
@@ -51,13 +52,12 @@ def read_bag_trajectory(
     """
     # Imported here so the rest of grade_eval works without rosbags.
     from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
 
     path = Path(bag_path)
     rows: list[list[float]] = []
     bag_stamps_s: list[float] = []
     try:
-        with AnyReader([path], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+        with AnyReader([path], default_typestore=ros_distro.typestore()) as reader:
             conns = [c for c in reader.connections if c.topic == topic]
             if not conns:
                 usable = sorted(

@@ -23,9 +23,10 @@ from rosbags.interfaces import (
     QosDurability,
 )
 from rosbags.rosbag2 import Reader, ReaderError
-from rosbags.typesys import Stores, get_types_from_msg, get_typestore
+from rosbags.typesys import get_types_from_msg
 from tqdm import tqdm
 
+from grade_common import ros_distro
 from grade_common.atomic import StagedOutput
 from grade_common.bagfile.compression import DECOMPRESSION_ERRORS
 from grade_common.bagfile.integrity import (
@@ -80,7 +81,7 @@ class BagSource:
     def __init__(self, path: Path, reader: Reader) -> None:
         self.path = path
         self._reader = reader
-        self.typestore = get_typestore(Stores.ROS2_KILTED)
+        self.typestore = ros_distro.typestore()
         self._register_bag_types()
 
     def _register_bag_types(self) -> None:
@@ -338,7 +339,7 @@ def copy_connection(writer: BagOutput, conn: Connection, bag: BagSource) -> Outp
     if conn.msgtype not in bag.typestore.fielddefs:
         raise BagFormatError(
             f"{bag.path}: topic {conn.topic} has type {conn.msgtype!r} without "
-            "a definition in the bag or the ROS 2 Kilted typestore"
+            "a definition in the bag or the ROS 2 typestore"
         )
     return writer.add_connection(
         conn.topic,

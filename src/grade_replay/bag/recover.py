@@ -10,18 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grade_common import ros_distro
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.recover import RecoveryReport, recover_bag
 from grade_replay.errors import BagCorruptError, BagNotFoundError, BagOutputExistsError
-
-
-def kilted_type_hash(msgtype: str) -> str:
-    """RIHS01 hash of a ROS 2 Kilted type ('' if unknown), for channels written without one
-    (bags recorded before grade put the hash on each channel)."""
-    from rosbags.typesys import Stores, get_typestore
-
-    store = get_typestore(Stores.ROS2_KILTED)
-    return store.hash_rihs01(msgtype) if msgtype in store.fielddefs else ""
 
 
 def recover(
@@ -41,7 +33,7 @@ def recover(
         source,
         out,
         compression=compression,
-        type_hash_of=kilted_type_hash,
+        type_hash_of=ros_distro.type_hash,
         exists_error=BagOutputExistsError,
         error=BagCorruptError,
     )

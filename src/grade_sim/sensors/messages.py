@@ -14,6 +14,7 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common import ros_distro
 from grade_common.images import ENCODINGS
 from grade_common.types import FloatArray
 
@@ -55,9 +56,7 @@ class TopicSpec:
 
 @lru_cache(maxsize=1)
 def typestore() -> Any:
-    from rosbags.typesys import Stores, get_typestore
-
-    return get_typestore(Stores.ROS2_KILTED)
+    return ros_distro.typestore()
 
 
 def _types() -> Any:

@@ -17,10 +17,14 @@ from mcap_ros2.decoder import DecoderFactory
 from rosbags.rosbag2 import Reader
 
 from grade_cli.main import main
+from grade_common import ros_distro
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.integrity import verify_bag
 from grade_sim.io.bag_writer import BagWriter
 from grade_sim.sensors.messages import QosProfile, TopicSpec
+
+pytestmark = pytest.mark.distro
+
 
 IMG = "sensor_msgs/msg/Image"
 RGB, POSE = "/cam/rgb", "/cam/pose"
@@ -79,9 +83,9 @@ def test_three_third_party_readers_open_a_recorded_bag(tmp_path: Path, compressi
     assert [(t, s) for t, s, _ in decoded] == [(t, s) for t, s, _ in sent]
     assert decoded[0][2].height == 48
     assert decoded[1][2].pose.position.x == 0.0
-    assert meta["rosbag2"]["ROS_DISTRO"] == "kilted"
+    assert meta["rosbag2"]["ROS_DISTRO"] == ros_distro.current_distro().value
     info = yaml.safe_load((bag / "metadata.yaml").read_text())["rosbag2_bagfile_information"]
-    assert info["ros_distro"] == "kilted"
+    assert info["ros_distro"] == ros_distro.current_distro().value
     assert info["version"] == 9
     hashes = {
         t["topic_metadata"]["name"]: t["topic_metadata"]["type_description_hash"]

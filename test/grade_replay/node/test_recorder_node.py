@@ -11,9 +11,10 @@ from pathlib import Path
 import pytest
 from rosbags.interfaces import ConnectionExtRosbag2, QosDurability, QosReliability
 from rosbags.rosbag2 import Reader
-from rosbags.typesys import Stores, get_typestore
 
-TS = get_typestore(Stores.ROS2_KILTED)
+from grade_common import ros_distro
+
+TS = ros_distro.typestore()
 
 PUBLISHER = """
 import sys, time

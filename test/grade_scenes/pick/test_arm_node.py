@@ -16,6 +16,7 @@ from grade_scenes.pick.record import ARM_JOINT_NAMES
 from grade_scenes.reach.robot import HOME_Q
 
 
+@pytest.mark.ros
 @pytest.mark.slow
 def test_node_follows_a_trajectory_and_the_gripper_command(box_scene: Path, observer: Any) -> None:
     from builtin_interfaces.msg import Duration

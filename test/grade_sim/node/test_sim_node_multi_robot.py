@@ -50,9 +50,10 @@ def expected_topics(robots: list[str]) -> dict[str, str]:
 def read_bag(bag: Path) -> tuple[dict[str, str], list[tuple[str, int, Any]]]:
     """Topics -> types, and every message (topic, log time, decoded) in log-time order."""
     from rosbags.highlevel import AnyReader
-    from rosbags.typesys import Stores, get_typestore
 
-    with AnyReader([bag], default_typestore=get_typestore(Stores.ROS2_KILTED)) as reader:
+    from grade_common import ros_distro
+
+    with AnyReader([bag], default_typestore=ros_distro.typestore()) as reader:
         topics = {c.topic: c.msgtype for c in reader.connections}
         messages = [
             (c.topic, t, reader.deserialize(raw, c.msgtype)) for c, t, raw in reader.messages()
