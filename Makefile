@@ -6,7 +6,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render setup-filament setup-realism demo scenes test test-fast lint bench clean
+.PHONY: setup setup-render setup-filament setup-realism demo scenes test test-fast lint bench docs clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -47,6 +47,10 @@ lint: setup
 
 bench: setup setup-render setup-filament setup-realism
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
+
+# The documentation site into docs/_build/html (warnings are errors; scripts/build_docs.sh).
+docs: setup
+	@$(ENV) && bash scripts/build_docs.sh
 
 clean:
 	rm -rf .venv .venv-render .venv-realism .ws .vulkan
