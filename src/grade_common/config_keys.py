@@ -115,10 +115,10 @@ def field_comments(cls: type) -> dict[str, str]:
     for tok in tokenize.generate_tokens(io.StringIO(source).readline):
         if tok.type == tokenize.COMMENT:
             comments[tok.start[0]] = tok.string.lstrip("#").strip()
-    body = typing.cast(ast.ClassDef, ast.parse(source).body[0]).body
+    class_def = typing.cast(ast.ClassDef, ast.parse(source).body[0])
     out: dict[str, str] = {}
-    previous_end = body[0].lineno - 1 if body else 0
-    for node in body:
+    previous_end = class_def.lineno  # the `class` line: comments above the first field count
+    for node in class_def.body:
         if isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
             above: list[str] = []
             line = node.lineno - 1
