@@ -94,3 +94,8 @@ def test_grade_scenario_keys_with_a_prefix(capsys: pytest.CaptureFixture[str]) -
     out = capsys.readouterr().out
     assert out.startswith("robots[].cameras[].width\n    integer, default 640\n")
     assert scenario_cli.main(["keys", "nothing"]) == 1
+
+
+def test_every_key_has_a_meaning() -> None:
+    # A new config field needs a `#` comment (or doc metadata): the reference shows it.
+    assert [k.path for k in KEYS if not k.meaning] == []
