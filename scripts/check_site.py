@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import argparse
 import sys
-from dataclasses import dataclass
 from html.parser import HTMLParser
 from pathlib import Path
+from typing import NamedTuple
 from urllib.parse import unquote, urlsplit
 
 
-@dataclass(frozen=True)
-class Broken:
+class Broken(NamedTuple):
     """One reference of a page that leads nowhere."""
 
     page: str  # relative to the site root
