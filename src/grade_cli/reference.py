@@ -77,10 +77,12 @@ def scenario_page() -> str:
         sections.setdefault(top, []).append(key)
     for top, group in sections.items():
         lines += ["", f"## {top or 'Top level'}", ""]
-        lines += _table(
-            ("key", "type", "default", "allowed", "meaning"),
-            ((_code(k.path), k.type, _code(k.default), _code(k.allowed), k.meaning) for k in group),
-        )
+        for k in group:
+            facts = [k.type, f"default `{k.default}`"]
+            if k.allowed:
+                facts.append(f"allowed `{k.allowed}`")
+            # A definition list, not a table: five columns do not fit the page's width.
+            lines += [f"`{k.path}`", f": {_cell(k.meaning)}  ", f"  {' · '.join(facts)}", ""]
     return "\n".join(lines) + "\n"
 
 

@@ -86,11 +86,18 @@ def _type_text(tp: Any) -> str:
     return _describe(tp)
 
 
+def _number(value: float) -> str:
+    """A range limit as written: 2^63-1 for the largest seed rather than 9.22337e+18."""
+    if value == 2**63 - 1:
+        return "2^63-1"
+    return f"{value:g}"
+
+
 def _allowed(tp: Any, meta: typing.Mapping[str, Any]) -> str:
     parts = []
     if meta.get("min") is not None or meta.get("max") is not None:
-        lo = "-inf" if meta.get("min") is None else f"{meta['min']:g}"
-        hi = "inf" if meta.get("max") is None else f"{meta['max']:g}"
+        lo = "-inf" if meta.get("min") is None else _number(meta["min"])
+        hi = "inf" if meta.get("max") is None else _number(meta["max"])
         left = "(" if meta.get("exclusive_min") else "["
         right = ")" if meta.get("exclusive_max") else "]"
         parts.append(f"{left}{lo}, {hi}{right}")
