@@ -23,6 +23,7 @@ STEP = re.compile(r"```\{code-block\} bash\n:class: tutorial-step\n\n(.*?)```", 
 SMALLER: dict[str, list[tuple[str, str, str]]] = {
     "person-dataset.md": [
         ("config/person_dataset.yaml", "duration_s: 3.0", "duration_s: 1.5"),
+        ("config/person_dataset.yaml", "people.count: 10", "people.count: 4"),
         ("config/person_dataset.yaml", "width: 320", "width: 160"),
         ("config/person_dataset.yaml", "height: 240", "height: 120"),
     ],
