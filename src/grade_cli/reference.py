@@ -53,6 +53,17 @@ def _first_paragraph(doc: str | None) -> str:
 # -- scenario keys ------------------------------------------------------------------------------
 
 
+def _key_entry(path: str, meaning: str, key: ConfigKey) -> list[str]:
+    """One key as a definition-list entry: the path, its meaning, then type, default, allowed.
+
+    A definition list, not a table: five columns do not fit the page's width.
+    """
+    facts = [key.type, f"default `{key.default}`"]
+    if key.allowed:
+        facts.append(f"allowed `{key.allowed}`")
+    return [f"`{path}`", f": {_cell(meaning)}  ", f"  {' · '.join(facts)}", ""]
+
+
 def scenario_page() -> str:
     """docs/reference/generated/scenario.md: every scenario key, grouped by top-level section."""
     from grade_sim.config.scenario import Scenario
@@ -78,11 +89,7 @@ def scenario_page() -> str:
     for top, group in sections.items():
         lines += ["", f"## {top or 'Top level'}", ""]
         for k in group:
-            facts = [k.type, f"default `{k.default}`"]
-            if k.allowed:
-                facts.append(f"allowed `{k.allowed}`")
-            # A definition list, not a table: five columns do not fit the page's width.
-            lines += [f"`{k.path}`", f": {_cell(k.meaning)}  ", f"  {' · '.join(facts)}", ""]
+            lines += _key_entry(k.path, k.meaning, k)
     return "\n".join(lines) + "\n"
 
 
@@ -103,7 +110,7 @@ def _option_rows(parser: argparse.ArgumentParser) -> Iterator[tuple[str, str, st
         help_text = action.help or ""
         if action.choices is not None and not isinstance(action.choices, dict):
             help_text += f" (choices: {', '.join(str(c) for c in action.choices)})"
-        yield _code(name), _code(shown), help_text.strip()
+        yield _code(name), shown if shown == "required" else _code(shown), help_text.strip()
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse.ArgumentParser]]:
@@ -116,7 +123,7 @@ def _parser_section(parser: argparse.ArgumentParser, prog: str, level: int) -> l
     lines = [f"{'#' * level} {prog}", ""]
     if parser.description:
         lines += ["```text", inspect.cleandoc(parser.description), "```", ""]
-    usage = parser.format_usage().removeprefix("usage: ").strip()
+    usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
     lines += ["```text", textwrap.fill(usage, 96, subsequent_indent="    "), "```", ""]
     rows = list(_option_rows(parser))
     if rows:
@@ -162,11 +169,12 @@ def benchmarks_page() -> str:
 # -- nodes --------------------------------------------------------------------------------------
 
 
-def _parameter_rows(params: type) -> Iterator[tuple[str, ...]]:
+def _parameter_entries(params: type) -> list[str]:
+    lines = []
     for key in config_keys(params):
         field = next(f for f in dataclasses.fields(params) if f.name == key.path.split(".")[0])
-        meaning = str(field.metadata.get("doc", "")) or key.meaning
-        yield _code(key.path), key.type, _code(key.default), _code(key.allowed), meaning
+        lines += _key_entry(key.path, str(field.metadata.get("doc", "")) or key.meaning, key)
+    return lines
 
 
 def _parameter_classes(module: Any) -> list[type]:
@@ -238,13 +246,7 @@ def nodes_page(setup_py: Path, with_topics: bool = True) -> str:
         lines += [f"## {name}", "", f"`{target}`", ""]
         lines += ["```text", inspect.cleandoc(module.__doc__ or "").strip(), "```", ""]
         for params in _parameter_classes(module):
-            lines += [f"Parameters ({params.__name__}):", ""]
-            lines += [
-                *_table(
-                    ("parameter", "type", "default", "allowed", "meaning"), _parameter_rows(params)
-                ),
-                "",
-            ]
+            lines += [f"Parameters ({params.__name__}):", "", *_parameter_entries(params)]
         if name == "sim_node" and with_topics:
             lines += [
                 "Topics of a robot `uav1` with one camera (every stream) and one lidar; each",
