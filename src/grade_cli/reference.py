@@ -15,6 +15,7 @@ import dataclasses
 import importlib
 import inspect
 import pkgutil
+import re
 import textwrap
 from collections.abc import Iterable, Iterator
 from pathlib import Path
@@ -44,6 +45,17 @@ def _table(header: Iterable[str], rows: Iterable[Iterable[str]]) -> list[str]:
     lines = ["| " + " | ".join(head) + " |", "|" + " --- |" * len(head)]
     lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in rows]
     return lines
+
+
+def _prose(text: str) -> str:
+    """A docstring as Markdown: backtick spans stay code; `<`, `>` and `*` outside them are
+    escaped, so `<robot>` shows as written instead of as an HTML tag."""
+    parts = re.split(r"(`[^`\n]*`)", inspect.cleandoc(text))
+    for i in range(0, len(parts), 2):
+        parts[i] = (
+            parts[i].replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+        ).replace("*", "\\*")
+    return "".join(parts)
 
 
 def _first_paragraph(doc: str | None) -> str:
@@ -122,7 +134,7 @@ def _subparsers(parser: argparse.ArgumentParser) -> Iterator[tuple[str, argparse
 def _parser_section(parser: argparse.ArgumentParser, prog: str, level: int) -> list[str]:
     lines = [f"{'#' * level} {prog}", ""]
     if parser.description:
-        lines += ["```text", inspect.cleandoc(parser.description), "```", ""]
+        lines += [_prose(parser.description), ""]
     usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
     lines += ["```text", textwrap.fill(usage, 96, subsequent_indent="    "), "```", ""]
     rows = list(_option_rows(parser))
