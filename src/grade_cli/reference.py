@@ -256,7 +256,7 @@ def nodes_page(setup_py: Path, with_topics: bool = True) -> str:
     for name, target in sorted(node_executables(setup_py).items()):
         module = importlib.import_module(target.split(":")[0])
         lines += [f"## {name}", "", f"`{target}`", ""]
-        lines += ["```text", inspect.cleandoc(module.__doc__ or "").strip(), "```", ""]
+        lines += [_prose(module.__doc__ or ""), ""]
         for params in _parameter_classes(module):
             lines += [f"Parameters ({params.__name__}):", "", *_parameter_entries(params)]
         if name == "sim_node" and with_topics:
