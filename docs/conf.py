@@ -26,7 +26,8 @@ extensions = [
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
-exclude_patterns = ["_build", "_ext"]
+# .generated.partial*: a build stopped while writing the generated pages (grade_common.atomic).
+exclude_patterns = ["_build", "_ext", "reference/.generated*"]
 myst_enable_extensions = ["colon_fence", "deflist"]
 myst_heading_anchors = 4
 
