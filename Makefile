@@ -10,7 +10,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render setup-filament setup-realism doctor demo scenes test test-fast test-ros lint bench clean
+.PHONY: setup setup-render setup-filament setup-realism doctor demo scenes test test-fast test-ros lint bench docs clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -65,6 +65,10 @@ lint: setup
 
 bench: setup setup-render setup-filament setup-realism
 	@$(ENV) && export ROS_DOMAIN_ID=$${ROS_DOMAIN_ID:-$(DOMAIN)} && grade bench $(BENCH_ARGS)
+
+# The documentation site into docs/_build/html (warnings are errors; scripts/build_docs.sh).
+docs: setup
+	@$(ENV) && bash scripts/build_docs.sh
 
 clean:
 	rm -rf .venv-jazzy .ws-jazzy .venv-kilted .ws-kilted .venv .ws .venv-render .venv-realism .vulkan

@@ -1,11 +1,14 @@
 """`grade bench [NAME ...]`: the project's benchmarks, each one documented command away.
 
 Benchmarks print their measurements; none of them is a test and none asserts on time.
+`grade bench NAME --help` lists the options of benchmark NAME.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
+import io
 
 from grade_cli.benchmarks import BENCHMARKS, OPERAND_BENCHMARKS, load_benchmark
 
@@ -31,9 +34,35 @@ def run(args: argparse.Namespace, bench_argv: list[str]) -> int:
     return 0
 
 
+HELP_FLAGS = ("-h", "--help")
+
+
+def benchmark_help(name: str) -> str:
+    """The `--help` text of benchmark `name`: what `grade bench NAME --help` prints.
+
+    Raises:
+        KeyError: no benchmark has that name.
+    """
+    out = io.StringIO()
+    # Every benchmark parses its options first (argparse prints the help and exits on -h),
+    # so asking for help never starts a measurement.
+    with contextlib.redirect_stdout(out), contextlib.suppress(SystemExit):
+        load_benchmark(name).main(["--help"])
+    return out.getvalue()
+
+
 def main(argv: list[str]) -> int:
     """Run `grade bench` with argv; return the exit code."""
     parser = build_parser()
+    named = [a for a in argv if not a.startswith("-")]
+    if any(a in HELP_FLAGS for a in argv) and named and named[0] in BENCHMARKS:
+        # `grade bench slam --help`: the options of slam (and of each further name), not the
+        # generic help of `grade bench`; only the leading names are benchmarks.
+        for name in named:
+            if name not in BENCHMARKS:
+                break
+            print(benchmark_help(name), end="")
+        return 0
     if argv and argv[0] in OPERAND_BENCHMARKS:
         return run(argparse.Namespace(names=[argv[0]]), argv[1:])
     args, bench_argv = parser.parse_known_args(argv)

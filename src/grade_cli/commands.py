@@ -28,6 +28,8 @@ def load(name: str) -> Command:
             from grade_replay import replay_cli as module
         case "run":
             from grade_sim.cli import run as module
+        case "scenario":
+            from grade_sim.cli import scenario as module
         case "recover":
             from grade_replay import recover_run as module
         case "launch":

@@ -21,6 +21,7 @@ SUBCOMMANDS: dict[str, str] = {
     "report": "summary, contact sheet and top view of a run",
     "replay": "exact replay of a run with changes + fidelity",
     "run": "simulate a scenario into a new run directory (no ROS)",
+    "scenario": "scenario files: every key with its type, default and allowed values",
     "recover": "rebuild a killed run's .NAME.partial-PID directory into a new run directory",
     "launch": "run a ROS 2 YAML launch file like `ros2 launch`",
     "noise": "sensor noise offline: grade noise apply BAG|TUM_FOLDER",

@@ -49,10 +49,13 @@ class AvoidanceConfig:
     rate_hz: float = field(default=10.0, metadata=bounds(1.0, 60.0))  # new velocities per second
     time_horizon_s: float = field(default=2.0, metadata=bounds(0.2, 10.0))  # other people, robots
     obstacle_time_horizon_s: float = field(default=0.6, metadata=bounds(0.1, 5.0))  # walls
+    # Other people farther than this are not avoided.
     neighbor_distance_m: float = field(default=4.0, metadata=bounds(0.5, 20.0))
+    # Most neighbours each person avoids at once.
     max_neighbors: int = field(default=10, metadata=bounds(1, 64))
     # Kept free around each body radius: ORCA is exact only at its own update instants.
     clearance_m: float = field(default=0.05, metadata=bounds(0.0, 0.5))
+    # People avoid the robots too.
     avoid_robots: bool = True
     # Kept between people and robots: grows the robot's disc for ORCA and its box for FCL.
     robot_clearance_m: float = field(default=0.1, metadata=bounds(0.0, 2.0))
@@ -64,6 +67,7 @@ class AvoidanceConfig:
 class PlacementConfig:
     """GRADE's check of every actor's whole 3D trace with FCL (actors/placement.py)."""
 
+    # Check every person's whole trace for collisions with FCL before the run.
     check: bool = True
     # Scripted crowds: people that still collide are re-drawn this many times, then rejected.
     retries: int = field(default=2, metadata=bounds(0, 20))
@@ -71,12 +75,19 @@ class PlacementConfig:
 
 @dataclass(frozen=True)
 class PeopleConfig:
+    # Number of people.
     count: int = field(default=8, metadata=bounds(0, 64))
+    # Walking speed, drawn per walk from [min, max].
     speed_mps: Range = field(default=(0.8, 1.4), metadata=bounds(0.1, 3.0))
+    # Body height, drawn per person from [min, max].
     height_m: Range = field(default=(1.55, 1.90), metadata=bounds(1.0, 2.3))
+    # The stops people make between walks (walk is required).
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
+    # Of the choices after each stop: how often the next one is a walk.
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
+    # Body model: makehuman, skinned mannequins or rigid parts.
     body: PersonBody = PersonBody.MAKEHUMAN
+    # scripted (from the seed before the run) or reactive (stepped live, steerable).
     mode: CrowdMode = CrowdMode.SCRIPTED
     pause_s: Range = field(default=(1.5, 5.0), metadata=bounds(0.0, 600.0))  # standing still
     avoidance: AvoidanceConfig = field(default_factory=AvoidanceConfig)

@@ -15,6 +15,12 @@ class BagIntegrityError(GradeError):
 
 @dataclass(frozen=True)
 class IntegrityReport:
+    """What `grade bag info` checked of a bag's MCAP files: each file's chunks and their CRCs.
+
+    One ScanReport per file; `describe()` is the line the command prints, and a bag stored as
+    sqlite3 (no CRCs) has no files here.
+    """
+
     files: list[ScanReport]
 
     @property

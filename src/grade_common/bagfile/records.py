@@ -19,6 +19,8 @@ RECORD_PREFIX = struct.Struct("<BQ")  # opcode, content length
 
 
 class Op(enum.IntEnum):
+    """The MCAP record opcodes this package writes and reads (the MCAP specification's values)."""
+
     HEADER = 0x01
     FOOTER = 0x02
     SCHEMA = 0x03

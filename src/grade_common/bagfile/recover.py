@@ -22,6 +22,9 @@ from grade_common.errors import GradeError, OutputExistsError
 
 @dataclass
 class RecoveryReport:
+    """What `grade bag recover` saved from a damaged bag: messages per topic, the time span,
+    how much of the source was usable, and what could not be recovered and why."""
+
     source: Path
     output: Path
     topics: dict[str, int] = field(default_factory=dict)  # topic -> messages recovered

@@ -22,6 +22,8 @@ NS_PER_S = 1_000_000_000
 
 @dataclass(frozen=True)
 class SchemaInfo:
+    """One MCAP schema record as read from a file: the message type's name and definition."""
+
     id: int
     name: str
     encoding: str
@@ -30,6 +32,8 @@ class SchemaInfo:
 
 @dataclass(frozen=True)
 class ChannelInfo:
+    """One MCAP channel record as read from a file: a topic, its schema and message encoding."""
+
     id: int
     schema_id: int
     topic: str

@@ -87,14 +87,22 @@ CUSTOM = "custom"
 class LidarConfig:
     """One lidar or laser scanner on a robot; None fields come from the preset."""
 
+    # The lidar's topic token and folder name.
     name: str = field(default="lidar", metadata=ros_name())
     preset: str = "vlp16"  # a key of PRESETS, or "custom" (every field below is then required)
+    # rotating, solid_state or laser_2d; null: the preset's.
     kind: LidarKind | None = None
+    # Beam elevations; null: the preset's.
     elevations_deg: tuple[float, ...] | None = field(default=None, metadata=bounds(-90.0, 90.0))
+    # Azimuth steps per sweep; null: the preset's.
     columns: int | None = field(default=None, metadata=bounds(1, 100000))
+    # Horizontal field of view; null: the preset's.
     fov_deg: float | None = field(default=None, metadata=bounds(1.0, 360.0))
+    # Sweeps per simulated second; null: the preset's.
     rate_hz: float | None = field(default=None, metadata=bounds(0.1, 2000.0))
+    # Nearest return; null: the preset's.
     range_min_m: float | None = field(default=None, metadata=bounds(0.0, 10000.0))
+    # Farthest return; null: the preset's.
     range_max_m: float | None = field(default=None, metadata=bounds(0.0, 10000.0))
     mount: MountConfig = field(default_factory=lambda: MountConfig(xyz=(0.0, 0.0, 0.15)))
     # False: every ray of a scan leaves from the pose at the scan stamp and sees the actors
@@ -109,17 +117,24 @@ class LidarConfig:
     # Curved surfaces (spheres, capsules, cylinders, ellipsoids) become triangle meshes with this
     # many segments around; the chord error is r * (1 - cos(pi / segments)).
     mesh_segments: int = field(default=32, metadata=bounds(8, 1024))
+    # Standard deviation of the range noise.
     range_noise_m: float = field(default=0.01, metadata=bounds(0.0, 10.0))
+    # Random change of each return's reflectivity.
     reflectivity_jitter: float = field(default=0.1, metadata=bounds(0.0, 1.0))
+    # How returns are dropped: none, physics or learned.
     ray_drop: RayDropKind = RayDropKind.PHYSICS
+    # Drop probability of every ray before the physics terms.
     drop_baseline: float = field(default=0.1, metadata=bounds(0.0, 1.0))
     ray_drop_model: str | None = None  # a file from `grade lidar fit-raydrop` (ray_drop: learned)
     # Beam divergence (full cone angle; 0: ideal thin rays). Each beam is then cast as
     # `beam_subrays` sub-rays whose echoes combine (grade_sim/sensors/lidar/divergence.py):
     # echoes within `echo_merge_m` in range merge (mixed pixels), otherwise `return_mode` picks.
     beam_divergence_mrad: float = field(default=0.0, metadata=bounds(0.0, 100.0))
+    # Sub-rays per divergent beam.
     beam_subrays: int = field(default=7, metadata=bounds(3, 64))
+    # Echoes of one beam closer in range than this merge.
     echo_merge_m: float = field(default=0.3, metadata=bounds(0.0, 100.0))
+    # Which echo a divergent beam reports: strongest, first or last.
     return_mode: ReturnMode = ReturnMode.STRONGEST
 
     def validate(self, path: str) -> None:

@@ -113,13 +113,19 @@ class AnimalGait(enum.Enum):
 
 @dataclass(frozen=True)
 class ProceduralConfig:
+    # Rooms along x in the grid of rooms.
     rooms_x: int = field(default=2, metadata=bounds(1, 6))
+    # Rooms along y in the grid of rooms.
     rooms_y: int = field(default=2, metadata=bounds(1, 6))
+    # Side length of each room, drawn per room from [min, max].
     room_size_m: Range = field(default=(5.0, 7.0), metadata=bounds(2.5, 30.0))
+    # Height of the walls (and the ceiling).
     wall_height_m: float = field(default=2.7, metadata=bounds(2.0, 10.0))
+    # Thickness of the walls.
     wall_thickness_m: float = field(default=0.15, metadata=bounds(0.05, 1.0))
     # People (0.35 m radius on a 0.2 m planning grid) need at least 1 m to pass a doorway.
     door_width_m: float = field(default=1.2, metadata=bounds(1.0, 3.0))
+    # Pieces of furniture per room, drawn from [min, max].
     furniture_per_room: tuple[int, int] = field(default=(1, 3), metadata=bounds(0, 12))
 
     def validate(self, path: str) -> None:
@@ -137,11 +143,13 @@ class ProceduralConfig:
 
 @dataclass(frozen=True)
 class MeshEnvironmentConfig:
+    # The mesh file (OBJ, glTF/GLB, STL, PLY, USD), relative to the scenario file.
     path: str | None = None
-    # Metres per file unit and the file's up axis. None: the file's own (a USD stage's
+    # Metres per file unit and the file's up axis (y or z). None: the file's own (a USD stage's
     # metersPerUnit and upAxis), else 1.0 and "z"; set, they win over the file's.
     scale: float | None = field(default=None, metadata=bounds(1e-4, 1e4, exclusive_min=True))
     up_axis: str | None = None
+    # Height above the floor that must be free where robots and actors are placed.
     free_space_height_m: float = field(default=1.0, metadata=bounds(0.1, 10.0))
     # YAML glob pattern -> class for the parts' labels (world/labels.py), relative to this file.
     label_map: str | None = None
@@ -155,20 +163,31 @@ class MeshEnvironmentConfig:
 class OutdoorConfig:
     """GRADE's savanna-like outdoor world: terrain, trees, rocks, bushes, grass (world/outdoor)."""
 
+    # The flat walk area, x and y.
     size_m: tuple[float, float] = field(default=(40.0, 40.0), metadata=bounds(10.0, 500.0))
+    # Number of trees.
     trees: int = field(default=30, metadata=bounds(0, 2000))
+    # Tree height, drawn per tree from [min, max].
     tree_height_m: Range = field(default=(3.0, 7.0), metadata=bounds(1.5, 30.0))
+    # Number of rocks.
     rocks: int = field(default=20, metadata=bounds(0, 2000))
+    # Rock size, drawn per rock from [min, max].
     rock_size_m: Range = field(default=(0.3, 1.2), metadata=bounds(0.05, 5.0))
+    # Number of bushes.
     bushes: int = field(default=25, metadata=bounds(0, 2000))
+    # Bush size, drawn per bush from [min, max].
     bush_size_m: Range = field(default=(0.4, 1.5), metadata=bounds(0.1, 5.0))
     # Robots loop on a regular polygon around the centre; no obstacle comes near its edges.
     tour_radius_m: float = field(default=10.0, metadata=bounds(1.0, 240.0))
+    # Corners of the polygon the robots loop on.
     tour_points: int = field(default=8, metadata=bounds(3, 64))
+    # Distance kept free of obstacles around the tour.
     tour_clearance_m: float = field(default=2.0, metadata=bounds(0.5, 20.0))
     # Terrain (world/terrain.py): the walk area (size_m) stays flat; hills rise around it.
     terrain_border_m: float = field(default=30.0, metadata=bounds(0.0, 500.0))
+    # Height of the hills around the walk area.
     hill_height_m: float = field(default=5.0, metadata=bounds(0.0, 50.0))
+    # Number of grass patches.
     grass_patches: int = field(default=80, metadata=bounds(0, 5000))
 
     def validate(self, path: str) -> None:
@@ -185,11 +204,13 @@ class OutdoorConfig:
 @dataclass(frozen=True)
 class TabletopEnvironmentConfig:
     scene: str | None = None  # a tabletop scene file (grade scenes generate), relative to this file
+    # Side of the square floor around the table.
     floor_size_m: float = field(default=6.0, metadata=bounds(2.0, 100.0))
 
 
 @dataclass(frozen=True)
 class EnvironmentConfig:
+    # Which world: procedural rooms, a mesh file, the outdoor savanna or a tabletop scene.
     type: EnvironmentKind = EnvironmentKind.PROCEDURAL
     procedural: ProceduralConfig = field(default_factory=ProceduralConfig)
     mesh: MeshEnvironmentConfig = field(default_factory=MeshEnvironmentConfig)
@@ -205,11 +226,15 @@ class EnvironmentConfig:
 
 @dataclass(frozen=True)
 class FlyingObjectsConfig:
+    # Number of flying objects.
     count: int = field(default=3, metadata=bounds(0, 64))
+    # Object size, drawn per object from [min, max].
     size_m: Range = field(default=(0.15, 0.45), metadata=bounds(0.02, 2.0))
+    # Object speed, drawn per object from [min, max].
     speed_mps: Range = field(default=(0.3, 1.0), metadata=bounds(0.0, 10.0))
     # Below the 2.1 m door lintels: keyframe segments are checked on the ground-plane map only.
     height_m: Range = field(default=(0.5, 1.8), metadata=bounds(0.05, 10.0))
+    # Keyframes of each object's path.
     keyframes: int = field(default=6, metadata=bounds(2, 100))
 
     def validate(self, path: str) -> None:
@@ -225,15 +250,23 @@ class AnimalsConfig:
     common); its size is the kind's size times a factor drawn from `size_scale`.
     """
 
+    # Number of animals.
     count: int = field(default=0, metadata=bounds(0, 64))
+    # The kinds an animal is drawn from (uniformly).
     kinds: tuple[AnimalKind, ...] = (AnimalKind.ZEBRA, AnimalKind.GAZELLE)
+    # The gaits animals use (walk is required).
     gaits: tuple[AnimalGait, ...] = (AnimalGait.WALK, AnimalGait.GRAZE, AnimalGait.RUN)
+    # Factor on the kind's size, drawn per animal from [min, max].
     size_scale: Range = field(default=(0.9, 1.1), metadata=bounds(0.3, 3.0))
+    # Walking speed, drawn per walk from [min, max].
     walk_speed_mps: Range = field(default=(0.7, 1.4), metadata=bounds(0.1, 3.0))
+    # Running speed, drawn per run from [min, max].
     run_speed_mps: Range = field(default=(3.0, 6.0), metadata=bounds(1.0, 15.0))
+    # Duration of a grazing stop, drawn from [min, max].
     graze_s: Range = field(default=(3.0, 10.0), metadata=bounds(0.5, 600.0))
     # Of the choices after each walk, run or graze: how often the next one is a run.
     run_fraction: float = field(default=0.15, metadata=bounds(0.0, 1.0))
+    # Of the choices after each walk: how often the next one is grazing.
     graze_fraction: float = field(default=0.4, metadata=bounds(0.0, 1.0))
     # Placement (actors/animal_placement.py): an animal whose whole trace touches the world, an
     # earlier animal or a robot's planned path is drawn again this many times, then rejected.
@@ -264,6 +297,7 @@ class BakeConfig:
     lights, one bounce of indirect light and ambient occlusion, computed once per world and
     drawn by the raster renderer at no frame cost. Changes RGB only."""
 
+    # Bake the static world's lighting (soft shadows, a bounce, ambient occlusion).
     enabled: bool = False
     texel_m: float = field(default=0.1, metadata=bounds(0.02, 1.0))  # lightmap texel size
     light_samples: int = field(default=8, metadata=bounds(1, 64))  # per light and texel
@@ -272,11 +306,15 @@ class BakeConfig:
     sun_radius_deg: float = field(
         default=1.5, metadata=bounds(0.0, 10.0)
     )  # softness of sun shadows
+    # Reach of the ambient-occlusion rays.
     ao_distance_m: float = field(default=0.6, metadata=bounds(0.05, 10.0))
     # Share of the scene's ambient light kept: the bounce now carries part of what it stood for.
     ambient_scale: float = field(default=0.6, metadata=bounds(0.0, 1.0))
+    # Density of the baked textures of boxes.
     texture_px_per_m: float = field(default=48.0, metadata=bounds(8.0, 512.0))
+    # Largest side of a baked cube-texture face.
     max_face_px: int = field(default=256, metadata=bounds(16, 2048))
+    # Seed of the bake's random sampling.
     seed: int = 0
     # Soft dark footprints on the ground under people and animals, cast away from the dominant
     # light, drawn into the RGB image with its exact depth (engine/mujoco/contact_shadows.py;
@@ -286,20 +324,29 @@ class BakeConfig:
     # the lightmaps, that shades moving things (people, animals, robots, flying objects) by
     # where they are: dark in a shadowed corner, lit under a lamp. RGB only.
     probes: bool = True
+    # Spacing of the light probes in x and y.
     probe_spacing_m: float = field(default=0.5, metadata=bounds(0.1, 5.0))
+    # Most light probes; the spacing widens beyond this.
     max_probes: int = field(default=4096, metadata=bounds(8, 65536))
 
 
 @dataclass(frozen=True)
 class LightsConfig:
+    # Number of lights.
     count: int = field(default=2, metadata=bounds(1, 8))
+    # Light intensity, drawn per light from [min, max].
     intensity: Range = field(default=(0.45, 0.8), metadata=bounds(0.0, 2.0))
+    # Random change of each light's colour.
     color_jitter: float = field(default=0.1, metadata=bounds(0.0, 0.5))
+    # Live shadow maps for every light (costly on a CPU).
     shadows: bool = False
     # Generated worlds (procedural rooms, outdoor) only; see docs/looks.md.
     count_jitter: int = field(default=0, metadata=bounds(0, 4))  # count +- this many lights
+    # Colour temperature of indoor lights, drawn from [min, max].
     color_temperature_k: Range = field(default=(2700.0, 6500.0), metadata=bounds(1000.0, 12000.0))
+    # Ambient light level, drawn from [min, max].
     ambient: Range = field(default=(0.1, 0.2), metadata=bounds(0.0, 1.0))
+    # Time of day outdoors (the sun's position), drawn from [min, max].
     time_of_day_h: Range = field(default=(7.0, 17.0), metadata=bounds(0.0, 24.0))
     bake: BakeConfig = field(default_factory=BakeConfig)
 
@@ -315,6 +362,7 @@ class RenderConfig:
     # RGB is drawn at this many times the camera's width and height, then averaged down
     # (antialiasing); depth and masks come from a separate exact pass. 1 turns it off.
     supersample: float = field(default=1.5, metadata=bounds(1.0, 3.0))
+    # Side of the generated texture images (a power of two).
     texture_size_px: int = field(default=512, metadata=bounds(64, 2048))
     # The cameras' exposure (EV100, world/light_units.py): None uses the world's reference
     # exposure, at which its lights are drawn as designed; one EV more halves every light.
@@ -332,12 +380,19 @@ class RenderConfig:
 
 @dataclass(frozen=True)
 class RatesConfig:
+    # Physics steps per simulated second; every other rate is at most this.
     physics_hz: float = field(default=240.0, metadata=bounds(30.0, 2000.0))
+    # Rate of /clock.
     clock_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    # Rate of each robot's IMU.
     imu_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    # Rate of /tf.
     tf_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    # Rate of each robot's joint states.
     joint_states_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    # Rate of each robot's odometry (and lockstep's command exchange).
     odom_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
+    # Rate of the ground-truth pose topics.
     camera_pose_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
 
     def validate(self, path: str) -> None:
@@ -353,16 +408,23 @@ class RatesConfig:
 @dataclass(frozen=True)
 class CameraConfig:
     name: str = field(default="camera", metadata=ros_name())  # a topic token and a folder
+    # Image width in pixels.
     width: int = field(default=640, metadata=bounds(16, 4096))
+    # Image height in pixels.
     height: int = field(default=480, metadata=bounds(16, 4096))
     # Horizontal field of view across the image width; up to 170 for pinhole and plumb_bob (the
     # focal length of K), up to 360 for equidistant (the angle at the left and right edges).
     hfov_deg: float = field(default=88.95, metadata=bounds(10.0, 360.0))
+    # Frames per simulated second.
     rate_hz: float = field(default=30.0, metadata=bounds(0.1, 240.0))
+    # Nearest distance rendered.
     near_m: float = field(default=0.05, metadata=bounds(0.001, 10.0))
+    # Farthest distance rendered; depth beyond is 0 (no return).
     far_m: float = field(default=20.0, metadata=bounds(0.1, 1000.0))
+    # The images rendered: rgb, depth, instance, and the opt-in semantic, normals, flow.
     streams: tuple[Stream, ...] = (Stream.RGB, Stream.DEPTH, Stream.INSTANCE)
     mount: MountConfig = field(default_factory=lambda: MountConfig(xyz=(0.12, 0.0, 0.0)))
+    # Lens model: pinhole, plumb_bob (distorted) or equidistant (fisheye).
     model: CameraModel = CameraModel.PINHOLE
     # plumb_bob: k1 k2 p1 p2 k3; equidistant: k1 k2 k3 k4 (OpenCV's order); empty: all zero.
     distortion: tuple[float, ...] = field(default=(), metadata=bounds(-10.0, 10.0))
@@ -413,34 +475,47 @@ class CameraConfig:
 
 @dataclass(frozen=True)
 class ImuConfig:
+    # Publish and record the robot's IMU.
     enabled: bool = True
     mount: MountConfig = field(default_factory=MountConfig)
 
 
 @dataclass(frozen=True)
 class MotionConfig:
+    # Who moves the robot: path (built-in tracker), teleport (exactly on the path) or commands.
     mode: MotionMode = MotionMode.PATH
     # Empty: a loop through the room centres of the procedural environment.
     waypoints: tuple[Vec3, ...] = ()
+    # Cruise speed along the path.
     speed_mps: float = field(default=0.8, metadata=bounds(0.05, 5.0))
+    # Turning rate at the waypoints.
     yaw_rate_rps: float = field(default=0.6, metadata=bounds(0.05, 5.0))
+    # Return to the start and repeat the path.
     loop: bool = True
+    # Flight height of a UAV on the generated tour.
     altitude_m: float = field(default=1.4, metadata=bounds(0.0, 50.0))
 
 
 @dataclass(frozen=True)
 class RobotConfig:
+    # The robot's namespace (/<name>/...) and frame prefix.
     name: str = "robot"
+    # uav (x, y, z, roll, pitch, yaw joints) or omni (x, y, yaw and a camera yaw joint).
     type: RobotKind = RobotKind.UAV
     start_xyz: Vec3 | None = None  # None: placed collision-free by the seeded generator
+    # Heading at the start, radians.
     start_yaw: float = field(default=0.0, metadata=bounds(-6.2832, 6.2832))
     motion: MotionConfig = field(default_factory=MotionConfig)
     cameras: tuple[CameraConfig, ...] = field(default_factory=lambda: (CameraConfig(),))
     imu: ImuConfig = field(default_factory=ImuConfig)
     lidars: tuple[LidarConfig, ...] = ()
+    # The body box (also the placement clearance when a URDF gives the body).
     body_size_m: Vec3 = field(default=(0.35, 0.35, 0.12), metadata=bounds(0.02, 5.0))
+    # Body mass (a URDF's inertial tags take precedence).
     mass_kg: float = field(default=1.5, metadata=bounds(0.01, 1000.0))
+    # Limit of each linear joint velocity.
     max_velocity_mps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
+    # Limit of each angular joint velocity.
     max_angular_velocity_rps: float = field(default=2.0, metadata=bounds(0.01, 50.0))
     # Body geometry (and mass, if given) from a URDF, relative to the scenario file; None: a box.
     urdf: str | None = None
@@ -462,14 +537,19 @@ class RobotConfig:
 class SimConfig:
     """How the simulator runs its step loop (not what it simulates: outputs do not depend on it)."""
 
+    # parallel: cameras and lidars on threads beside physics; sequential: one thread (same outputs).
     pipeline: Pipeline = Pipeline.PARALLEL
 
 
 @dataclass(frozen=True)
 class RecordConfig:
+    # Record every topic into bag/.
     bag: bool = True
+    # Write the ground truth under gt/.
     ground_truth: bool = True
+    # Write record.npz (what grade replay replays).
     experiment_record: bool = True
+    # zlib level of the ground-truth PNGs.
     png_compression: int = field(default=1, metadata=bounds(0, 9))
     # MCAP chunk compression of bag/ (zstd: about 10x smaller on rendered images).
     bag_compression: Compression = Compression.ZSTD
@@ -485,9 +565,13 @@ class FramesConfig:
     the fixed frame of the ground-truth topics the same). docs/frames.md draws both trees.
     """
 
+    # The fixed frame of the ground truth.
     world: str = field(default="world", metadata=ros_name())
+    # Each robot's odometry frame, <robot>/<odom>.
     odom: str = field(default="odom", metadata=ros_name())
+    # Each robot's body frame, <robot>/<base>.
     base: str = field(default="base_link", metadata=ros_name())
+    # Publish the static world -> <robot>/<odom> link (false when a SLAM stack owns map -> odom).
     publish_world_odom: bool = True
 
     def odom_frame(self, robot: str) -> str:
@@ -501,10 +585,15 @@ class FramesConfig:
 class Scenario:
     """A validated scenario; `load_scenario` builds it from a YAML file."""
 
+    # The simulator engine (mujoco).
     backend: str = "mujoco"
+    # Seed of every random choice of the run.
     seed: int = field(default=0, metadata=bounds(0, 2**63 - 1))
+    # Simulated seconds recorded after the bootstrap.
     duration_s: float = field(default=20.0, metadata=bounds(0.0, 86400.0, exclusive_min=True))
+    # Simulated seconds run before recording starts.
     bootstrap_s: float = field(default=1.0, metadata=bounds(0.0, 60.0))
+    # Pace simulated time to the wall clock.
     realtime: bool = False
     environment: EnvironmentConfig = field(default_factory=EnvironmentConfig)
     people: PeopleConfig = field(default_factory=PeopleConfig)
