@@ -118,13 +118,21 @@ class PersonSpec:
 
 
 @dataclass(frozen=True)
-class PersonTimeline:
-    """The state of one person at every physics step (k = 0 .. n-1)."""
+class GaitTimeline:
+    """Where a walker (a person, an animal) is at every physics step (k = 0 .. n-1): its ground
+    position and heading, its gait cycle's phase and amplitude (0 standing .. 1 moving)."""
 
     position_xy: FloatArray  # (n, 2)
     heading_rad: FloatArray  # (n,)
     phase_rad: FloatArray  # (n,)
-    amplitude: FloatArray  # (n,) 0 standing .. 1 walking
+    amplitude: FloatArray  # (n,)
+
+
+@dataclass(frozen=True)
+class PersonTimeline(GaitTimeline):
+    """The state of one person at every physics step: the walker's track, then what the
+    person does (motion) and where they sit."""
+
     motion: NDArray[np.int8]  # (n,) MOTION_CODES of each step's motion
     # (n,) Height of the seat of the person's sit stop (walking up to a chair, sitting, standing
     # up and stepping away); NaN outside sit stops.

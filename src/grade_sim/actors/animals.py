@@ -26,6 +26,7 @@ from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import quat_mul
 from grade_common.types import FloatArray
 from grade_people.paths import coarsen, plan_path, sample_free_point
+from grade_people.people import GaitTimeline
 from grade_sim.config.scenario import AnimalGait, AnimalKind, AnimalsConfig
 
 HEADING_RATE_RPS = 2.0
@@ -157,13 +158,10 @@ class AnimalSpec:
 
 
 @dataclass(frozen=True)
-class AnimalTimeline:
-    """The state of one animal at every physics step (k = 0 .. n-1)."""
+class AnimalTimeline(GaitTimeline):
+    """The state of one animal at every physics step: the walker's track, then its gait's run
+    and graze blends and its gait code."""
 
-    position_xy: FloatArray  # (n, 2)
-    heading_rad: FloatArray  # (n,)
-    phase_rad: FloatArray  # (n,)
-    amplitude: FloatArray  # (n,) 0 standing .. 1 moving
     run_blend: FloatArray  # (n,) 0 walk .. 1 run (gait offsets, swing, stride)
     graze_blend: FloatArray  # (n,) 0 head up .. 1 head at the ground
     gait: NDArray[np.int8]  # (n,) GAIT_CODES
