@@ -28,6 +28,11 @@ SMALLER: dict[str, list[tuple[str, str, str]]] = {
         ("config/person_dataset.yaml", "height: 240", "height: 120"),
     ],
     "own-robot-and-world.md": [("", "duration_s: 4.0", "duration_s: 1.5")],
+    "changed-surroundings.md": [
+        ("", "duration_s=3", "duration_s=1.5"),
+        ("", "width=320", "width=160"),
+        ("", "height=240", "height=120"),
+    ],
 }
 # page -> what the reader is told to open at the end.
 RESULTS = {
@@ -35,6 +40,12 @@ RESULTS = {
     "own-robot-and-world.md": [
         "runs/my_robot/contact_sheet_quad1_camera.png",
         "runs/my_robot/trajectory.png",
+    ],
+    "changed-surroundings.md": [
+        "runs/original/contact_sheet_uav1_camera.png",
+        "runs/dim_no_people/contact_sheet_uav1_camera.png",
+        "runs/dim_no_people/fidelity.json",
+        "runs/original_pt/gt/uav1/camera/rgb.txt",
     ],
 }
 
