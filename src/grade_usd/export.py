@@ -37,7 +37,7 @@ from grade_common.types import FloatArray
 from grade_render.world_state import GeomShape, WorldState
 from grade_sim.io.record import load_record
 from grade_sim.optics.lens import lens_of
-from grade_sim.world.light_units import intensity_cd
+from grade_sim.world.light_units import SATURATION_K, intensity_cd
 from grade_sim.world.usd_semantics import apply_semantics
 from grade_usd.baked import baked_box_st
 from grade_usd.errors import UsdExportError, UsdOutputExistsError
@@ -183,6 +183,10 @@ class _StageWriter:
         # One time code per physics step; the first is the first recorded stamp's.
         self.first_code = round(int(stamps[0]) * self.hz / 1e9)
         self.n = world.record.n_steps
+        # A baked surface's display value v is the luminance v * 1.2 * 2^EV100 cd/m^2: what a
+        # camera at the world's exposure shows as v (grade_sim.world.light_units).
+        self.ev100 = float(world.scene.world.exposure_ev100)
+        self.baked_nits = SATURATION_K * 2.0**self.ev100
 
     def code(self, step: int) -> float:
         return float(self.first_code + step)
@@ -203,6 +207,7 @@ class _StageWriter:
             "grade:physicsHz": self.hz,
             "grade:experimentStartTimeCode": self.code(record.start_step),
             "grade:seed": int(record.scenario.seed),
+            "grade:exposureEv100": self.ev100,
         }
         self.world.pose(0)
         shapes = self.world.shapes()
@@ -304,7 +309,8 @@ class _StageWriter:
                 ST, Sdf.ValueTypeNames.TexCoord2fArray, interp
             )
             primvar.Set(Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(st, dtype=np.float32)))
-        material = self.looks.material(rgba, shape.texture_rgb, emissive=baked is not None)
+        nits = self.baked_nits if baked is not None else 0.0
+        material = self.looks.material(rgba, shape.texture_rgb, emission_nits=nits)
         UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).Bind(material)
         return mesh
 
@@ -367,7 +373,7 @@ class _StageWriter:
         from pxr import Sdf, UsdGeom, UsdLux
 
         UsdGeom.Scope.Define(self.stage, "/World/Lights")
-        ev100 = float(self.world.scene.world.exposure_ev100)
+        ev100 = self.ev100
         for n, light in enumerate(self.world.lights()):
             peak = float(np.max(light.diffuse_rgb))
             if peak <= 0:
