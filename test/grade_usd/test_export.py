@@ -168,3 +168,17 @@ def test_a_refusal_creates_nothing(
     assert sorted(tmp_path.rglob("*")) == before
     if case == "exists":
         assert out.read_text() == "mine"
+
+
+def test_grade_export_usd_command(
+    usd_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_cli.main import main
+
+    out = tmp_path / "cli.usda"
+    assert main(["export", "usd", str(usd_run), "--out", str(out)]) == 0
+    printed = capsys.readouterr().out
+    assert f"-> {out}" in printed
+    last = load_record(usd_run / "record.npz").n_steps - 1
+    assert f"time codes 0..{last} at 240/s" in printed
+    assert Usd.Stage.Open(str(out)).GetPrimAtPath("/World/Cameras/uav1_camera")
