@@ -33,6 +33,26 @@ class StageView:
     rgb_png: bytes | None  # the path-traced colour image, when asked for
 
 
+def _dome_rgb(stage_path: Path) -> list[float]:
+    """Radiance (nits, per channel) of the stage's untextured DomeLights, which Blender 5.0's
+    importer leaves out: the worker makes them the world's background."""
+    from pxr import Usd, UsdLux
+
+    stage = Usd.Stage.Open(str(stage_path))
+    total = [0.0, 0.0, 0.0]
+    for prim in stage.Traverse():
+        if prim.IsA(UsdLux.DomeLight):
+            dome = UsdLux.DomeLight(prim)
+            if dome.GetTextureFileAttr().Get():
+                continue
+            scale = float(dome.GetIntensityAttr().Get()) * 2.0 ** float(
+                dome.GetExposureAttr().Get() or 0.0
+            )
+            color = dome.GetColorAttr().Get()
+            total = [t + scale * float(c) for t, c in zip(total, color, strict=True)]
+    return total
+
+
 def _blender_exposure(stage_path: Path) -> float:
     """Blender's exposure (stops) of a camera at the stage's EV100: luminance L shows as
     L / (1.2 * 2^EV100), the simulator's convention (grade_sim.world.light_units)."""
@@ -92,6 +112,7 @@ def render_stage(
             # pi L W, whose surface then shines L / (4 pi r^2): scaled back to L.
             "light_intensity_scale": 4 * math.pi * LIGHT_RADIUS_M**2,
             "instances": instance_names(stage_path),
+            "dome_rgb": _dome_rgb(stage_path),
         }
         (job_dir / "job.json").write_text(json.dumps(job))
         run_worker(job_dir, lambda event: None, python, WORKER)

@@ -4,13 +4,15 @@
 
 It imports only the standard library, numpy, bpy and grade render's worker (its ground-truth
 pass: depth and object index through pixel centres). JOB_DIR/job.json names the stage, the
-camera prim, the time code, the image size, the Cycles samples and, per prim name, the instance
-id (read from the stage's semantics by grade, which has usd-core). The stage goes through
-Blender's own USD importer (`bpy.ops.wm.usd_import`: meshes, UsdSkel people, cameras, lights,
-UsdPreviewSurface materials); the worker sets nothing but the render settings, the frame and
-each object's pass index. It writes JOB_DIR/gt.npy (planar depth in metres, 0 where nothing is
-hit, and the instance id per pixel, both through pixel centres) and, when asked, rgb.png, then
-prints one JSON line `{"done": true, "objects": N}`.
+camera prim, the time code, the image size, the Cycles samples, the exposure and, read from the
+stage by grade (which has usd-core), each prim's instance id and the radiance of the stage's
+untextured DomeLights. The stage goes through Blender's own USD importer
+(`bpy.ops.wm.usd_import`: meshes, UsdSkel people, cameras, lights, UsdPreviewSurface
+materials); the worker adds only what that importer leaves out (the domes, as the world's
+background), the render settings, the frame and each object's pass index. It writes
+JOB_DIR/gt.npy (planar depth in metres, 0 where nothing is hit, and the instance id per pixel,
+both through pixel centres) and, when asked, rgb.png, then prints one JSON line
+`{"done": true, "objects": N}`.
 """
 
 from __future__ import annotations
@@ -48,6 +50,15 @@ def main(argv: list[str]) -> int:
         light_intensity_scale=float(job["light_intensity_scale"]),
     )
     s = bpy.context.scene
+    peak = max(job["dome_rgb"])
+    if peak > 0:
+        world = bpy.data.worlds.new("dome")
+        world.use_nodes = True
+        background = world.node_tree.nodes["Background"]
+        # A colour socket holds 0..1: the radiance's size goes into the strength.
+        background.inputs["Color"].default_value = (*(c / peak for c in job["dome_rgb"]), 1.0)
+        background.inputs["Strength"].default_value = peak
+        s.world = world
     ids: dict[str, int] = job["instances"]
     objects = list(s.objects)
     for obj in objects:

@@ -374,6 +374,17 @@ class _StageWriter:
 
         UsdGeom.Scope.Define(self.stage, "/World/Lights")
         ev100 = self.ev100
+        ambient = np.asarray(self.world.model.vis.headlight.ambient, dtype=np.float64)
+        if float(ambient.max()) > 0:
+            # MuJoCo's ambient term lights every surface of albedo a with a * ambient: the
+            # outgoing radiance under a uniform sky of luminance L is a * L, so a dome of
+            # ambient x 1.2 x 2^EV100 nits (as baked surfaces emit, grade:exposureEv100).
+            dome = UsdLux.DomeLight.Define(self.stage, "/World/Lights/ambient")
+            dome.CreateIntensityAttr(float(ambient.max()) * self.baked_nits)
+            dome.CreateColorAttr(tuple(float(v) / float(ambient.max()) for v in ambient))
+            dome.GetPrim().CreateAttribute("grade:ambient", Sdf.ValueTypeNames.Double3).Set(
+                tuple(float(v) for v in ambient)
+            )
         for n, light in enumerate(self.world.lights()):
             peak = float(np.max(light.diffuse_rgb))
             if peak <= 0:

@@ -62,8 +62,9 @@ def test_every_drawn_geom_person_camera_and_light_is_a_prim(
     assert len(skinned) == 2 == len(stage.GetPrimAtPath("/World/People").GetChildren())
     cams = [p for p in stage.Traverse() if p.IsA(UsdGeom.Camera)]
     assert [c.GetName() for c in cams] == ["uav1_camera"]
-    lights = stage.GetPrimAtPath("/World/Lights").GetChildren()
-    assert len(lights) == sum(1 for li in world.lights() if max(li.diffuse_rgb) > 0)
+    lights = [p.GetName() for p in stage.GetPrimAtPath("/World/Lights").GetChildren()]
+    assert "ambient" in lights  # the scenario's ambient fill, a DomeLight
+    assert len(lights) - 1 == sum(1 for li in world.lights() if max(li.diffuse_rgb) > 0)
     assert exported.prims == sum(1 for _ in stage.Traverse())
     # Every mesh is labelled with the simulator's class and instance id.
     for prim in meshes:
