@@ -31,7 +31,7 @@ import numpy as np
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
-from grade_common.rotations import matrix_to_quat
+from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.rundir import RECORD_NPZ, RunLayout
 from grade_common.types import FloatArray
 from grade_render.world_state import GeomShape, WorldState
@@ -110,20 +110,20 @@ def export_usd(run_dir: Path, out: Path, *, albedo: bool = False) -> UsdExportRe
     except GradeError as err:
         raise UsdExportError(f"{run_dir}: {err}") from err
     tex_final = textures_dir_of(out)
+    stage_out = StagedOutput(out, exists_error=UsdOutputExistsError, inputs=[run_dir])
+    tex_out = StagedOutput(tex_final, exists_error=UsdOutputExistsError, inputs=[run_dir])
     try:
-        with (
-            StagedOutput(out, exists_error=UsdOutputExistsError, inputs=[run_dir]) as tmp,
-            StagedOutput(tex_final, exists_error=UsdOutputExistsError, inputs=[run_dir]) as tex,
-        ):
-            writer = _StageWriter(world, tmp, tex, tex_final.name)
-            stats = writer.write()
-            had_textures = tex.exists()
-            if not had_textures:
-                tex.mkdir()  # committed empty, then removed: the stage names no texture
-        if not had_textures:
-            for child in tex_final.iterdir():
-                child.unlink()
-            tex_final.rmdir()
+        stats = _StageWriter(world, stage_out.path, tex_out.path, tex_final.name).write()
+        # The textures first: once the stage is in place, everything it names is there.
+        if tex_out.path.exists():
+            tex_out.commit()
+        else:
+            tex_out.discard()
+        stage_out.commit()
+    except BaseException:
+        tex_out.discard()
+        stage_out.discard()
+        raise
     finally:
         world.close()
     size = out.stat().st_size + (
@@ -243,22 +243,19 @@ class _StageWriter:
         UsdGeom.Scope.Define(self.stage, "/World/Static")
         UsdGeom.Scope.Define(self.stage, "/World/Bodies")
         bodies: dict[int, tuple[Any, Any]] = {}
-        names: set[str] = set()
         for shape in shapes:
             body = int(m.geom_bodyid[shape.geom_id])
             static = int(m.body_weldid[body]) == 0
             if static:
                 parent = "/World/Static"
             else:
-                bname = self._mj_name(1, body) or f"body_{body}"
+                bname = self._body_name(body)
                 parent = f"/World/Bodies/{_name(f'b{body}_{bname}')}"
                 if body not in bodies:
                     xf = UsdGeom.Xform.Define(self.stage, parent)
                     bodies[body] = _transform_ops(xf)
             prim_name = _name(f"g{shape.geom_id}_{shape.name}")
             path = f"{parent}/{prim_name}"
-            assert path not in names
-            names.add(path)
             mesh = self._mesh(path, shape)
             api = UsdGeom.Xformable(mesh)
             if static:
@@ -274,10 +271,11 @@ class _StageWriter:
                 apply_semantics(mesh.GetPrim(), info.label, shape.instance_id)
         return bodies
 
-    def _mj_name(self, obj_type: int, index: int) -> str:
+    def _body_name(self, body: int) -> str:
         import mujoco
 
-        return mujoco.mj_id2name(self.world.model, obj_type, index) or ""
+        name = mujoco.mj_id2name(self.world.model, mujoco.mjtObj.mjOBJ_BODY, body)
+        return str(name or f"body_{body}")
 
     def _mesh(self, path: str, shape: GeomShape) -> Any:
         from pxr import Sdf, UsdGeom, UsdShade, Vt
@@ -451,7 +449,7 @@ class _StageWriter:
                 r_op.Set(Gf.Quatf(*quat[j].tolist()), t)
             for (robot, cam), (t_op, r_op) in cameras.items():
                 p, q_opt = world.engine.camera_pose(robot, cam)
-                r_usd = _quat_matrix(q_opt) @ flip
+                r_usd = quat_to_matrix(q_opt) @ flip
                 t_op.Set(Gf.Vec3d(*p.tolist()), t)
                 r_op.Set(_quatf(matrix_to_quat(r_usd)), t)
 
@@ -481,12 +479,6 @@ class _RigidActorPoses:
             np.concatenate([np.zeros((self.n_people, 3)), pos.reshape(-1, 3)]),
             np.concatenate([still_q, quat.reshape(-1, 4)]),
         )
-
-
-def _quat_matrix(q: FloatArray) -> FloatArray:
-    from grade_common.rotations import quat_to_matrix
-
-    return quat_to_matrix(q)
 
 
 def _matrix3d(k: FloatArray) -> Any:
