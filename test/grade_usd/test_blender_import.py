@@ -13,11 +13,10 @@ import pytest
 import yaml
 
 from grade_common.tum import DEPTH_SCALE, read_list
-from grade_render.errors import RenderSetupError
-from grade_render.worker_process import blender_python
 from grade_sim.sim.run import run_scenario
 from grade_usd.blender_check import render_stage
 from grade_usd.export import UsdExportResult, export_usd
+from render_kit import needs_bpy
 from scenario_kit import small_scenario
 
 pytestmark = [pytest.mark.render, pytest.mark.slow]
@@ -25,20 +24,12 @@ CAM_DIR = Path("gt") / "uav1" / "camera"
 MIN_PIXELS = 30  # smaller masks are mostly boundary: their IoU says little
 
 
-def _bpy_available() -> bool:
-    try:
-        blender_python()
-    except RenderSetupError:
-        return False
-    return True
-
-
 def _person_ids(run: Path) -> set[int]:
     table = yaml.safe_load((run / "gt" / "instances.yaml").read_text())
     return {int(iid) for iid, row in table.items() if row["class"] == "person"}
 
 
-@pytest.mark.skipif(not _bpy_available(), reason="bpy is not installed: run `make setup-render`")
+@needs_bpy
 def test_blender_sees_the_simulators_depth_and_instances(
     usd_run: Path, exported: UsdExportResult
 ) -> None:
@@ -70,7 +61,7 @@ def test_blender_sees_the_simulators_depth_and_instances(
     assert checked >= 3
 
 
-@pytest.mark.skipif(not _bpy_available(), reason="bpy is not installed: run `make setup-render`")
+@needs_bpy
 def test_baked_surfaces_look_as_the_simulator_drew_them(
     tmp_path_factory: pytest.TempPathFactory,
 ) -> None:
