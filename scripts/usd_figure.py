@@ -17,10 +17,10 @@ from pathlib import Path
 import cv2
 import numpy as np
 import yaml
+from sheet_kit import write_image
 
 from grade_common.tum import read_list
 from grade_usd.blender_check import render_stage
-from sheet_kit import write_image
 
 CAM = ("uav1", "camera")
 
@@ -32,7 +32,9 @@ def _person_frame(run: Path) -> str:
     stamps = [s for s, _ in read_list(cam_dir / "instance.txt")]
 
     def count(stamp: str) -> int:
-        return int(np.isin(cv2.imread(str(cam_dir / "instance" / f"{stamp}.png"), -1), people).sum())
+        return int(
+            np.isin(cv2.imread(str(cam_dir / "instance" / f"{stamp}.png"), -1), people).sum()
+        )
 
     return max(stamps[::5], key=count)
 
@@ -45,7 +47,6 @@ def main() -> None:
     parser.add_argument("--stamp", help="camera frame stamp as in rgb.txt (default: most people)")
     parser.add_argument("--width", type=int, default=320)
     parser.add_argument("--samples", type=int, default=16)
-    parser.add_argument("--exposure", type=float, default=0.0)
     args = parser.parse_args()
     stamp = args.stamp or _person_frame(args.run)
     cam_dir = args.run / "gt" / CAM[0] / CAM[1]
@@ -55,7 +56,7 @@ def main() -> None:
     hz = 240.0
     view = render_stage(
         args.stage, f"{CAM[0]}_{CAM[1]}", round(float(stamp) * hz), (w, h), far_m=20.0,
-        samples=args.samples, exposure=args.exposure,
+        samples=args.samples,
     )  # fmt: skip
     assert view.rgb_png is not None
     blender = cv2.imdecode(np.frombuffer(view.rgb_png, np.uint8), cv2.IMREAD_COLOR)[:, :, ::-1]

@@ -71,7 +71,7 @@ class Worker:
         self._build_skins()
         self._build_lights()
         self._build_camera()
-        self._gt_tree = self._gt_compositor()
+        self._gt_tree = gt_compositor(bpy)
 
     # -- set-up ------------------------------------------------------------------------------
     def _settings(self) -> tuple[str, str]:
@@ -249,20 +249,6 @@ class Worker:
             light.parent = self.camera
             self.scene.collection.objects.link(light)
 
-    def _gt_compositor(self) -> Any:
-        """Depth -> red, object index -> green of a float EXR (read back with bpy)."""
-        bpy = self.bpy
-        tree = bpy.data.node_groups.new("gt", "CompositorNodeTree")
-        tree.interface.new_socket(name="Image", in_out="OUTPUT", socket_type="NodeSocketColor")
-        layers = tree.nodes.new("CompositorNodeRLayers")
-        combine = tree.nodes.new("CompositorNodeCombineColor")
-        out = tree.nodes.new("NodeGroupOutput")
-        tree.links.new(layers.outputs["Depth"], combine.inputs["Red"])
-        tree.links.new(layers.outputs["Object Index"], combine.inputs["Green"])
-        combine.inputs["Alpha"].default_value = 1.0
-        tree.links.new(combine.outputs[0], out.inputs[0])
-        return tree
-
     # -- per frame ---------------------------------------------------------------------------
     def _place(self, obj: Any, matrix: np.ndarray) -> None:
         obj.location = tuple(matrix[:3, 3])
@@ -355,20 +341,40 @@ class Worker:
             exr, 1, False, ("BOX", 0.01), False, self._gt_tree, ("OPEN_EXR", "RGBA", "32")
         )
         s.cycles.max_bounces = bounces
-        img = self.bpy.data.images.load(str(exr))
-        w, h = img.size
-        px = np.empty(w * h * 4, np.float32)
-        img.pixels.foreach_get(px)
-        self.bpy.data.images.remove(img)
-        exr.unlink()
-        px = px.reshape(h, w, 4)[::-1]
-        depth = px[:, :, 0].copy()
-        depth[depth >= BACKGROUND_DEPTH] = 0.0
-        gt = np.stack([depth, px[:, :, 1]])
+        gt = read_gt(self.bpy, exr)
         tmp_gt = out / ".gt.partial.npy"
         np.save(tmp_gt, gt)
         os.replace(tmp_gt, out / "gt.npy")
         os.replace(tmp, out / "rgb.png")
+
+
+def gt_compositor(bpy: Any) -> Any:
+    """Depth -> red, object index -> green of a float EXR (read back with `read_gt`)."""
+    tree = bpy.data.node_groups.new("gt", "CompositorNodeTree")
+    tree.interface.new_socket(name="Image", in_out="OUTPUT", socket_type="NodeSocketColor")
+    layers = tree.nodes.new("CompositorNodeRLayers")
+    combine = tree.nodes.new("CompositorNodeCombineColor")
+    out = tree.nodes.new("NodeGroupOutput")
+    tree.links.new(layers.outputs["Depth"], combine.inputs["Red"])
+    tree.links.new(layers.outputs["Object Index"], combine.inputs["Green"])
+    combine.inputs["Alpha"].default_value = 1.0
+    tree.links.new(combine.outputs[0], out.inputs[0])
+    return tree
+
+
+def read_gt(bpy: Any, exr: Path) -> np.ndarray:
+    """(2, h, w) planar depth in metres (0 where nothing is hit) and object index, top row
+    first, from the EXR that `gt_compositor` wrote (removed once read)."""
+    img = bpy.data.images.load(str(exr))
+    w, h = img.size
+    px = np.empty(w * h * 4, np.float32)
+    img.pixels.foreach_get(px)
+    bpy.data.images.remove(img)
+    exr.unlink()
+    px = px.reshape(h, w, 4)[::-1]
+    depth = px[:, :, 0].copy()
+    depth[depth >= BACKGROUND_DEPTH] = 0.0
+    return np.stack([depth, px[:, :, 1]])
 
 
 def light_nodes(data: Any, power: float, attenuation: list[float], exponent: float = 0.0) -> None:

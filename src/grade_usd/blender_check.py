@@ -8,6 +8,7 @@ recorded camera frame) and to show a stage path traced. bpy runs in its own envi
 from __future__ import annotations
 
 import json
+import math
 import shutil
 import tempfile
 from dataclasses import dataclass
@@ -18,7 +19,9 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_render.worker_process import run_worker
+from grade_sim.world.light_units import SATURATION_K
 from grade_sim.world.usd_semantics import semantic_instance
+from grade_usd.export import LIGHT_RADIUS_M
 
 WORKER = Path(__file__).with_name("blender_usd_worker.py")
 
@@ -28,6 +31,37 @@ class StageView:
     depth_m: FloatArray  # (h, w) planar depth, 0 where nothing is hit
     instance: np.ndarray  # (h, w) uint16 instance ids (0: none)
     rgb_png: bytes | None  # the path-traced colour image, when asked for
+
+
+def _dome_rgb(stage_path: Path) -> list[float]:
+    """Radiance (nits, per channel) of the stage's untextured DomeLights, which Blender 5.0's
+    importer leaves out: the worker makes them the world's background."""
+    from pxr import Usd, UsdLux
+
+    stage = Usd.Stage.Open(str(stage_path))
+    total = [0.0, 0.0, 0.0]
+    for prim in stage.Traverse():
+        if prim.IsA(UsdLux.DomeLight):
+            dome = UsdLux.DomeLight(prim)
+            if dome.GetTextureFileAttr().Get():
+                continue
+            scale = float(dome.GetIntensityAttr().Get()) * 2.0 ** float(
+                dome.GetExposureAttr().Get() or 0.0
+            )
+            color = dome.GetColorAttr().Get()
+            total = [t + scale * float(c) for t, c in zip(total, color, strict=True)]
+    return total
+
+
+def _blender_exposure(stage_path: Path) -> float:
+    """Blender's exposure (stops) of a camera at the stage's EV100: luminance L shows as
+    L / (1.2 * 2^EV100), the simulator's convention (grade_sim.world.light_units)."""
+    from pxr import Usd
+
+    stage = Usd.Stage.Open(str(stage_path))  # held: the layer lives as long as its stage
+    data = stage.GetRootLayer().customLayerData
+    ev100 = float(data.get("grade:exposureEv100", 0.0))
+    return -(ev100 + math.log2(SATURATION_K))
 
 
 def instance_names(stage_path: Path) -> dict[str, int]:
@@ -51,12 +85,12 @@ def render_stage(
     far_m: float,
     *,
     samples: int = 0,
-    exposure: float = 0.0,
     python: str | None = None,
 ) -> StageView:
     """Render `camera` (a prim name under /World/Cameras) of the stage at `time_code`.
 
-    samples: 0 renders only the ground-truth pass; more also the colour image.
+    samples: 0 renders only the ground-truth pass; more also the colour image, exposed as the
+    simulator's camera is (the stage's grade:exposureEv100) with a linear display transform.
 
     Raises:
         RenderSetupError: bpy is not installed.
@@ -73,8 +107,12 @@ def render_stage(
             "far_m": far_m,
             "samples": samples,
             "rgb": samples > 0,
-            "exposure": exposure,
+            "exposure": _blender_exposure(stage_path),
+            # Blender 5.0's importer gives a sphere light of intensity L (nits) the power
+            # pi L W, whose surface then shines L / (4 pi r^2): scaled back to L.
+            "light_intensity_scale": 4 * math.pi * LIGHT_RADIUS_M**2,
             "instances": instance_names(stage_path),
+            "dome_rgb": _dome_rgb(stage_path),
         }
         (job_dir / "job.json").write_text(json.dumps(job))
         run_worker(job_dir, lambda event: None, python, WORKER)

@@ -2,14 +2,17 @@
 
     python blender_usd_worker.py JOB_DIR
 
-It imports only the standard library, numpy and bpy. JOB_DIR/job.json names the stage, the
-camera prim, the time code, the image size, the Cycles samples and, per prim name, the instance
-id (read from the stage's semantics by grade, which has usd-core). The stage goes through
-Blender's own USD importer (`bpy.ops.wm.usd_import`: meshes, UsdSkel people, cameras, lights,
-UsdPreviewSurface materials); the worker sets nothing but the render settings, the frame and
-each object's pass index. It writes JOB_DIR/gt.npy (planar depth in metres, 0 where nothing is
-hit, and the instance id per pixel, both through pixel centres) and, when asked, rgb.png, then
-prints one JSON line `{"done": true, "objects": N}`.
+It imports only the standard library, numpy, bpy and grade render's worker (its ground-truth
+pass: depth and object index through pixel centres). JOB_DIR/job.json names the stage, the
+camera prim, the time code, the image size, the Cycles samples, the exposure and, read from the
+stage by grade (which has usd-core), each prim's instance id and the radiance of the stage's
+untextured DomeLights. The stage goes through Blender's own USD importer
+(`bpy.ops.wm.usd_import`: meshes, UsdSkel people, cameras, lights, UsdPreviewSurface
+materials); the worker adds only what that importer leaves out (the domes, as the world's
+background), the render settings, the frame and each object's pass index. It writes
+JOB_DIR/gt.npy (planar depth in metres, 0 where nothing is hit, and the instance id per pixel,
+both through pixel centres) and, when asked, rgb.png, then prints one JSON line
+`{"done": true, "objects": N}`.
 """
 
 from __future__ import annotations
@@ -22,7 +25,9 @@ from typing import Any
 
 import numpy as np
 
-BACKGROUND_DEPTH = 1e9  # Cycles writes 1e10 where a ray hits nothing
+# The ground-truth pass is grade render's (its worker imports only numpy and bpy as well).
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "grade_render"))
+from blender_worker import gt_compositor, read_gt  # type: ignore[import-not-found]
 
 
 def _instance_of(name: str, ids: dict[str, int]) -> int:
@@ -42,8 +47,18 @@ def main(argv: list[str]) -> int:
         merge_parent_xform=False,  # keep one object per prim: names are the prims'
         import_subdivision=False,
         set_frame_range=True,
+        light_intensity_scale=float(job["light_intensity_scale"]),
     )
     s = bpy.context.scene
+    peak = max(job["dome_rgb"])
+    if peak > 0:
+        world = bpy.data.worlds.new("dome")
+        world.use_nodes = True
+        background = world.node_tree.nodes["Background"]
+        # A colour socket holds 0..1: the radiance's size goes into the strength.
+        background.inputs["Color"].default_value = (*(c / peak for c in job["dome_rgb"]), 1.0)
+        background.inputs["Strength"].default_value = peak
+        s.world = world
     ids: dict[str, int] = job["instances"]
     objects = list(s.objects)
     for obj in objects:
@@ -67,22 +82,13 @@ def main(argv: list[str]) -> int:
     if job.get("rgb"):
         s.cycles.samples = int(job["samples"])
         s.cycles.use_denoising = True
-        s.view_settings.view_transform = "AgX"
-        s.view_settings.exposure = float(job.get("exposure", 0.0))
+        s.view_settings.view_transform = "Standard"  # sRGB of the linear value, as MuJoCo's
+        s.view_settings.exposure = float(job["exposure"])
         s.render.image_settings.file_format = "PNG"
         s.render.filepath = str(job_dir / "rgb.png")
         bpy.ops.render.render(write_still=True)
     # Ground truth: one camera ray through each pixel centre (Z and object index only).
-    tree = bpy.data.node_groups.new("gt", "CompositorNodeTree")
-    tree.interface.new_socket(name="Image", in_out="OUTPUT", socket_type="NodeSocketColor")
-    layers = tree.nodes.new("CompositorNodeRLayers")
-    combine = tree.nodes.new("CompositorNodeCombineColor")
-    out = tree.nodes.new("NodeGroupOutput")
-    tree.links.new(layers.outputs["Depth"], combine.inputs["Red"])
-    tree.links.new(layers.outputs["Object Index"], combine.inputs["Green"])
-    combine.inputs["Alpha"].default_value = 1.0
-    tree.links.new(combine.outputs["Image"], out.inputs["Image"])
-    s.compositing_node_group = tree
+    s.compositing_node_group = gt_compositor(bpy)
     s.render.use_compositing = True
     s.cycles.samples = 1
     s.cycles.use_denoising = False
@@ -94,15 +100,8 @@ def main(argv: list[str]) -> int:
     exr = job_dir / "gt.exr"
     s.render.filepath = str(exr)
     bpy.ops.render.render(write_still=True)
-    img = bpy.data.images.load(str(exr))
-    w, h = img.size
-    px = np.empty(w * h * 4, np.float32)
-    img.pixels.foreach_get(px)
-    px = px.reshape(h, w, 4)[::-1]
-    depth = px[:, :, 0].copy()
-    depth[depth >= BACKGROUND_DEPTH] = 0.0
     tmp = job_dir / ".gt.partial.npy"
-    np.save(tmp, np.stack([depth, px[:, :, 1]]))
+    np.save(tmp, read_gt(bpy, exr))
     os.replace(tmp, job_dir / "gt.npy")
     print(json.dumps({"done": True, "objects": len(objects)}), flush=True)
     return 0

@@ -17,8 +17,12 @@ from __future__ import annotations
 
 import argparse
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from grade_common.cli_args import add_recorded_run, command_parser
+
+if TYPE_CHECKING:
+    from grade_usd.export import UsdExportResult
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -39,12 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str]) -> int:
-    """Parse argv, export, print a summary; return the exit code."""
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> UsdExportResult:
+    """Export as the parsed arguments say (one format: usd)."""
     from grade_usd.export import export_usd
 
-    result = export_usd(args.run_dir, args.out, albedo=args.albedo)
+    return export_usd(args.run_dir, args.out, albedo=args.albedo)
+
+
+def main(argv: list[str]) -> int:
+    """Parse argv, export, print a summary; return the exit code."""
+    result = run(build_parser().parse_args(argv))
     textures = f" + {result.textures}" if result.textures else ""
     print(
         f"exported {result.prims} prims, time codes {result.start_time_code:g}.."

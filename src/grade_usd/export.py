@@ -31,13 +31,13 @@ import numpy as np
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
-from grade_common.rotations import matrix_to_quat
+from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.rundir import RECORD_NPZ, RunLayout
 from grade_common.types import FloatArray
 from grade_render.world_state import GeomShape, WorldState
 from grade_sim.io.record import load_record
 from grade_sim.optics.lens import lens_of
-from grade_sim.world.light_units import intensity_cd
+from grade_sim.world.light_units import SATURATION_K, intensity_cd
 from grade_sim.world.usd_semantics import apply_semantics
 from grade_usd.baked import baked_box_st
 from grade_usd.errors import UsdExportError, UsdOutputExistsError
@@ -110,20 +110,20 @@ def export_usd(run_dir: Path, out: Path, *, albedo: bool = False) -> UsdExportRe
     except GradeError as err:
         raise UsdExportError(f"{run_dir}: {err}") from err
     tex_final = textures_dir_of(out)
+    stage_out = StagedOutput(out, exists_error=UsdOutputExistsError, inputs=[run_dir])
+    tex_out = StagedOutput(tex_final, exists_error=UsdOutputExistsError, inputs=[run_dir])
     try:
-        with (
-            StagedOutput(out, exists_error=UsdOutputExistsError, inputs=[run_dir]) as tmp,
-            StagedOutput(tex_final, exists_error=UsdOutputExistsError, inputs=[run_dir]) as tex,
-        ):
-            writer = _StageWriter(world, tmp, tex, tex_final.name)
-            stats = writer.write()
-            had_textures = tex.exists()
-            if not had_textures:
-                tex.mkdir()  # committed empty, then removed: the stage names no texture
-        if not had_textures:
-            for child in tex_final.iterdir():
-                child.unlink()
-            tex_final.rmdir()
+        stats = _StageWriter(world, stage_out.path, tex_out.path, tex_final.name).write()
+        # The textures first: once the stage is in place, everything it names is there.
+        if tex_out.path.exists():
+            tex_out.commit()
+        else:
+            tex_out.discard()
+        stage_out.commit()
+    except BaseException:
+        tex_out.discard()
+        stage_out.discard()
+        raise
     finally:
         world.close()
     size = out.stat().st_size + (
@@ -183,6 +183,10 @@ class _StageWriter:
         # One time code per physics step; the first is the first recorded stamp's.
         self.first_code = round(int(stamps[0]) * self.hz / 1e9)
         self.n = world.record.n_steps
+        # A baked surface's display value v is the luminance v * 1.2 * 2^EV100 cd/m^2: what a
+        # camera at the world's exposure shows as v (grade_sim.world.light_units).
+        self.ev100 = float(world.scene.world.exposure_ev100)
+        self.baked_nits = SATURATION_K * 2.0**self.ev100
 
     def code(self, step: int) -> float:
         return float(self.first_code + step)
@@ -203,6 +207,7 @@ class _StageWriter:
             "grade:physicsHz": self.hz,
             "grade:experimentStartTimeCode": self.code(record.start_step),
             "grade:seed": int(record.scenario.seed),
+            "grade:exposureEv100": self.ev100,
         }
         self.world.pose(0)
         shapes = self.world.shapes()
@@ -238,22 +243,19 @@ class _StageWriter:
         UsdGeom.Scope.Define(self.stage, "/World/Static")
         UsdGeom.Scope.Define(self.stage, "/World/Bodies")
         bodies: dict[int, tuple[Any, Any]] = {}
-        names: set[str] = set()
         for shape in shapes:
             body = int(m.geom_bodyid[shape.geom_id])
             static = int(m.body_weldid[body]) == 0
             if static:
                 parent = "/World/Static"
             else:
-                bname = self._mj_name(1, body) or f"body_{body}"
+                bname = self._body_name(body)
                 parent = f"/World/Bodies/{_name(f'b{body}_{bname}')}"
                 if body not in bodies:
                     xf = UsdGeom.Xform.Define(self.stage, parent)
                     bodies[body] = _transform_ops(xf)
             prim_name = _name(f"g{shape.geom_id}_{shape.name}")
             path = f"{parent}/{prim_name}"
-            assert path not in names
-            names.add(path)
             mesh = self._mesh(path, shape)
             api = UsdGeom.Xformable(mesh)
             if static:
@@ -269,10 +271,11 @@ class _StageWriter:
                 apply_semantics(mesh.GetPrim(), info.label, shape.instance_id)
         return bodies
 
-    def _mj_name(self, obj_type: int, index: int) -> str:
+    def _body_name(self, body: int) -> str:
         import mujoco
 
-        return mujoco.mj_id2name(self.world.model, obj_type, index) or ""
+        name = mujoco.mj_id2name(self.world.model, mujoco.mjtObj.mjOBJ_BODY, body)
+        return str(name or f"body_{body}")
 
     def _mesh(self, path: str, shape: GeomShape) -> Any:
         from pxr import Sdf, UsdGeom, UsdShade, Vt
@@ -304,7 +307,8 @@ class _StageWriter:
                 ST, Sdf.ValueTypeNames.TexCoord2fArray, interp
             )
             primvar.Set(Vt.Vec2fArray.FromNumpy(np.ascontiguousarray(st, dtype=np.float32)))
-        material = self.looks.material(rgba, shape.texture_rgb, emissive=baked is not None)
+        nits = self.baked_nits if baked is not None else 0.0
+        material = self.looks.material(rgba, shape.texture_rgb, emission_nits=nits)
         UsdShade.MaterialBindingAPI.Apply(mesh.GetPrim()).Bind(material)
         return mesh
 
@@ -367,7 +371,18 @@ class _StageWriter:
         from pxr import Sdf, UsdGeom, UsdLux
 
         UsdGeom.Scope.Define(self.stage, "/World/Lights")
-        ev100 = float(self.world.scene.world.exposure_ev100)
+        ev100 = self.ev100
+        ambient = np.asarray(self.world.model.vis.headlight.ambient, dtype=np.float64)
+        if float(ambient.max()) > 0:
+            # MuJoCo's ambient term lights every surface of albedo a with a * ambient: the
+            # outgoing radiance under a uniform sky of luminance L is a * L, so a dome of
+            # ambient x 1.2 x 2^EV100 nits (as baked surfaces emit, grade:exposureEv100).
+            dome = UsdLux.DomeLight.Define(self.stage, "/World/Lights/ambient")
+            dome.CreateIntensityAttr(float(ambient.max()) * self.baked_nits)
+            dome.CreateColorAttr(tuple(float(v) / float(ambient.max()) for v in ambient))
+            dome.GetPrim().CreateAttribute("grade:ambient", Sdf.ValueTypeNames.Double3).Set(
+                tuple(float(v) for v in ambient)
+            )
         for n, light in enumerate(self.world.lights()):
             peak = float(np.max(light.diffuse_rgb))
             if peak <= 0:
@@ -434,7 +449,7 @@ class _StageWriter:
                 r_op.Set(Gf.Quatf(*quat[j].tolist()), t)
             for (robot, cam), (t_op, r_op) in cameras.items():
                 p, q_opt = world.engine.camera_pose(robot, cam)
-                r_usd = _quat_matrix(q_opt) @ flip
+                r_usd = quat_to_matrix(q_opt) @ flip
                 t_op.Set(Gf.Vec3d(*p.tolist()), t)
                 r_op.Set(_quatf(matrix_to_quat(r_usd)), t)
 
@@ -464,12 +479,6 @@ class _RigidActorPoses:
             np.concatenate([np.zeros((self.n_people, 3)), pos.reshape(-1, 3)]),
             np.concatenate([still_q, quat.reshape(-1, 4)]),
         )
-
-
-def _quat_matrix(q: FloatArray) -> FloatArray:
-    from grade_common.rotations import quat_to_matrix
-
-    return quat_to_matrix(q)
 
 
 def _matrix3d(k: FloatArray) -> Any:

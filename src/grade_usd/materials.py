@@ -63,14 +63,17 @@ class MaterialLibrary:
         self,
         rgba: NDArray[np.float64],
         texture_rgb: NDArray[np.uint8] | None,
-        emissive: bool = False,
+        emission_nits: float = 0.0,
     ) -> Any:
-        """A UsdShade.Material of colour `rgba` (sRGB) times `texture_rgb` (top row first);
-        `emissive`: the colour is the surface's final look (baked lighting), emitted, not lit."""
+        """A UsdShade.Material of colour `rgba` (sRGB) times `texture_rgb` (top row first).
+
+        emission_nits: > 0, the colour is the surface's final look (baked lighting): emitted,
+        not lit, a display value of 1 as this luminance (cd/m^2), without specular reflection.
+        """
         from pxr import Gf, Sdf, UsdShade
 
         tex_file = None if texture_rgb is None else self._texture_file(texture_rgb)
-        key = (tuple(np.round(rgba, 6)), tex_file, emissive)
+        key = (tuple(np.round(rgba, 6)), tex_file, emission_nits)
         if key in self._materials:
             return self._materials[key]
         path = f"{self.root}/mat_{len(self._materials)}"
@@ -84,9 +87,11 @@ class MaterialLibrary:
         if float(rgba[3]) < 1.0:
             shader.CreateInput("opacity", Sdf.ValueTypeNames.Float).Set(float(rgba[3]))
         diffuse = shader.CreateInput("diffuseColor", Sdf.ValueTypeNames.Color3f)
-        if emissive:
+        if emission_nits > 0:
             diffuse.Set(Gf.Vec3f(0.0, 0.0, 0.0))
+            shader.CreateInput("ior", Sdf.ValueTypeNames.Float).Set(1.0)  # no specular
             diffuse = shader.CreateInput("emissiveColor", Sdf.ValueTypeNames.Color3f)
+            color = color * emission_nits
         if tex_file is None:
             diffuse.Set(color)
         else:

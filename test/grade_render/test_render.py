@@ -19,23 +19,12 @@ from grade_common.tum import DEPTH_SCALE, read_camera_info, read_list, read_pose
 from grade_render.errors import RenderError, RenderOutputExistsError, RenderSetupError
 from grade_render.render import RenderResult, render_run
 from grade_render.settings import Device, RenderSettings
-from grade_render.worker_process import blender_python
+from render_kit import bpy_available, needs_bpy
 
 CAM = ("uav1", "camera")
 SETTINGS = RenderSettings(samples=4, device=Device.CPU, frames="0:2", seed=3)
 
 
-def _bpy_available() -> bool:
-    try:
-        blender_python()
-    except RenderSetupError:
-        return False
-    return True
-
-
-needs_bpy = pytest.mark.skipif(
-    not _bpy_available(), reason="bpy is not installed: run `make setup-render`"
-)
 pytestmark = [pytest.mark.render, pytest.mark.slow]
 
 
@@ -51,7 +40,7 @@ def _image(root: Path, kind: str, stamp: str) -> np.ndarray:
 
 @pytest.fixture(scope="module")
 def rendered(recorded: Path, tmp_path_factory: pytest.TempPathFactory) -> RenderResult:
-    if not _bpy_available():
+    if not bpy_available():
         pytest.skip("bpy is not installed: run `make setup-render`")
     out = tmp_path_factory.mktemp("rendered") / "pt"
     return render_run(recorded, out, SETTINGS)
@@ -111,7 +100,7 @@ def default_scenario_run(
     repo_root: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[Path, RenderResult]:
     """The default scenario (config/indoor_uav.yaml, skinned people) at 96x72, re-rendered."""
-    if not _bpy_available():
+    if not bpy_available():
         pytest.skip("bpy is not installed: run `make setup-render`")
     from grade_sim.config.scenario import load_scenario
     from grade_sim.sim.run import run_scenario
@@ -283,7 +272,7 @@ def test_cli_rejects_bad_settings_naming_them(
 def mesh_world_run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, RenderResult]:
     """The sample mesh world (OBJ + MTL + PNG textures through texture coordinates), seen from a
     still UAV looking down at the floor's four coloured quadrants, and its path-traced render."""
-    if not _bpy_available():
+    if not bpy_available():
         pytest.skip("bpy is not installed: run `make setup-render`")
     from grade_sim.config.scenario import scenario_from_mapping
     from grade_sim.sim.run import run_scenario

@@ -1,5 +1,5 @@
-"""A small recorded run (160x120 camera, two skinned people, a flying object, a UAV) and its
-USD export, shared by the grade_usd tests."""
+"""A small recorded run (160x120 camera, two skinned people, a flying object, a gazelle, a UAV)
+and its USD export, shared by the grade_usd tests."""
 
 from __future__ import annotations
 
@@ -7,16 +7,27 @@ from pathlib import Path
 
 import pytest
 
+from grade_sim.config.scenario import Scenario
 from grade_sim.sim.run import run_scenario
 from grade_usd.export import UsdExportResult, export_usd
 from scenario_kit import small_scenario
 
 
 @pytest.fixture(scope="session")
-def usd_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def usd_scenario() -> Scenario:
+    return small_scenario(
+        160,
+        120,
+        duration_s=0.25,
+        people={"count": 2, "body": "skinned"},
+        animals={"count": 1, "kinds": ["gazelle"]},
+    )
+
+
+@pytest.fixture(scope="session")
+def usd_run(tmp_path_factory: pytest.TempPathFactory, usd_scenario: Scenario) -> Path:
     out = tmp_path_factory.mktemp("usd_src") / "run"
-    people = {"count": 2, "body": "skinned"}
-    result = run_scenario(small_scenario(160, 120, duration_s=0.25, people=people), out)
+    result = run_scenario(usd_scenario, out)
     assert result.stats.status == "complete"
     return result.path
 

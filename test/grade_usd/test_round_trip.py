@@ -7,18 +7,18 @@ import numpy as np
 import pytest
 
 from depth_kit import world_depth
-from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig
+from grade_sim.config.scenario import LightsConfig, MeshEnvironmentConfig, Scenario
 from grade_sim.scene import build_scene
 from grade_sim.world.meshes import load_mesh_world
 from grade_usd.export import UsdExportResult
-from scenario_kit import small_scenario
 
 pytest.importorskip("pxr")
 
 
-def test_exported_world_loads_back_with_the_same_depth(exported: UsdExportResult) -> None:
-    people = {"count": 2, "body": "skinned"}
-    original = build_scene(small_scenario(160, 120, duration_s=0.25, people=people)).world
+def test_exported_world_loads_back_with_the_same_depth(
+    exported: UsdExportResult, usd_scenario: Scenario
+) -> None:
+    original = build_scene(usd_scenario).world
     config = MeshEnvironmentConfig(path=str(exported.path))
     loaded = load_mesh_world(config, LightsConfig(count=1), np.random.default_rng(0))
     # The procedural world's bounds are its rooms' inside; the file's, its solids' outside.

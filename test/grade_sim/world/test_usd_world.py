@@ -154,3 +154,15 @@ def test_a_stage_that_does_not_open_names_the_file(tmp_path: Path) -> None:
     bad.write_text("#usda 1.0\nthis is not usd\n")
     with pytest.raises(ConfigError, match=r"environment\.mesh\.path: cannot open USD stage"):
         load(bad)
+
+
+def test_a_usdz_package_loads_with_its_texture_inside(room: Path, tmp_path: Path) -> None:
+    from pxr import UsdUtils
+
+    package = tmp_path / "room.usdz"
+    assert UsdUtils.CreateNewUsdzPackage(str(room), str(package))
+    world = load(package)
+    assert sorted(m.label for m in world.meshes) == ["chair", "floor", "table"]
+    (floor,) = [m for m in world.meshes if m.label == "floor"]
+    assert floor.texture_rgb is not None
+    assert tuple(floor.texture_rgb[0, 0]) == FLOOR_RGB
