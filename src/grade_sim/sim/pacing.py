@@ -22,13 +22,16 @@ import threading
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Generic, TypeVar
 
 from grade_common.errors import ConfigError
 
 T = TypeVar("T")
 NS_PER_S = 1_000_000_000
+# A message sent later than this after its release time counts as sent late: a 240 Hz IMU's
+# samples are 4.2 ms apart, so two of them could then leave together.
+SEND_LATE_S = 0.002
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,9 @@ class PaceReport:
             (the anchor's moves): 0 when the simulator kept pace.
         late_messages: messages that arrived after their release time.
         messages: messages released in the span.
+        sends_late: messages the sending thread sent more than SEND_LATE_S after their
+            release time (it had no CPU then: a busy machine), filled in by PacedSender.
+        send_late_max_s: the most any message was sent after its release time.
     """
 
     sim_s: float
@@ -49,6 +55,8 @@ class PaceReport:
     behind_s: float
     late_messages: int
     messages: int
+    sends_late: int = 0
+    send_late_max_s: float = 0.0
 
     @property
     def rate(self) -> float:
@@ -60,7 +68,9 @@ class PaceReport:
             f"{self.messages} messages, {self.sim_s:.2f} s of simulated time in "
             f"{self.wall_s:.2f} s (rate {self.rate:.2f} of real time); "
             f"{self.late_messages} arrived after their time, publishing fell "
-            f"{self.behind_s:.3f} s further behind the stamps"
+            f"{self.behind_s:.3f} s further behind the stamps; {self.sends_late} sent more than "
+            f"{SEND_LATE_S * 1e3:.0f} ms after their time (at most {self.send_late_max_s * 1e3:.1f}"
+            " ms: the sending thread had no CPU)"
         )
 
 
@@ -178,6 +188,8 @@ class PacedSender(Generic[T]):
         self._flush_now = False
         self._error: BaseException | None = None
         self._next_report_s = float("inf")
+        self._sends_late = 0
+        self._send_late_max_s = 0.0
         self._thread = threading.Thread(target=self._loop, name=name, daemon=True)
         self._thread.start()
 
@@ -206,14 +218,23 @@ class PacedSender(Generic[T]):
         self._thread.join()
         if self._error is not None:
             raise self._error
-        return self._schedule.run_report(self._clock())
+        return replace(
+            self._schedule.run_report(self._clock()),
+            sends_late=self._sends_late,
+            send_late_max_s=self._send_late_max_s,
+        )
 
     def _loop(self) -> None:
         while True:
             with self._cond:
-                item = self._next_due()
-                if item is None:
+                due = self._next_due()
+                if due is None:
                     return
+            release, item = due
+            late_s = self._clock() - release
+            if late_s > SEND_LATE_S:
+                self._sends_late += 1
+            self._send_late_max_s = max(self._send_late_max_s, late_s)
             try:
                 self._send(item)
             except BaseException as err:  # handed to the simulator thread at put/close
@@ -222,7 +243,7 @@ class PacedSender(Generic[T]):
                     self._queue.clear()
                 return
 
-    def _next_due(self) -> T | None:
+    def _next_due(self) -> tuple[float, T] | None:
         """Wait (holding the condition) until the head is due; None when closed and empty."""
         while True:
             now = self._clock()
@@ -231,10 +252,9 @@ class PacedSender(Generic[T]):
                 self._report_span(now)
                 self._next_report_s = now + self._report_period_s
             if self._queue:
-                release, item = self._queue[0]
+                release, _ = self._queue[0]
                 if now >= release or self._flush_now:
-                    self._queue.popleft()
-                    return item
+                    return self._queue.popleft()
                 timeout = min(release, self._next_report_s) - now
             elif self._closing:
                 self._report_span(now)  # the last, shorter span
