@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -61,6 +62,13 @@ def test_reliable_and_best_effort_subscribers_receive_every_message(tmp_path: Pa
         for qos in ("reliable", "sensor_data")
     }
     assert received == {"reliable": result.published, "sensor_data": result.published}
+    # At real-time pace the simulator publishes through its pacing queue (grade_sim.sim.pacing),
+    # which sent every message it was given; the reliable counter saw each one's source stamp.
+    paced = re.search(r"paced publishing: (\d+) messages", result.sim_log)
+    assert paced is not None, result.sim_log[-3000:]
+    assert int(paced.group(1)) == sum(result.published.values())
+    timing = result.timing["reliable"]
+    assert {t: timing[t]["messages"] for t in result.published} == result.published
     assert set(result.sockets) == {"counter_reliable", "counter_sensor_data", "sim_node"}
     assert all(result.sockets.values()), result.sockets  # each process had sockets to check
     assert result.non_loopback() == {}
