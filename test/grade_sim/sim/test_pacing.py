@@ -138,3 +138,23 @@ def test_an_error_in_send_reaches_the_caller() -> None:
     failed.wait()
     with pytest.raises(RuntimeError, match=r"publisher gone \(7\)"):
         sender.close()
+
+
+@pytest.mark.parametrize(
+    ("realtime", "pace_publishing", "lockstep", "paced"),
+    [
+        (True, True, False, True),
+        (True, False, False, False),  # pace_publishing:=false: as soon as simulated
+        (False, True, False, False),  # as fast as possible: nothing to pace against
+        (True, True, True, False),  # lockstep: the controller sets the pace, unchanged
+    ],
+)
+def test_sim_node_paces_only_realtime_runs_without_lockstep(
+    realtime: bool, pace_publishing: bool, lockstep: bool, paced: bool
+) -> None:
+    from grade_sim.node.sim_node import SimNodeParameters
+
+    params = SimNodeParameters(
+        scenario="s.yaml", realtime=realtime, pace_publishing=pace_publishing, lockstep=lockstep
+    )
+    assert params.paced is paced
