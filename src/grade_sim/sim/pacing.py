@@ -46,7 +46,8 @@ class PaceReport:
         late_messages: messages that arrived after their release time.
         messages: messages released in the span.
         sends_late: messages the sending thread sent more than SEND_LATE_S after their
-            release time (it had no CPU then: a busy machine), filled in by PacedSender.
+            release time (it had no CPU then: a busy machine); None where not counted (only
+            PacedSender's report of the whole run counts them).
         send_late_max_s: the most any message was sent after its release time.
     """
 
@@ -55,7 +56,7 @@ class PaceReport:
     behind_s: float
     late_messages: int
     messages: int
-    sends_late: int = 0
+    sends_late: int | None = None
     send_late_max_s: float = 0.0
 
     @property
@@ -64,13 +65,17 @@ class PaceReport:
         return self.sim_s / self.wall_s if self.wall_s > 0 else 0.0
 
     def describe(self) -> str:
-        return (
+        text = (
             f"{self.messages} messages, {self.sim_s:.2f} s of simulated time in "
             f"{self.wall_s:.2f} s (rate {self.rate:.2f} of real time); "
             f"{self.late_messages} arrived after their time, publishing fell "
-            f"{self.behind_s:.3f} s further behind the stamps; {self.sends_late} sent more than "
-            f"{SEND_LATE_S * 1e3:.0f} ms after their time (at most {self.send_late_max_s * 1e3:.1f}"
-            " ms: the sending thread had no CPU)"
+            f"{self.behind_s:.3f} s further behind the stamps"
+        )
+        if self.sends_late is None:
+            return text
+        return (
+            f"{text}; {self.sends_late} sent more than {SEND_LATE_S * 1e3:.0f} ms after their "
+            f"time (at most {self.send_late_max_s * 1e3:.1f} ms: the sending thread had no CPU)"
         )
 
 

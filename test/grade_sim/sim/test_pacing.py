@@ -77,6 +77,7 @@ def test_the_report_gives_the_rate_the_simulator_reached() -> None:
     assert report.late_messages == 240
     assert report.behind_s > 0
     assert "rate 0.50 of real time" in report.describe()
+    assert "sending thread" not in report.describe()  # the schedule does not send
     # The next span starts empty; the run's report still covers everything.
     assert schedule.report(now_s=3.0).messages == 0
     assert schedule.run_report(now_s=2.0).messages == 241
@@ -113,6 +114,8 @@ def test_the_sender_sends_everything_in_order_and_reports_falling_behind() -> No
     assert sent == list(range(51))
     assert report.messages == 51
     assert report.late_messages == 1
+    assert report.sends_late is not None
+    assert "sending thread" in report.describe()
     assert [r.late_messages for r in behind] == [1]  # reported at close (the last span)
 
 
