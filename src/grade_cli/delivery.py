@@ -204,7 +204,10 @@ def run_delivery(
         try:
             code = sim.popen.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired as err:
-            raise RuntimeError(f"sim_node did not finish in {timeout_s} s") from err
+            raise RuntimeError(
+                f"sim_node did not finish in {timeout_s} s of wall-clock time (a machine too "
+                "busy for the scenario at real time; give more with --timeout-s)"
+            ) from err
         if code != 0:
             raise RuntimeError(f"sim_node exited with {code}:\n{sim.text()[-3000:]}")
         sim.stop()
@@ -338,7 +341,15 @@ def main(argv: list[str]) -> int:
         action="store_true",
         help="the simulator also records its run directory (bag, ground truth), as record:=true",
     )
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=600.0,
+        help="wall-clock seconds the simulator may take for the run (600)",
+    )
     args, _ = parser.parse_known_args(argv)
+    if not args.timeout_s > 0:
+        parser.error(f"--timeout-s {args.timeout_s}: give a number of seconds > 0")
     if args.hogs < 0:
         parser.error(f"--hogs {args.hogs}: give 0 or more busy-loop processes")
     noise_params = None if args.no_noise else _config_root() / "config" / "noise.yaml"
@@ -354,6 +365,7 @@ def main(argv: list[str]) -> int:
             counter_depths=args.depth,
             paced=not args.no_pacing,
             record=args.record,
+            timeout_s=args.timeout_s,
         )
         load = os.getloadavg()  # while the hogs still run
     print(format_report(result))
