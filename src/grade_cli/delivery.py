@@ -21,7 +21,7 @@ import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO
+from typing import IO, Any
 
 import yaml
 
@@ -33,7 +33,12 @@ from grade_common.transport import (
     local_transport_environment,
 )
 from grade_noise.node.noise_node import PUBLISHED_COUNTS_PREFIX as NOISE_COUNTS_PREFIX
-from grade_replay.node.topic_counter import QOS_PROFILES, READY_LINE, RECEIVED_COUNTS_PREFIX
+from grade_replay.node.topic_counter import (
+    PUBLISH_TIMING_PREFIX,
+    QOS_PROFILES,
+    READY_LINE,
+    RECEIVED_COUNTS_PREFIX,
+)
 from grade_sim.node.sim_node import PUBLISHED_COUNTS_PREFIX as SIM_COUNTS_PREFIX
 from grade_sim.scenarios import default_scenario_path
 
@@ -51,6 +56,8 @@ class DeliveryResult:
     sockets: dict[str, list[BoundSocket]] = field(default_factory=dict)  # process -> sockets
     sim_log: str = ""
     noise_inputs: dict[str, str] = field(default_factory=dict)  # noisy topic -> its input
+    # QoS profile name -> topic -> grade_replay.publish_timing figures of what it received
+    timing: dict[str, dict[str, dict[str, float]]] = field(default_factory=dict)
 
     def all_published(self) -> dict[str, int]:
         return {**self.published, **self.noise_published}
@@ -87,12 +94,12 @@ class _Process:
         return code
 
 
-def _counts(text: str, prefix: str, label: str) -> dict[str, int]:
+def _counts(text: str, prefix: str, label: str) -> Any:
+    """The JSON after the last line with `prefix` in a process's output."""
     for line in reversed(text.splitlines()):
         at = line.find(prefix)
         if at >= 0:
-            counts: dict[str, int] = json.loads(line[at + len(prefix) :])
-            return counts
+            return json.loads(line[at + len(prefix) :])
     raise RuntimeError(f"{label} printed no '{prefix.strip()}' line:\n{text[-3000:]}")
 
 
@@ -117,11 +124,16 @@ def run_delivery(
     start_delay_s: float = 5.0,
     include: str = "",
     timeout_s: float = 600.0,
-    counter_depth: int | None = None,
+    counter_depths: tuple[int | None, ...] = (None,),
+    paced: bool = True,
+    record: bool = False,
 ) -> DeliveryResult:
     """Run the simulator (real-time pace) with counters and, given `noise_params`, noise_node.
 
-    `counter_depth` is the counters' history depth (None: topic_counter's own default).
+    `counter_depths`: one counter per QoS profile and depth (None: topic_counter's default
+    depth); with several, the counters are named `<profile> depth <n>`;
+    `paced` is sim_node's `pace_publishing` (false: messages leave as soon as simulated);
+    `record` has the simulator write a run directory (bag, ground truth) in `workdir` too.
 
     Raises:
         RuntimeError: a process failed or did not print its counts.
@@ -132,17 +144,18 @@ def run_delivery(
     procs: list[_Process] = []
     try:
         counters = {
-            qos: _Process(
-                f"counter_{qos}",
+            _counter_name(qos, depth, len(counter_depths) > 1): _Process(
+                f"counter_{qos}" + ("" if len(counter_depths) == 1 else f"_{depth}"),
                 [
                     *_module("grade_replay.node.topic_counter"),
                     *("--qos", qos, "--include", include),
-                    *(() if counter_depth is None else ("--depth", str(counter_depth))),
+                    *(() if depth is None else ("--depth", str(depth))),
                 ],
                 env,
                 workdir,
             )
             for qos in QOS_PROFILES
+            for depth in counter_depths
         }
         procs.extend(counters.values())
         noise = None
@@ -176,6 +189,9 @@ def run_delivery(
                 "realtime:=true",
                 "-p",
                 f"start_delay_s:={start_delay_s}",
+                "-p",
+                f"pace_publishing:={str(paced).lower()}",
+                *(("-p", f"output_dir:={workdir / 'run'}") if record else ()),
             ],
             env,
             workdir,
@@ -188,7 +204,10 @@ def run_delivery(
         try:
             code = sim.popen.wait(timeout=timeout_s)
         except subprocess.TimeoutExpired as err:
-            raise RuntimeError(f"sim_node did not finish in {timeout_s} s") from err
+            raise RuntimeError(
+                f"sim_node did not finish in {timeout_s} s of wall-clock time (a machine too "
+                "busy for the scenario at real time; give more with --timeout-s)"
+            ) from err
         if code != 0:
             raise RuntimeError(f"sim_node exited with {code}:\n{sim.text()[-3000:]}")
         sim.stop()
@@ -199,15 +218,23 @@ def run_delivery(
             noise_published = _counts(noise.text(), NOISE_COUNTS_PREFIX, "noise_node")
             time.sleep(1.0)
         received = {}
+        timing = {}
         for qos, c in counters.items():
             c.stop()
             received[qos] = _counts(c.text(), RECEIVED_COUNTS_PREFIX, c.label)
+            timing[qos] = _counts(c.text(), PUBLISH_TIMING_PREFIX, c.label)
         published = _counts(sim.text(), SIM_COUNTS_PREFIX, "sim_node")
         inputs = {} if noise_params is None else _noise_inputs(noise_params)
-        return DeliveryResult(published, noise_published, received, sockets, sim.text(), inputs)
+        return DeliveryResult(
+            published, noise_published, received, sockets, sim.text(), inputs, timing
+        )
     finally:
         for p in procs:
             p.stop()
+
+
+def _counter_name(qos: str, depth: int | None, several: bool) -> str:
+    return f"{qos} depth {depth}" if several else qos
 
 
 def _noise_inputs(params: Path) -> dict[str, str]:
@@ -236,6 +263,7 @@ def format_report(result: DeliveryResult) -> str:
             cells.append(f"{got:>9d} ({100 * frac:6.2f} %)")
         lines.append(f"{topic:48s} {sent:>9d} " + " ".join(f"{c:>20s}" for c in cells))
     lines.append(f"worst topic: {100 * worst:.2f} % delivered (target {100 * TARGET_FRACTION} %)")
+    lines.extend(_timing_lines(result))
     for noisy, source in sorted(result.noise_inputs.items()):
         sent, made = result.published.get(source, 0), result.noise_published.get(noisy, 0)
         share = 100 * made / sent if sent else 0.0
@@ -249,6 +277,45 @@ def format_report(result: DeliveryResult) -> str:
     return "\n".join(lines)
 
 
+# The counter that receives every message shows how the publisher wrote them.
+_TIMING_FROM = "reliable"
+
+
+def _timing_lines(result: DeliveryResult) -> list[str]:
+    """Per topic: the gaps between its publications and its largest burst (a burst larger than
+    a best-effort subscriber's depth loses messages when its executor runs late)."""
+    # Of several reliable counters (several depths), the one that received the most.
+    timing = max(
+        (t for q, t in result.timing.items() if q.startswith(_TIMING_FROM)),
+        key=lambda t: sum(int(v["messages"]) for v in t.values()),
+        default={},
+    )
+    if not timing:
+        return []
+    lines = [
+        f"publish timing (source timestamps seen by the {_TIMING_FROM} counter): gap p50 / p99 /"
+        " max ms, largest burst (messages within 1 ms)"
+    ]
+    for topic, t in sorted(timing.items()):
+        lines.append(
+            f"  {topic:46s} {t['gap_p50_ms']:8.2f} {t['gap_p99_ms']:8.2f} {t['gap_max_ms']:8.2f}"
+            f" {int(t['burst_max']):6d}"
+        )
+    return lines
+
+
+def _depths(text: str) -> tuple[int | None, ...]:
+    try:
+        depths = tuple(int(word) for word in text.split(","))
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(
+            f"{text!r}: give a depth or comma-separated depths, e.g. 5 or 5,50,200"
+        ) from err
+    if not depths or min(depths) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: every depth must be 1 or more")
+    return depths
+
+
 def main(argv: list[str]) -> int:
     parser = argparse.ArgumentParser(prog="grade bench delivery", description=__doc__)
     parser.add_argument("--scenario", type=Path, default=None, help="default: indoor_uav.yaml")
@@ -258,9 +325,31 @@ def main(argv: list[str]) -> int:
         "--hogs", type=int, default=0, help="busy-loop CPU hog processes to run meanwhile (0)"
     )
     parser.add_argument(
-        "--depth", type=int, default=None, help="the counters' history depth (topic_counter's)"
+        "--depth",
+        type=_depths,
+        default=(None,),
+        help="the counters' history depth (topic_counter's default); a comma-separated list "
+        "runs one counter per depth and QoS, e.g. 5,50,200",
+    )
+    parser.add_argument(
+        "--no-pacing",
+        action="store_true",
+        help="sim_node publishes each message as soon as simulated (pace_publishing:=false)",
+    )
+    parser.add_argument(
+        "--record",
+        action="store_true",
+        help="the simulator also records its run directory (bag, ground truth), as record:=true",
+    )
+    parser.add_argument(
+        "--timeout-s",
+        type=float,
+        default=600.0,
+        help="wall-clock seconds the simulator may take for the run (600)",
     )
     args, _ = parser.parse_known_args(argv)
+    if not args.timeout_s > 0:
+        parser.error(f"--timeout-s {args.timeout_s}: give a number of seconds > 0")
     if args.hogs < 0:
         parser.error(f"--hogs {args.hogs}: give 0 or more busy-loop processes")
     noise_params = None if args.no_noise else _config_root() / "config" / "noise.yaml"
@@ -273,13 +362,16 @@ def main(argv: list[str]) -> int:
             duration_s=args.duration_s,
             noise_params=noise_params,
             workdir=Path(tmp),
-            counter_depth=args.depth,
+            counter_depths=args.depth,
+            paced=not args.no_pacing,
+            record=args.record,
+            timeout_s=args.timeout_s,
         )
         load = os.getloadavg()  # while the hogs still run
     print(format_report(result))
     print(f"CPU hogs: {args.hogs} busy-loop processes on {os.cpu_count()} cores")
     print("load average (1, 5, 15 min): " + ", ".join(f"{v:.1f}" for v in load))
     for line in result.sim_log.splitlines():
-        if "real-time factor" in line:
+        if "real-time factor" in line or "pac" in line:
             print(line.strip())
     return 0

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -63,6 +64,13 @@ def test_reliable_and_best_effort_subscribers_receive_every_message(tmp_path: Pa
         for qos in ("reliable", "sensor_data")
     }
     assert received == {"reliable": result.published, "sensor_data": result.published}
+    # At real-time pace the simulator publishes through its pacing queue (grade_sim.sim.pacing),
+    # which sent every message it was given; the reliable counter saw each one's source stamp.
+    paced = re.search(r"paced publishing: (\d+) messages", result.sim_log)
+    assert paced is not None, result.sim_log[-3000:]
+    assert int(paced.group(1)) == sum(result.published.values())
+    timing = result.timing["reliable"]
+    assert {t: timing[t]["messages"] for t in result.published} == result.published
     assert set(result.sockets) == {"counter_reliable", "counter_sensor_data", "sim_node"}
     assert all(result.sockets.values()), result.sockets  # each process had sockets to check
     assert result.non_loopback() == {}
@@ -200,3 +208,29 @@ def test_best_effort_subscriber_keeps_a_burst_it_had_no_cpu_for(
         if received - got >= 0.05 * burst:
             break
     assert received == got + burst
+
+
+def test_report_shows_each_counter_and_the_publish_timing_of_the_fullest_reliable_one() -> None:
+    import argparse
+
+    from grade_cli.delivery import DeliveryResult, _depths, format_report
+
+    assert _depths("5,50,200") == (5, 50, 200)
+    for bad in ("5,x", "0"):
+        with pytest.raises(argparse.ArgumentTypeError, match="depth"):
+            _depths(bad)
+    timing = {"messages": 8, "gap_p50_ms": 0.05, "gap_p99_ms": 30.0, "gap_max_ms": 40.0}
+    result = DeliveryResult(
+        published={"/uav1/imu": 8},
+        noise_published={},
+        received={"reliable depth 5": {"/uav1/imu": 5}, "reliable depth 50": {"/uav1/imu": 8}},
+        timing={
+            "reliable depth 5": {"/uav1/imu": {**timing, "messages": 5, "burst_max": 5}},
+            "reliable depth 50": {"/uav1/imu": {**timing, "burst_max": 8}},
+        },
+    )
+    report = format_report(result)
+    assert "5 ( 62.50 %)" in report
+    assert "8 (100.00 %)" in report
+    imu_timing = [line for line in report.splitlines() if line.startswith("  /uav1/imu")]
+    assert imu_timing == [f"  {'/uav1/imu':46s}     0.05    30.00    40.00      8"]

@@ -2,7 +2,9 @@
 
 A delivery probe (`grade bench delivery`, the transport tests): it subscribes to each topic as
 it appears (matching `--include`, a regular expression), counts raw messages (no
-deserialisation), and at SIGINT/SIGTERM prints one line `received counts: {"topic": n, ...}`.
+deserialisation), and at SIGINT/SIGTERM prints one line `received counts: {"topic": n, ...}`
+and one `publish timing: {"topic": {...}, ...}` (grade_replay.publish_timing: the gaps between
+the messages' DDS source timestamps and the largest burst, as their publisher wrote them).
 With `--progress-period-s S` it also prints `counts so far: {...}` every S seconds, so that a
 caller can wait for a count (a condition) instead of for a time.
 
@@ -25,11 +27,14 @@ from typing import Any
 
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.subscription import MessageInfo
 
 from grade_common.node import spin as grade_spin
+from grade_replay.publish_timing import publish_timing
 
 RECEIVED_COUNTS_PREFIX = "received counts: "
 PROGRESS_COUNTS_PREFIX = "counts so far: "
+PUBLISH_TIMING_PREFIX = "publish timing: "
 READY_LINE = "topic_counter ready"
 # The two profiles subscribers use in practice: the sensor-data preset (best effort, keep last
 # 5; SLAM front ends, image pipelines) and the ROS 2 default (reliable, keep last 10; RViz).
@@ -62,6 +67,7 @@ class TopicCounter(Node):
         )
         self._include = re.compile(include)
         self.counts: dict[str, int] = {}
+        self.source_stamps_ns: dict[str, list[int]] = {}
         self._subs: list[Any] = []
         self.create_timer(_DISCOVERY_PERIOD_S, self._discover)
         if progress_period_s > 0:
@@ -82,18 +88,26 @@ class TopicCounter(Node):
             except (ImportError, AttributeError, ValueError):
                 continue  # a type this environment cannot load: not ours to count
             self.counts[topic] = 0
+            self.source_stamps_ns[topic] = []
             self._subs.append(
                 self.create_subscription(
-                    cls, topic, lambda _msg, t=topic: self._count(t), self._qos, raw=True
+                    cls,
+                    topic,
+                    lambda _msg, info, t=topic: self._count(t, info),
+                    self._qos,
+                    raw=True,
                 )
             )
 
-    def _count(self, topic: str) -> None:
+    def _count(self, topic: str, info: MessageInfo) -> None:
         self.counts[topic] += 1
+        self.source_stamps_ns[topic].append(info["source_timestamp"])
 
     def destroy_node(self) -> None:
         # The counts are the node's output: print them before the node goes away.
         print(RECEIVED_COUNTS_PREFIX + json.dumps(self.counts, sort_keys=True), flush=True)
+        timing = {t: publish_timing(s).as_dict() for t, s in self.source_stamps_ns.items() if s}
+        print(PUBLISH_TIMING_PREFIX + json.dumps(timing, sort_keys=True), flush=True)
         super().destroy_node()
 
 

@@ -48,6 +48,7 @@ from grade_sim.sensors.messages import QosPolicy, QosProfile, TopicSpec
 from grade_sim.sensors.observer import SimObserver
 from grade_sim.sim.acks import AckGate, parse_ack_links
 from grade_sim.sim.commands import CommandStore, LockstepTimeoutError
+from grade_sim.sim.pacing import PacedSender, PaceReport
 from grade_sim.sim.run import SimulatorSpec, run_scenario
 
 
@@ -123,6 +124,17 @@ class SimNodeParameters:
         -1, "simulate the scenario's first N robots (1..number of robots), -1: all"
     )
     realtime: bool = _parameter(False, "pace the simulation to wall-clock time")
+    pace_publishing: bool = _parameter(
+        True,
+        "realtime (not lockstep): publish each message when the wall clock reaches its stamp, "
+        "evenly; false: as soon as it is simulated (in bursts after a slow camera frame)",
+    )
+    pace_delay_s: float = _parameter(
+        0.25,
+        "paced publishing: wall-clock seconds between the simulation and its publishing, a "
+        "buffer that absorbs slow frames",
+        bounds(0.0, 10.0),
+    )
     command_timeout_s: float = _parameter(
         0.5, "hold still when the last joint command is older (sim time)", _NONNEGATIVE
     )
@@ -180,6 +192,11 @@ class SimNodeParameters:
                 f"parameter 'duration_s': {self.duration_s} must be > 0 (or -1 to keep)"
             )
         parse_ack_links(self.lockstep_acks)
+
+    @property
+    def paced(self) -> bool:
+        """Whether live messages leave at their stamps (realtime; lockstep sets its own pace)."""
+        return self.realtime and self.pace_publishing and not self.lockstep
 
     def sensor_qos_profile(self, topic: TopicSpec) -> QoSProfile:
         """The publisher QoS of a sensor topic (the core marks them QosProfile.SENSOR)."""
@@ -245,6 +262,8 @@ class _Publisher:
         self._last_state: dict[str, bytes] = {}
         commands.resend = self.resend_state
         self._acks = acks
+        self._paced: PacedSender[tuple[str, bytes]] | None = None
+        self._logger = node.get_logger()
         if acks is not None:
             unknown = [
                 link.input_topic for link in acks.links if link.input_topic not in self._pubs
@@ -259,12 +278,29 @@ class _Publisher:
     def on_message(self, topic: TopicSpec, stamp_ns: int, cdr: bytes) -> None:
         if self._acks is not None:
             self._acks.before_publish(topic.name, stamp_ns, cdr)
-        self._pubs[topic.name].publish(cdr)
-        self.published[topic.name] += 1
+        if self._paced is None:
+            self._send((topic.name, cdr))
+        else:
+            self._paced.put(stamp_ns, (topic.name, cdr))
         robot = self._odom_robot.get(topic.name)
         if robot is not None:
             self._last_state[robot] = cdr
             self._commands.require(robot, stamp_ns)
+
+    def _send(self, message: tuple[str, bytes]) -> None:
+        topic, cdr = message
+        self._pubs[topic].publish(cdr)
+        self.published[topic] += 1
+
+    def pace(self, delay_s: float) -> None:
+        """Publish each message when the wall clock reaches its stamp (grade_sim.sim.pacing),
+        `delay_s` after the first; say so in the log when the simulator cannot keep pace."""
+        self._paced = PacedSender(
+            self._send, delay_s, on_behind=self._log_behind, name="sim-paced-publisher"
+        )
+
+    def _log_behind(self, report: PaceReport) -> None:
+        self._logger.warning(f"live publishing cannot keep real-time pace: {report.describe()}")
 
     def resend_state(self, robot: str) -> None:
         """Publish a robot's last lockstep state again (its answer is overdue)."""
@@ -317,7 +353,12 @@ class _Publisher:
         return None
 
     def close(self, status: str) -> None:
-        return None
+        """Paced: publish what still waits (at its time; at once when the run did not
+        complete), so the counts logged afterwards are final."""
+        if self._paced is not None:
+            report = self._paced.close(flush_now=status != "complete")
+            self._paced = None
+            self._logger.info(f"paced publishing: {report.describe()}")
 
 
 class SimNode(Node):
@@ -459,6 +500,8 @@ def _run(node: SimNode) -> int:
         node.params.publisher_qos,
         node.acks,
     )
+    if node.params.paced:
+        publisher.pace(node.params.pace_delay_s)
     spec = spec.with_observers(publisher)
     out = node.params.output_dir
     if out:
