@@ -62,7 +62,12 @@ class ChildProcessTracker:
         )
         child.close()
         self._conn: Connection | None = Connection(parent.detach())
-        reply = self._receive("starting", _START_TIMEOUT_S, send=("start", config))
+        try:
+            reply = self._receive("starting", _START_TIMEOUT_S, send=("start", config))
+        except SlamError:  # the backend refused to start (a bad setting): the child leaves
+            self._close_connection()
+            self._proc.wait(timeout=30.0)
+            raise
         if reply is None:
             raise SlamError(self._died("starting"))
 
