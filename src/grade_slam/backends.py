@@ -175,7 +175,7 @@ def create_backend(
     if spec.isolated:
         from grade_slam.tracker_process import ChildProcessTracker
 
-        tracker: FrameTracker = ChildProcessTracker(config)
+        tracker: FrameTracker = ChildProcessTracker(config, f"{__name__}:build_in_process")
     else:
         tracker = spec.build(module, config)
     return MaskedTracker(tracker, config.mask_dilate_px) if config.mask_dynamic else tracker

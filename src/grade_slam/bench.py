@@ -116,6 +116,11 @@ def _main_live(args: argparse.Namespace) -> int:
     if unknown:
         print(f"grade bench slam: --backends {unknown} unknown; allowed {list(LIVE_BACKENDS)}")
         return 2
+    if any(LIVE_BACKENDS[b]["backend"].startswith("orb_slam3") for b in args.backends):
+        from grade_slam.vocabulary_set import resolve_vocabulary
+
+        # once, before any node starts (a node would build it while sim_node waits for it)
+        args.vocabulary = str(resolve_vocabulary(args.vocabulary, log=print))
     base = yaml.safe_load(shipped_file("config/slam_benchmark.yaml").read_text())
     rows = main_live(args, base)
     print(f"pacing: {args.pacing} (frames received of published in each row)")

@@ -239,7 +239,7 @@ def score(
 
 
 def plot(rows: list[Row], path: Path) -> Path:
-    """ATE RMSE per world, one bar per backend (mean over seeds, seeds as dots)."""
+    """ATE RMSE per world, one bar per backend (median over seeds and repeats, runs as dots)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -261,12 +261,12 @@ def plot(rows: list[Row], path: Path) -> Path:
                 continue
             x = j + (i - (len(backends) - 1) / 2) * width
             ax.bar(
-                x, float(np.mean(values)), width, color=f"C{i}", label=backend if j == 0 else None
+                x, float(np.median(values)), width, color=f"C{i}", label=backend if j == 0 else None
             )
             ax.plot([x] * len(values), values, "k.", ms=4)
     ax.set_xticks(range(len(worlds)), worlds)
     ax.set_ylabel("ATE RMSE [m] (SE(3), else origin)")
-    ax.set_title("live SLAM, lockstep (every frame)")
+    ax.set_title("live SLAM, lockstep (every frame): median, runs as dots")
     ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))  # clear of the bars
     fig.tight_layout()
     fig.savefig(path, dpi=120)

@@ -13,6 +13,7 @@ a frame sent to a dead child is a `SlamError`.
 from __future__ import annotations
 
 import ctypes
+import importlib
 import os
 import signal
 import socket
@@ -20,6 +21,7 @@ import subprocess
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -49,9 +51,10 @@ def describe_exit(code: int | None) -> str:
 
 
 class ChildProcessTracker:
-    """`FrameTracker` whose backend (`grade_slam.backends.build_in_process`) runs in a child."""
+    """`FrameTracker` whose backend runs in a child: `build` ("module:function", a function of
+    the `SlamConfig` that returns the tracker) is imported and called there."""
 
-    def __init__(self, config: SlamConfig) -> None:
+    def __init__(self, config: SlamConfig, build: str) -> None:
         self._config = config
         self._stats = TrackingStats()
         self._trajectory = Trajectory()
@@ -62,7 +65,12 @@ class ChildProcessTracker:
         )
         child.close()
         self._conn: Connection | None = Connection(parent.detach())
-        reply = self._receive("starting", _START_TIMEOUT_S, send=("start", config))
+        try:
+            reply = self._receive("starting", _START_TIMEOUT_S, send=("start", build, config))
+        except SlamError:  # the backend refused to start (a bad setting): the child leaves
+            self._close_connection()
+            self._proc.wait(timeout=30.0)
+            raise
         if reply is None:
             raise SlamError(self._died("starting"))
 
@@ -151,9 +159,15 @@ def _flush_native_stdio() -> None:
     ctypes.CDLL(None).fflush(None)
 
 
-def _serve(conn: Connection) -> None:
-    from grade_slam.backends import build_in_process
+def _builder(build: str) -> Callable[[SlamConfig], FrameTracker]:
+    module, _, function = build.partition(":")
+    builder: Callable[[SlamConfig], FrameTracker] = getattr(
+        importlib.import_module(module), function
+    )
+    return builder
 
+
+def _serve(conn: Connection) -> None:
     tracker: FrameTracker | None = None
     started_cpu_s = 0.0
 
@@ -170,7 +184,7 @@ def _serve(conn: Connection) -> None:
             return
         try:
             if message[0] == "start":
-                tracker = build_in_process(message[1])
+                tracker = _builder(message[1])(message[2])
                 started_cpu_s = time.process_time()
                 conn.send(("ready",))
             elif message[0] == "frame":

@@ -9,6 +9,16 @@ from typing import Any
 
 import yaml
 
+from grade_slam.backends import BACKENDS, BackendSpec
+
+# A registered backend whose package does not exist (the real import path, a missing package).
+MISSING_BACKEND = BackendSpec(
+    module="grade_no_such_slam_package",
+    install="pip install grade-no-such-slam-package==1.0",
+    build=BACKENDS["open3d_rgbd"].build,
+    description="test",
+)
+
 
 def executable(name: str) -> str:
     from ament_index_python.packages import get_package_prefix

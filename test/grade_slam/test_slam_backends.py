@@ -4,13 +4,12 @@ with the parameter, the allowed values and the install command."""
 from __future__ import annotations
 
 import pytest
+from slam_support import MISSING_BACKEND
 
 from grade_common.schema import from_mapping
 from grade_slam.backends import (
-    BACKENDS,
     OPEN3D_INSTALL,
     ORB_SLAM3_INSTALL,
-    BackendSpec,
     create_backend,
 )
 from grade_slam.config import SlamConfig
@@ -29,16 +28,8 @@ def test_unknown_backend_names_the_parameter_the_allowed_values_and_how_to_insta
 
 def test_backend_whose_package_is_missing_says_how_to_install_it() -> None:
     # the real import path of create_backend, with a package that does not exist
-    registry = {
-        "missing": BackendSpec(
-            module="grade_no_such_slam_package",
-            install="pip install grade-no-such-slam-package==1.0",
-            build=BACKENDS["open3d_rgbd"].build,
-            description="test",
-        )
-    }
     with pytest.raises(SlamConfigError) as info:
-        create_backend(SlamConfig(backend="missing"), registry)
+        create_backend(SlamConfig(backend="missing"), {"missing": MISSING_BACKEND})
     text = str(info.value)
     assert "backend = 'missing' needs the Python package 'grade_no_such_slam_package'" in text
     assert "install it with: pip install grade-no-such-slam-package==1.0" in text

@@ -6,8 +6,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from slam_support import MISSING_BACKEND
 
-from grade_slam.backends import BACKENDS, BackendSpec
+from grade_slam.backends import BACKENDS
 from grade_slam.lidar_odometry import LIDAR_BACKENDS, LidarBackend, LidarBackendSpec
 from grade_slam.readiness import Readiness, backend_readiness
 from grade_slam.vocabulary_set import VocabularyRecipe, cached_vocabulary_path
@@ -50,14 +51,7 @@ def test_orb_slam3_without_its_vocabulary_builds_on_first_use_and_with_it_is_rea
 
 
 def test_a_backend_whose_package_does_not_import_is_missing_with_its_install_command() -> None:
-    camera = {
-        "gone": BackendSpec(
-            module="grade_no_such_slam_package",
-            install="pip install grade-no-such-slam-package==1.0",
-            build=BACKENDS["open3d_rgbd"].build,
-            description="test",
-        )
-    }
+    camera = {"gone": MISSING_BACKEND}
     lidar = {
         LidarBackend.KISS_ICP: LidarBackendSpec(
             "grade_no_such_lidar.config",
