@@ -34,7 +34,7 @@ def world_depth(
             "robots": [{"name": "uav1", "start_xyz": [-500.0, -500.0, 5.0]}],
         }
     )
-    model = build_model(Scene(scenario, world, (), (), (), (), (), {}, 1)).model
+    model = build_model(Scene(scenario=scenario, world=world, n_steps=1)).model
     data = mujoco.MjData(model)
     mujoco.mj_forward(model, data)
     with mujoco.Renderer(model, size_px, size_px) as renderer:

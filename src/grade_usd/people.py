@@ -15,8 +15,9 @@ from typing import Any
 import numpy as np
 from numpy.typing import NDArray
 
+from grade_common.rotations import matrices_to_quats
 from grade_common.types import FloatArray
-from grade_people.skeleton import JOINT_NAMES, PARENTS, matrices_to_quats, rest_positions
+from grade_people.skeleton import JOINT_NAMES, PARENTS, rest_positions
 from grade_render.world_state import WorldState
 from grade_sim.world.usd_semantics import apply_semantics
 from grade_usd.materials import ST, MaterialLibrary

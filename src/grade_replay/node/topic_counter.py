@@ -27,7 +27,6 @@ from typing import Any
 
 from rclpy.node import Node
 from rclpy.qos import HistoryPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
-from rclpy.subscription import MessageInfo
 
 from grade_common.node import spin as grade_spin
 from grade_replay.publish_timing import publish_timing
@@ -99,7 +98,7 @@ class TopicCounter(Node):
                 )
             )
 
-    def _count(self, topic: str, info: MessageInfo) -> None:
+    def _count(self, topic: str, info: dict[str, Any]) -> None:
         self.counts[topic] += 1
         self.source_stamps_ns[topic].append(info["source_timestamp"])
 

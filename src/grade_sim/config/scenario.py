@@ -145,9 +145,11 @@ class ProceduralConfig:
 class MeshEnvironmentConfig:
     # The mesh file (OBJ, glTF/GLB, STL, PLY, USD), relative to the scenario file.
     path: str | None = None
-    # Metres per file unit and the file's up axis (y or z). None: the file's own (a USD stage's
-    # metersPerUnit and upAxis), else 1.0 and "z"; set, they win over the file's.
+    # Metres per file unit. None: the file's own (a USD stage's metersPerUnit), else 1.0; set,
+    # it wins over the file's.
     scale: float | None = field(default=None, metadata=bounds(1e-4, 1e4, exclusive_min=True))
+    # The file's up axis, y or z. None: the file's own (a USD stage's upAxis), else z; set, it
+    # wins over the file's.
     up_axis: str | None = None
     # Height above the floor that must be free where robots and actors are placed.
     free_space_height_m: float = field(default=1.0, metadata=bounds(0.1, 10.0))
