@@ -224,7 +224,7 @@ def _sim_topics() -> list[tuple[str, str, str]]:
         "reference scenario",
     )
     streams = SensorStreams(build_scene(scenario))
-    return [(t.name, t.msgtype, t.qos.value) for t in streams.topics()]
+    return [(t.name, t.msgtype, t.qos.describe()) for t in streams.topics()]
 
 
 def node_executables(setup_py: Path) -> dict[str, str]:

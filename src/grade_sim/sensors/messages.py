@@ -46,6 +46,15 @@ class QosProfile(enum.Enum):
         policy: QosPolicy = self.value
         return policy
 
+    def describe(self) -> str:
+        """The policy in words, e.g. "sensor (best effort, keep last 5)", for logs and docs."""
+        p = self.policy
+        words = ["reliable" if p.reliable else "best effort"]
+        if p.transient_local:
+            words.append("transient local")
+        words.append(f"keep last {p.depth}")
+        return f"{self.name.lower()} ({', '.join(words)})"
+
 
 @dataclass(frozen=True)
 class TopicSpec:
