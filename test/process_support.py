@@ -19,6 +19,36 @@ from pathlib import Path
 import pytest
 
 
+def colcon_build_grade(
+    repo_root: Path, ws: Path, env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    """`colcon build --packages-select grade` of `repo_root` into `ws`/build and `ws`/install
+    (a plain install, as a ROS 2 workspace builds it), with the environment `env`."""
+    return subprocess.run(
+        [
+            "colcon",
+            "--log-base",
+            str(ws / "log"),
+            "build",
+            "--base-paths",
+            str(repo_root),
+            "--packages-select",
+            "grade",
+            "--build-base",
+            str(ws / "build"),
+            "--install-base",
+            str(ws / "install"),
+            "--event-handlers",
+            "console_direct-",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+        check=False,
+    )
+
+
 def grade_launch_command(args: list[str]) -> list[str]:
     """`grade launch ARGS...` run with this interpreter."""
     return [sys.executable, "-m", "grade_cli.main", "launch", *args]

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import os
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
+
+from process_support import colcon_build_grade
 
 
 @pytest.mark.slow
@@ -15,29 +16,7 @@ def test_colcon_build_installs_standard_layout(repo_root: Path, tmp_path: Path) 
     if shutil.which("colcon") is None:
         pytest.skip("colcon is not installed")
     install = tmp_path / "install"
-    result = subprocess.run(
-        [
-            "colcon",
-            "--log-base",
-            str(tmp_path / "log"),
-            "build",
-            "--base-paths",
-            str(repo_root),
-            "--packages-select",
-            "grade",
-            "--build-base",
-            str(tmp_path / "build"),
-            "--install-base",
-            str(install),
-            "--event-handlers",
-            "console_direct-",
-        ],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        env=os.environ.copy(),
-        check=False,
-    )
+    result = colcon_build_grade(repo_root, tmp_path, os.environ.copy())
     assert result.returncode == 0, result.stdout + result.stderr
     prefix = install / "grade"
     assert (prefix / "share/ament_index/resource_index/packages/grade").is_file()

@@ -20,6 +20,7 @@ import pytest
 import yaml
 
 from grade_common import ros_distro
+from process_support import colcon_build_grade
 
 pytestmark = [pytest.mark.ros, pytest.mark.slow]
 
@@ -52,29 +53,7 @@ def test_colcon_install_runs_the_indoor_uav_launch_file(repo_root: Path, tmp_pat
         "ROS_PYTHON_VERSION": "3",
     }
     ws = tmp_path / "ws"
-    build = subprocess.run(
-        [
-            "colcon",
-            "--log-base",
-            str(ws / "log"),
-            "build",
-            "--base-paths",
-            str(repo_root),
-            "--packages-select",
-            "grade",
-            "--build-base",
-            str(ws / "build"),
-            "--install-base",
-            str(ws / "install"),
-            "--event-handlers",
-            "console_direct-",
-        ],
-        env=system,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    build = colcon_build_grade(repo_root, ws, system)
     assert build.returncode == 0, build.stdout + build.stderr
     prefix = ws / "install" / "grade"
     for name in ("sim_node", "recorder", "waypoint_mission", "noise_node", "grade"):

@@ -151,11 +151,15 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str]) -> int:
-    args = build_parser().parse_args(argv)
+def run(args: argparse.Namespace) -> int:
+    """Print the report (or the summary) and return 1 when a required part is broken."""
     found = findings(args.python, args.runs_dir)
     code = doctor.exit_code(found)
     if not args.summary or code:
         print("\n".join(doctor.report_lines(found)))
     print(doctor.summary_line(found))
     return code
+
+
+def main(argv: Sequence[str]) -> int:
+    return run(build_parser().parse_args(argv))

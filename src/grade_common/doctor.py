@@ -111,7 +111,7 @@ node = rclpy.create_node("grade_doctor")
 out["rmw"] = get_rmw_implementation_identifier()
 out["sockets"] = [f"{s.table} {s.address}:{s.port}" for s in transport.bound_sockets(os.getpid())
                   if not s.is_loopback]
-out["profile"] = os.environ.get(transport.PROFILE_ENV, "")
+out["profile"] = os.environ.get(ros_distro.fastdds_profile_env(), "")
 node.destroy_node()
 rclpy.shutdown()
 print(json.dumps(out))

@@ -8,10 +8,11 @@ itself in ROS_DISTRO; PyPI's wheels do not, so the installed `ros-rclpy` wheel's
 says which distro's wheels they are; an environment without ROS 2 uses GRADE_ROS_DISTRO (what
 scripts/env.sh exports), else Jazzy.
 
-What differs, as far as grade uses it: Jazzy's rclpy 7 and Fast DDS 2.14 against Kilted's
-rclpy 9 and Fast DDS 3. The message definitions grade publishes and records, and so their type
-hashes, are the same in both (rosbags' ROS2_JAZZY and ROS2_KILTED stores differ only by
-nav_msgs/msg/Goals, which grade does not use), so bags recorded under one read under the other.
+What differs, as far as grade uses it: Jazzy's rclpy 7 and Fast DDS 2.14 against Kilted's rclpy 9
+and Fast DDS 3 (whose XML profile variables differ: `fastdds_profile_env`). The message definitions
+grade publishes and records, and so their type hashes, are the same in both (rosbags' ROS2_JAZZY
+and ROS2_KILTED stores differ only by nav_msgs/msg/Goals, which grade does not use), so bags
+recorded under one read under the other.
 """
 
 from __future__ import annotations
@@ -46,6 +47,13 @@ class RosDistro(enum.StrEnum):
 DEFAULT_DISTRO = RosDistro.JAZZY
 # rclpy's major version in each distro (the wheels carry no distro name of their own).
 _RCLPY_MAJOR = {7: RosDistro.JAZZY, 9: RosDistro.KILTED}
+# The variable each distro's Fast DDS reads grade's XML profile from: Fast DDS 2.14 (Jazzy) reads
+# only FASTRTPS_DEFAULT_PROFILES_FILE; Fast DDS 3 (Kilted) reads FASTDDS_DEFAULT_PROFILES_FILE and
+# logs a deprecation warning in every process when the older name is set.
+_FASTDDS_PROFILE_ENV = {
+    RosDistro.JAZZY: "FASTRTPS_DEFAULT_PROFILES_FILE",
+    RosDistro.KILTED: "FASTDDS_DEFAULT_PROFILES_FILE",
+}
 # rosbags' typestore of each distro (rosbags.typesys.Stores member names).
 _TYPESTORE = {RosDistro.JAZZY: "ROS2_JAZZY", RosDistro.KILTED: "ROS2_KILTED"}
 
@@ -113,6 +121,11 @@ def current_distro(environ: Mapping[str, str] | None = None) -> RosDistro:
         return _RCLPY_MAJOR[major]
     chosen = env.get(GRADE_DISTRO_ENV, "")
     return parse_distro(chosen, GRADE_DISTRO_ENV) if chosen else DEFAULT_DISTRO
+
+
+def fastdds_profile_env(environ: Mapping[str, str] | None = None) -> str:
+    """The environment variable this distro's Fast DDS reads its XML profile from."""
+    return _FASTDDS_PROFILE_ENV[current_distro(environ)]
 
 
 def rmw_implementation(environ: Mapping[str, str] | None = None) -> str:

@@ -2,13 +2,13 @@
 that a process binds sockets on loopback only.
 
 Fast DDS reads the XML profile named by FASTDDS_DEFAULT_PROFILES_FILE (Fast DDS 3.x: Kilted) or
-FASTRTPS_DEFAULT_PROFILES_FILE (Fast DDS 2.14: Jazzy); both are set, each version ignores the
-other's name, so one environment serves both distros. rmw_fastrtps_cpp keeps the profile's
-transports only when ROS_AUTOMATIC_DISCOVERY_RANGE is SYSTEM_DEFAULT (or SUBNET): with LOCALHOST
-it appends its own UDP transport without an interface allowlist, which binds 0.0.0.0 and every
-outside address.
-The profile itself keeps discovery on 127.0.0.1 (unicast initial peers, no multicast), so it
-replaces LOCALHOST rather than widening it. See docs/transport.md.
+FASTRTPS_DEFAULT_PROFILES_FILE (Fast DDS 2.14: Jazzy); the environment names the one of this distro
+(grade_common.ros_distro.fastdds_profile_env). The launch files set both, since they cannot tell
+the distro (Kilted then logs that the older name is deprecated). rmw_fastrtps_cpp keeps the
+profile's transports only when ROS_AUTOMATIC_DISCOVERY_RANGE is SYSTEM_DEFAULT (or SUBNET): with
+LOCALHOST it appends its own UDP transport without an interface allowlist, which binds 0.0.0.0 and
+every outside address. The profile itself keeps discovery on 127.0.0.1 (unicast initial peers, no
+multicast), so it replaces LOCALHOST rather than widening it. See docs/transport.md.
 """
 
 from __future__ import annotations
@@ -21,10 +21,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+from grade_common.ros_distro import fastdds_profile_env
 from grade_common.share import shipped_file
 
 PROFILE_ENV = "FASTDDS_DEFAULT_PROFILES_FILE"
-# The name Fast DDS 2.x (ROS 2 Jazzy) reads; Fast DDS 3 reads only PROFILE_ENV.
+# The name Fast DDS 2.x (ROS 2 Jazzy) reads; Fast DDS 3 reads PROFILE_ENV.
 FASTDDS2_PROFILE_ENV = "FASTRTPS_DEFAULT_PROFILES_FILE"
 DISCOVERY_RANGE_ENV = "ROS_AUTOMATIC_DISCOVERY_RANGE"
 # The profile decides discovery; LOCALHOST would make the RMW add an unrestricted UDP transport.
@@ -51,8 +52,7 @@ def local_transport_environment(profile: Path) -> dict[str, str]:
     if not profile.is_file():
         raise FileNotFoundError(f"Fast DDS profile {profile} does not exist")
     return {
-        PROFILE_ENV: str(profile),
-        FASTDDS2_PROFILE_ENV: str(profile),
+        fastdds_profile_env(): str(profile),
         DISCOVERY_RANGE_ENV: DISCOVERY_RANGE_WITH_PROFILE,
     }
 

@@ -11,7 +11,8 @@ import yaml
 from grade_batch.jobs import expand
 from grade_batch.pipeline import JobPlan, job_environment
 from grade_batch.spec import load_sweep
-from grade_common.transport import DISCOVERY_RANGE_ENV, PROFILE_ENV, RMW_ENV, transport_environment
+from grade_common.ros_distro import fastdds_profile_env
+from grade_common.transport import DISCOVERY_RANGE_ENV, RMW_ENV, transport_environment
 
 
 def _plan(tmp_path: Path, repo_root: Path) -> JobPlan:
@@ -40,6 +41,6 @@ def test_the_job_environment_is_the_transport_modules(
     assert {k: env[k] for k in expected} == expected
     if rmw is None:
         assert env[DISCOVERY_RANGE_ENV] == "SYSTEM_DEFAULT"
-        assert Path(env[PROFILE_ENV]).is_file()
+        assert Path(env[fastdds_profile_env()]).is_file()
     assert env["ROS_DOMAIN_ID"] == "40"
     assert env["OMP_NUM_THREADS"] == "2"

@@ -17,10 +17,9 @@ from pathlib import Path
 
 import pytest
 
+from grade_common.ros_distro import fastdds_profile_env
 from grade_common.transport import (
     DISCOVERY_RANGE_ENV,
-    FASTDDS2_PROFILE_ENV,
-    PROFILE_ENV,
     PROFILE_RELPATH,
     bound_sockets,
     local_transport_environment,
@@ -41,8 +40,7 @@ def test_socket_table_sees_a_non_loopback_bind() -> None:
 def test_environment_names_the_shipped_profile(repo_root: Path) -> None:
     env = local_transport_environment(repo_root / PROFILE_RELPATH)
     assert env == {
-        PROFILE_ENV: str(repo_root / "config/fastdds/localhost.xml"),
-        FASTDDS2_PROFILE_ENV: str(repo_root / "config/fastdds/localhost.xml"),
+        fastdds_profile_env(): str(repo_root / "config/fastdds/localhost.xml"),
         DISCOVERY_RANGE_ENV: "SYSTEM_DEFAULT",
     }
     with pytest.raises(FileNotFoundError, match=r"nope\.xml"):

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from grade_common.ros_distro import fastdds_profile_env
 from grade_common.transport import (
     DISCOVERY_RANGE_ENV,
     DISCOVERY_RANGE_WITH_PROFILE,
@@ -27,9 +28,9 @@ from grade_common.transport import (
 def test_fast_dds_gets_the_shipped_profile_and_system_default(rmw: str | None) -> None:
     env = transport_environment({} if rmw is None else {RMW_ENV: rmw})
     assert env[DISCOVERY_RANGE_ENV] == "SYSTEM_DEFAULT"
-    assert Path(env[PROFILE_ENV]).is_file()
+    assert Path(env[fastdds_profile_env()]).is_file()
     assert (
-        Path(env[PROFILE_ENV]).read_bytes()
+        Path(env[fastdds_profile_env()]).read_bytes()
         == (Path(__file__).resolve().parents[2] / PROFILE_RELPATH).read_bytes()
     )
 
