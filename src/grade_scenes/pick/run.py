@@ -34,6 +34,8 @@ from grade_common.output_guard import write_marker
 from grade_common.schema import to_mapping
 from grade_eval.pick_place import (
     Attempt,
+    add_s_table,
+    category_table,
     dump_attempts,
     failure_table,
     load_attempts,
@@ -83,6 +85,9 @@ def attempts_of(outcome: SceneOutcome) -> tuple[Attempt, ...]:
             placed=o.placed,
             failure=o.failure.value,
             time_s=round(o.sim_time_s, 3),
+            add_m=o.add_m,
+            add_s_m=o.add_s_m,
+            diameter_m=o.diameter_m,
         )
         for o in outcome.objects
     )
@@ -202,9 +207,13 @@ def run_selection(
 
 
 def tables_markdown(attempts: tuple[Attempt, ...]) -> str:
+    scored = any(a.add_s_m is not None for a in attempts)
     return (
         "## Per object\n\n"
         + results_table(attempts)
+        + "\n\n## Failure categories (SceneReplica)\n\n"
+        + category_table(attempts)
+        + ("\n\n## Pose estimates\n\n" + add_s_table(attempts) if scored else "")
         + "\n\n## Per scene\n\n"
         + scene_table(attempts)
         + "\n\n## Outcomes\n\n"
