@@ -153,6 +153,9 @@ def register(observed_world: FloatArray, model: Model, config: RegisterConfig, s
     import open3d as o3d
 
     reg = o3d.pipelines.registration
+    # its "too few correspondences" warnings on small clusters are expected: RANSAC then uses
+    # all correspondences, and the fit's cost decides
+    o3d.utility.set_verbosity_level(o3d.utility.VerbosityLevel.Error)
     o3d.utility.random.seed(seed)
     source = _cloud(observed_world).voxel_down_sample(config.voxel_m)
     source.estimate_normals(

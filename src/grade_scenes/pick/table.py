@@ -12,6 +12,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from grade_common.atomic import StagedOutput
+from grade_common.output_guard import write_marker
 from grade_eval.pick_place import Attempt, add_s_table, category_table
 from grade_scenes.pick.perception import Pipeline
 from grade_scenes.pick.protocol import Ordering, PickConfig
@@ -59,6 +60,7 @@ def run_table(
         ScenesError: not a selection folder, or a run folder with other settings.
     """
     out.mkdir(parents=True, exist_ok=True)
+    write_marker(out)  # grade's own output: tables.md is replaced in place as runs finish
     results: dict[str, tuple[Attempt, ...]] = {}
     for pipeline in pipelines:
         for ordering in orderings:

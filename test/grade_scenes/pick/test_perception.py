@@ -12,6 +12,7 @@ import pytest
 import trimesh
 
 from grade_eval.core.object_pose import adds_m
+from grade_scenes.pick.camera import Cameras
 from grade_scenes.pick.perception import (
     ModelBased,
     ModelFree,
@@ -19,7 +20,8 @@ from grade_scenes.pick.perception import (
     Pipeline,
     make_perceiver,
 )
-from grade_scenes.pick.world import BinSpec, PickWorld, build_pick_world
+from grade_scenes.pick.perception_sheet import draw_look
+from grade_scenes.pick.world import HEAD_CAMERA, BinSpec, PickWorld, build_pick_world
 from grade_scenes.reach.robot import HOME_Q
 
 os.environ.setdefault("MUJOCO_GL", "egl")
@@ -95,11 +97,22 @@ def test_model_free_segments_every_object_and_shapes_it_down_to_the_table(
         Pipeline.MODEL_FREE, world, [], PerceptionConfig(), np.random.default_rng(0)
     )
     assert isinstance(perceiver, ModelFree)
+    cameras = Cameras(world, width=960, height=720)
     try:
         look = perceiver.look(world, [True, True, True])
+        rgb = cameras.rgb(HEAD_CAMERA)
     finally:
         perceiver.close()
+        cameras.close()
     assert sorted(look.estimates) == [0, 1, 2]
+    # the contact sheet's panel: segments tinted over the head image, the rest untouched
+    assert look.segments is not None
+    drawn = draw_look(rgb, look, world.object_names, 0, [], {})
+    assert drawn.shape == rgb.shape
+    changed = np.any(drawn != rgb, axis=2).ravel()
+    in_segments = np.concatenate([look.segments.pixels[c] for c in look.segments.clusters])
+    assert changed[in_segments].mean() > 0.9
+    assert changed.mean() < 0.1
     top = world.table.top_height_m
     for k, estimate in look.estimates.items():
         assert estimate.fit is None
