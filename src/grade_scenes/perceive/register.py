@@ -53,6 +53,23 @@ class RegisterConfig(Checked):
     good_enough: float = field(default=0.97, metadata=bounds(0.0, 1.0))  # fitness and coverage
 
 
+def surface_samples(
+    mesh: trimesh.Trimesh, count: int, rng: np.random.Generator
+) -> tuple[FloatArray, np.ndarray]:
+    """`count` points uniform over the mesh's surface (area-weighted faces, uniform in each
+    triangle) and the face each lies on; seeded."""
+    areas = mesh.area_faces
+    faces = rng.choice(len(areas), size=count, p=areas / areas.sum())
+    tri = mesh.triangles[faces]
+    a, b = rng.uniform(size=(2, count))
+    flip = a + b > 1
+    a[flip], b[flip] = 1 - a[flip], 1 - b[flip]
+    points: FloatArray = (
+        tri[:, 0] + a[:, None] * (tri[:, 1] - tri[:, 0]) + b[:, None] * (tri[:, 2] - tri[:, 0])
+    )
+    return points, faces
+
+
 @dataclass(frozen=True)
 class Model:
     """A known object: points and outward normals sampled on its mesh (object frame)."""
@@ -65,15 +82,7 @@ class Model:
     @staticmethod
     def from_mesh(name: str, mesh: trimesh.Trimesh, count: int, rng: np.random.Generator) -> Model:
         """Area-weighted seeded samples on the mesh surface."""
-        areas = mesh.area_faces
-        faces = rng.choice(len(areas), size=count, p=areas / areas.sum())
-        tri = mesh.triangles[faces]
-        a, b = rng.uniform(size=(2, count))
-        flip = a + b > 1
-        a[flip], b[flip] = 1 - a[flip], 1 - b[flip]
-        points = (
-            tri[:, 0] + a[:, None] * (tri[:, 1] - tri[:, 0]) + b[:, None] * (tri[:, 2] - tri[:, 0])
-        )
+        points, faces = surface_samples(mesh, count, rng)
         hull = np.asarray(mesh.convex_hull.vertices)
         diameter = float(np.max(np.linalg.norm(hull[:, None] - hull[None], axis=2)))
         return Model(name, points, np.asarray(mesh.face_normals[faces]), diameter)

@@ -32,6 +32,7 @@ import trimesh
 from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
 from grade_scenes.errors import ObjectSetError
+from grade_scenes.perceive.register import surface_samples
 from grade_scenes.pick.world import PAD_BELOW_TCP_M, PickWorld
 from grade_scenes.reach.robot import HOME_Q
 
@@ -167,15 +168,7 @@ def sample_grasps(
     com = transform_world_object[:3, 3]
     base = np.zeros(2) if base_xy is None else np.asarray(base_xy)
     if surface_world is None:
-        areas = world_hull.area_faces
-        faces = rng.choice(len(areas), size=config.samples, p=areas / areas.sum())
-        tri = world_hull.triangles[faces]
-        a, b = rng.uniform(size=(2, config.samples))
-        flip = a + b > 1
-        a[flip], b[flip] = 1 - a[flip], 1 - b[flip]
-        points = (
-            tri[:, 0] + a[:, None] * (tri[:, 1] - tri[:, 0]) + b[:, None] * (tri[:, 2] - tri[:, 0])
-        )
+        points, faces = surface_samples(world_hull, config.samples, rng)
         normals = world_hull.face_normals[faces]
     else:
         picked = rng.choice(

@@ -65,24 +65,15 @@ def draw_look(
         u, v = _pixels(view, t[:3, 3][None])[0]
         label = names[k] + (f" {1000 * add_s_m[k]:.1f} mm" if k in add_s_m else "")
         colour = (255, 230, 0) if k == target else (255, 255, 255)
-        cv2.putText(
-            image,
-            label,
-            (int(u) + 25, int(v)),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.9,
-            (0, 0, 0),
-            6,
-            cv2.LINE_AA,
-        )
-        cv2.putText(
-            image,
-            label,
-            (int(u) + 25, int(v)),
-            cv2.FONT_HERSHEY_SIMPLEX,
-            0.9,
-            colour,
-            2,
-            cv2.LINE_AA,
-        )
+        for ink, thickness in (((0, 0, 0), 6), (colour, 2)):  # dark outline, then the text
+            cv2.putText(
+                image,
+                label,
+                (int(u) + 25, int(v)),
+                cv2.FONT_HERSHEY_SIMPLEX,
+                0.9,
+                ink,
+                thickness,
+                cv2.LINE_AA,
+            )
     return image
