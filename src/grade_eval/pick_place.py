@@ -7,10 +7,17 @@ tables; per scene, the pick (lifted) and pick-and-place rates; and the failure c
 come from a YAML list (`[{scene: scene_010, object: can, grasped: true, lifted: true,
 placed: false, failure: not_in_bin, time_s: 14.2}, ...]`), which `grade scenes run` writes with
 `dump_attempts`.
+
+SceneReplica's failure breakdown (`category`): every failed attempt is a perception failure
+(the object was not found, or its pose estimate was off by more than 10 % of its diameter in
+ADD-S), else a planning failure (no grasp, no IK solution, no collision-free path), else an
+execution failure (a good estimate and a plan, but the object was missed, slipped, was knocked
+or did not land in the bin).
 """
 
 from __future__ import annotations
 
+import enum
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -23,6 +30,19 @@ from grade_eval.errors import EvalConfigError
 
 WORDING = Wording(error=EvalConfigError, root="pick-and-place results")
 
+OPTIONAL_FIELDS = frozenset({"add_m", "add_s_m", "diameter_m"})
+# failure causes that are planning failures (the rest, when the estimate was good, are execution)
+PLANNING_FAILURES = frozenset({"no_grasp", "ik_failure", "no_path"})
+NOT_FOUND = "not_found"  # the perception found no segment for the object
+ADD_S_TOLERANCE = 0.1  # of the object's diameter: SceneReplica's bound for a good estimate
+
+
+class Category(enum.Enum):
+    SUCCESS = "success"
+    PERCEPTION = "perception"
+    PLANNING = "planning"
+    EXECUTION = "execution"
+
 
 @dataclass(frozen=True)
 class Attempt:
@@ -33,6 +53,10 @@ class Attempt:
     placed: bool = False
     failure: str = field(default="none", metadata=ros_name())  # "none" when placed
     time_s: float = field(default=0.0, metadata=bounds(0.0, 1e6))
+    # the pose estimate's ADD and ADD-S against ground truth (model-based perception only)
+    add_m: float | None = field(default=None, metadata=bounds(0.0, 100.0))
+    add_s_m: float | None = field(default=None, metadata=bounds(0.0, 100.0))
+    diameter_m: float | None = field(default=None, metadata=bounds(0.0, 100.0))
 
     def validate(self, path: str) -> None:
         if (self.lifted and not self.grasped) or (self.placed and not self.lifted):
@@ -45,6 +69,59 @@ class Attempt:
 @dataclass(frozen=True)
 class Attempts:
     attempts: tuple[Attempt, ...] = field(metadata=named_items("object"))
+
+
+def category(attempt: Attempt) -> Category:
+    """SceneReplica's outcome class of one attempt (module doc)."""
+    if attempt.placed:
+        return Category.SUCCESS
+    if attempt.failure == NOT_FOUND or not good_estimate(attempt):
+        return Category.PERCEPTION
+    if attempt.failure in PLANNING_FAILURES:
+        return Category.PLANNING
+    return Category.EXECUTION
+
+
+def good_estimate(attempt: Attempt) -> bool:
+    """Whether the pose estimate was within ADD-S 10 % of the diameter (True without one)."""
+    if attempt.add_s_m is None or attempt.diameter_m is None:
+        return True
+    return attempt.add_s_m <= ADD_S_TOLERANCE * attempt.diameter_m
+
+
+def category_table(attempts: tuple[Attempt, ...]) -> str:
+    """Per object (Markdown): successes and perception, planning and execution failures."""
+    classes = list(Category)
+    lines = [
+        "| object | attempts | " + " | ".join(c.value for c in classes) + " |",
+        "| --- | ---: |" + " ---: |" * len(classes),
+    ]
+    for name in [*sorted({a.object for a in attempts}), None]:
+        rows = [category(a) for a in attempts if name is None or a.object == name]
+        label = "**total**" if name is None else name
+        counts = " | ".join(str(rows.count(c)) for c in classes)
+        lines.append(f"| {label} | {len(rows)} | {counts} |")
+    return "\n".join(lines)
+
+
+def add_s_table(attempts: tuple[Attempt, ...]) -> str:
+    """Per object (Markdown): the pose estimates' mean ADD and ADD-S (mm) and how many were
+    within 10 % of the diameter; objects without estimates are left out."""
+    lines = [
+        "| object | estimates | mean ADD (mm) | mean ADD-S (mm) | ADD-S within 10 % of diameter |",
+        "| --- | ---: | ---: | ---: | ---: |",
+    ]
+    scored = [a for a in attempts if a.add_s_m is not None and a.add_m is not None]
+    for name in [*sorted({a.object for a in scored}), None]:
+        rows = [a for a in scored if name is None or a.object == name]
+        if not rows:
+            continue
+        add = 1000.0 * sum(a.add_m or 0.0 for a in rows) / len(rows)
+        add_s = 1000.0 * sum(a.add_s_m or 0.0 for a in rows) / len(rows)
+        good = sum(good_estimate(a) for a in rows)
+        label = "**total**" if name is None else name
+        lines.append(f"| {label} | {len(rows)} | {add:.1f} | {add_s:.1f} | {good} |")
+    return "\n".join(lines)
 
 
 def load_attempts(path: str | Path) -> tuple[Attempt, ...]:
@@ -86,8 +163,12 @@ def results_table(attempts: tuple[Attempt, ...]) -> str:
 
 
 def dump_attempts(attempts: tuple[Attempt, ...]) -> str:
-    """The YAML text `load_attempts` reads back."""
-    text: str = yaml.safe_dump([to_mapping(a) for a in attempts], sort_keys=False)
+    """The YAML text `load_attempts` reads back (estimate fields only where there are any)."""
+    rows = [
+        {k: v for k, v in to_mapping(a).items() if v is not None or k not in OPTIONAL_FIELDS}
+        for a in attempts
+    ]
+    text: str = yaml.safe_dump(rows, sort_keys=False)
     return text
 
 

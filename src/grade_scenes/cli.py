@@ -79,7 +79,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--pose-noise-m", type=float, default=0.0, help="perception noise (xy)")
     run.add_argument("--pose-noise-deg", type=float, default=0.0, help="perception noise")
     run.add_argument("--no-sheets", dest="sheets", action="store_false", help="no contact sheets")
+    run.add_argument(
+        "--pipeline", default="ground_truth", help="ground_truth, model_based or model_free"
+    )
+    run.add_argument("--ordering", default="near_to_far", help="near_to_far or fixed")
     add_quiet(run)
+    table = sub.add_parser(
+        "table", help="SceneReplica's tables: every pipeline x ordering over a selection"
+    )
+    table.add_argument("selection", help="a folder made by `grade scenes select`")
+    table.add_argument("--out", required=True, help="folder (an existing one is resumed)")
+    table.add_argument("--seed", type=int, default=0)
+    table.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+    table.add_argument(
+        "--pipelines", default="ground_truth,model_based,model_free", help="comma-separated"
+    )
+    table.add_argument("--orderings", default="near_to_far,fixed", help="comma-separated")
+    add_quiet(table)
     ovl = sub.add_parser("overlay", help="blend a live image file with a reference image")
     ovl.add_argument("live", help="image file of the live camera")
     ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
@@ -139,7 +155,7 @@ def _generate(args: argparse.Namespace) -> int:
         scenes = generate_scenes(catalog, reach, gen_config, scene_rng)
         t2 = time.perf_counter()
         header = {"seed": args.seed, "objects_per_scene": args.objects_per_scene}
-        write_candidates(folder, scenes, catalog, reach.table, header)
+        write_candidates(folder, scenes, catalog, reach.table, header, order_seed=args.seed)
         (folder / POSE_CHECK_FILE).write_text(
             yaml.safe_dump(
                 {
@@ -260,11 +276,16 @@ def _select(args: argparse.Namespace) -> int:
 
 
 def _run(args: argparse.Namespace) -> int:
-    from grade_scenes.pick.protocol import PickConfig
+    from grade_scenes.pick.perception import Pipeline
+    from grade_scenes.pick.protocol import Ordering, PickConfig, choice
     from grade_scenes.pick.run import RESULTS_FILE, TABLES_FILE, run_selection
 
     config = PickConfig(
-        seed=args.seed, pose_noise_m=args.pose_noise_m, pose_noise_deg=args.pose_noise_deg
+        seed=args.seed,
+        pose_noise_m=args.pose_noise_m,
+        pose_noise_deg=args.pose_noise_deg,
+        pipeline=choice(Pipeline, args.pipeline, "--pipeline"),
+        ordering=choice(Ordering, args.ordering, "--ordering"),
     )
     attempts = run_selection(
         Path(args.selection), Path(args.out), config, args.sheets, args.quiet, args.scenes
@@ -280,9 +301,31 @@ def _run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _table(args: argparse.Namespace) -> int:
+    from grade_scenes.pick.perception import Pipeline
+    from grade_scenes.pick.protocol import Ordering, choice
+    from grade_scenes.pick.table import TABLE_FILE, run_table
+
+    pipelines = [choice(Pipeline, p, "--pipelines") for p in args.pipelines.split(",")]
+    orderings = [choice(Ordering, o, "--orderings") for o in args.orderings.split(",")]
+    text = run_table(
+        Path(args.selection),
+        Path(args.out),
+        args.seed,
+        pipelines,
+        orderings,
+        args.scenes,
+        args.quiet,
+    )
+    print(text)
+    print(f"-> {Path(args.out) / TABLE_FILE}")
+    return 0
+
+
 def run(args: argparse.Namespace) -> int:
     """Run one `grade scenes` command; returns the exit code."""
     handlers = {
+        "table": _table,
         "reach": _reach,
         "generate": _generate,
         "select": _select,

@@ -45,10 +45,23 @@ def table_spec(table: TableConfig) -> TableSpec:
     )
 
 
+ORDER_STREAM = 1  # the fixed ordering's random stream, apart from the placement's
+
+
+def fixed_order(names: list[str], seed: int, scene_index: int) -> tuple[str, ...]:
+    """SceneReplica's fixed ordering of one scene: a permutation drawn once from (seed, scene).
+
+    Its own stream (not the generator that placed the objects), so adding it changed no scene.
+    """
+    rng = np.random.default_rng(np.random.SeedSequence([seed, scene_index, ORDER_STREAM]))
+    return tuple(names[k] for k in rng.permutation(len(names)))
+
+
 def to_scene_file(
-    scene: Scene, catalog: tuple[CatalogEntry, ...], table: TableConfig
+    scene: Scene, catalog: tuple[CatalogEntry, ...], table: TableConfig, order_seed: int = 0
 ) -> TabletopSceneFile:
-    """The tabletop scene file of a generated scene (mesh paths relative to the scene file)."""
+    """The tabletop scene file of a generated scene (mesh paths relative to the scene file),
+    with its fixed pick order drawn from (order_seed, scene index)."""
     objects = []
     for placed in scene.objects:
         entry = catalog[placed.object_index]
@@ -80,6 +93,7 @@ def to_scene_file(
     return TabletopSceneFile(
         name=scene_name(scene.index),
         objects=tuple(objects),
+        pick_order=fixed_order([o.name for o in objects], order_seed, scene.index),
         table=table_spec(table),
         camera=SceneCameraSpec(target_xyz=(table.center_x_m - 0.05, 0.0, table.top_height_m)),
     )
@@ -91,14 +105,16 @@ def write_candidates(
     catalog: tuple[CatalogEntry, ...],
     table: TableConfig,
     header: dict[str, Any],
+    order_seed: int = 0,
 ) -> None:
-    """Write meshes, one scene file per scene and the index into `folder` (a new folder)."""
+    """Write meshes, one scene file per scene and the index into `folder` (a new folder);
+    `order_seed` draws each scene's fixed pick order (`fixed_order`)."""
     (folder / MESH_DIR).mkdir(parents=True)
     (folder / SCENE_DIR).mkdir()
     for entry in catalog:
         entry.obj.mesh.export(folder / MESH_DIR / f"{entry.obj.name}.stl")
     for scene in scenes:
-        data = to_mapping(to_scene_file(scene, catalog, table))
+        data = to_mapping(to_scene_file(scene, catalog, table, order_seed))
         (folder / SCENE_DIR / f"{scene_name(scene.index)}.yaml").write_text(
             yaml.safe_dump(data, sort_keys=False)
         )

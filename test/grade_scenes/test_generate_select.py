@@ -161,6 +161,7 @@ def test_reference_image_shows_the_objects_where_the_camera_sees_them(
     scene_file = tmp_path / "c" / "scenes" / "scene_000.yaml"
     data = yaml.safe_load(scene_file.read_text())
     data["objects"] = []
+    data["pick_order"] = []  # it must name the scene's objects
     (tmp_path / "c" / "scenes" / "empty.yaml").write_text(yaml.safe_dump(data))
     with_objects = render_reference(scene_file, settle_s=0.1).astype(int)
     empty = render_reference(tmp_path / "c" / "scenes" / "empty.yaml", settle_s=0.1).astype(int)

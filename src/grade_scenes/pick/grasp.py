@@ -1,16 +1,24 @@
-"""Grasp planning for a parallel gripper approaching from above: antipodal pairs sampled on
-the object's collision mesh, ranked, and checked with FCL against the table and the objects.
+"""6-DOF grasp planning for a parallel gripper: antipodal pairs sampled on the object's surface,
+each with approaches from above, at an angle and from the side, ranked, and checked with FCL
+(the gripper's real collision meshes) against the table and the objects.
 
-The samples are taken on the object's convex hull, the surface the simulator collides. The hand
-comes straight down, so the closing axis is horizontal (top-down grasps; side and tilted
-approaches are not planned): for a point p with outward normal n, the horizontal ray from p
-along -n's horizontal part leaves the hull at q (normal n_q); the pair is antipodal when both
-normals lie within the friction cone of that axis. (Casting along -n itself would find only
-diameters on curved objects: a lying can's lower chords, which keep the palm clear of its top,
-would be missed.) A grasp is ranked by how antipodal its normals are and how close its centre
-lies to the object's centre of mass; it is kept when it fits the open gripper, its finger pads
-stay above the table, and the open gripper at the grasp pose (its real collision meshes, FCL)
-touches neither the table, nor the other objects, nor the target.
+Surface points come from the object's convex hull (the surface the simulator collides) or,
+for the model-free pipeline, from the observed partial points with their estimated normals;
+the hull (there: of the observed points and their shadow on the table) is where a ray leaves
+the object. For a point p with outward normal n, rays along -n and along -n's horizontal part
+leave the hull at q (normal n_q); the pair is antipodal when both normals lie within the
+friction cone of the axis p -> q. (The horizontal ray keeps the chords a top-down grasp needs:
+on a lying can, rays along -n find only diameters.)
+
+For a pair with closing axis a and centre c, the approach z (the tool's axis) is perpendicular
+to a: tilted by each of `approach_tilts_deg` from the most downward such direction d towards
+the horizontal h = a x d, turned so that the hand comes from the robot's side (0 deg: from
+above; 90 deg: from the side). A closing axis too steep for any approach from above gets only
+the side approach. A grasp is ranked by how antipodal its normals are, how close its centre
+lies to the centre of mass, and how far it tilts from top-down (top-down grasps are the surer
+ones when both exist); it is kept when it fits the open gripper, its finger pads stay above
+the table, and the open gripper at the grasp pose touches neither the table, nor the other
+objects, nor the target.
 """
 
 from __future__ import annotations
@@ -24,6 +32,7 @@ import trimesh
 from grade_common.schema import Checked, Wording, bounds
 from grade_common.types import FloatArray
 from grade_scenes.errors import ObjectSetError
+from grade_scenes.perceive.register import surface_samples
 from grade_scenes.pick.world import PAD_BELOW_TCP_M, PickWorld
 from grade_scenes.reach.robot import HOME_Q
 
@@ -42,20 +51,30 @@ class GraspConfig(Checked):
     # pad centre above the table top (pad half height 8 mm)
     pad_clearance_m: float = field(default=0.012, metadata=bounds(0.008, 0.5))
     keep: int = field(default=40, metadata=bounds(1, 10000))  # best-ranked grasps handed to IK
+    approach_tilts_deg: tuple[float, ...] = field(
+        default=(0.0, 45.0, 90.0), metadata=bounds(0.0, 90.0)
+    )
+    tilt_penalty_per_rad: float = field(default=0.5, metadata=bounds(0.0, 100.0))
 
 
 @dataclass(frozen=True)
 class Grasp:
-    """A top-down grasp: TCP pose in the world (z down, y along the closing axis)."""
+    """A 6-DOF grasp: TCP pose in the world (z the approach, y along the closing axis)."""
 
     transform_world_tcp: FloatArray  # (4, 4)
     center_world: FloatArray  # (3,) midpoint of the two contacts (the pads' centre)
     width_m: float
     score: float
+    tilt_deg: float = 0.0  # of the approach from straight down
 
     @property
-    def closing_xy(self) -> FloatArray:
-        out: FloatArray = self.transform_world_tcp[:2, 1]
+    def closing(self) -> FloatArray:
+        out: FloatArray = self.transform_world_tcp[:3, 1]
+        return out
+
+    @property
+    def approach(self) -> FloatArray:
+        out: FloatArray = self.transform_world_tcp[:3, 2]
         return out
 
 
@@ -94,15 +113,38 @@ def gripper_shapes(world: PickWorld) -> list[tuple[trimesh.Trimesh, FloatArray]]
     return shapes
 
 
-def _tcp_pose(center: FloatArray, closing: FloatArray) -> FloatArray:
-    y = np.array([closing[0], closing[1], 0.0])
-    y /= np.linalg.norm(y)
-    z = DOWN
+def _tcp_pose(center: FloatArray, closing: FloatArray, approach: FloatArray) -> FloatArray:
+    y = closing / np.linalg.norm(closing)
+    z = approach / np.linalg.norm(approach)
     x = np.cross(y, z)
     pose = np.eye(4)
     pose[:3, :3] = np.stack([x, y, z], axis=1)
     pose[:3, 3] = center + PAD_BELOW_TCP_M * z
     return pose
+
+
+def approaches(
+    axis: FloatArray, center: FloatArray, base_xy: FloatArray, tilts_deg: tuple[float, ...]
+) -> list[tuple[float, FloatArray]]:
+    """(tilt in degrees, approach direction) pairs perpendicular to the closing axis (module
+    doc)."""
+    down = DOWN - float(DOWN @ axis) * axis
+    steep = float(np.linalg.norm(down)) < 0.2  # closing axis near vertical: no approach from above
+    if steep:
+        away = np.array([*(center[:2] - base_xy), 0.0])
+        side = away - float(away @ axis) * axis
+        if float(np.linalg.norm(side)) < 1e-6:
+            return []
+        return [(90.0, side / np.linalg.norm(side))]
+    down /= np.linalg.norm(down)
+    side = np.cross(axis, down)
+    if float(side[:2] @ (center[:2] - base_xy)) < 0:
+        side = -side
+    out = []
+    for tilt in tilts_deg:
+        t = np.radians(tilt)
+        out.append((float(tilt), np.cos(t) * down + np.sin(t) * side))
+    return out
 
 
 def sample_grasps(
@@ -111,33 +153,43 @@ def sample_grasps(
     table_top_m: float,
     config: GraspConfig,
     rng: np.random.Generator,
+    base_xy: FloatArray | None = None,
+    surface_world: tuple[FloatArray, FloatArray] | None = None,
 ) -> list[Grasp]:
-    """Antipodal top-down grasps of one object, best first (see module doc); FCL not yet."""
+    """Antipodal 6-DOF grasps of one object, best first (see module doc); FCL not yet.
+
+    Args:
+        base_xy: the robot base's position (approaches come from its side); default origin.
+        surface_world: observed (points, outward normals) to sample contacts on instead of
+            the hull's surface (model-free).
+    """
     world_hull = hull.copy()
     world_hull.apply_transform(transform_world_object)
     com = transform_world_object[:3, 3]
-    areas = world_hull.area_faces
-    faces = rng.choice(len(areas), size=config.samples, p=areas / areas.sum())
-    tri = world_hull.triangles[faces]
-    a, b = rng.uniform(size=(2, config.samples))
-    flip = a + b > 1
-    a[flip], b[flip] = 1 - a[flip], 1 - b[flip]
-    points = tri[:, 0] + a[:, None] * (tri[:, 1] - tri[:, 0]) + b[:, None] * (tri[:, 2] - tri[:, 0])
-    normals = world_hull.face_normals[faces]
-    inward = -normals.copy()
-    inward[:, 2] = 0.0
-    level = np.linalg.norm(inward, axis=1)
-    usable = level > np.sin(config.friction_cone_rad)  # else n is outside any horizontal cone
-    points, normals = points[usable], normals[usable]
-    inward = inward[usable] / level[usable, None]
-    origins = points - 1e-5 * normals
+    base = np.zeros(2) if base_xy is None else np.asarray(base_xy)
+    if surface_world is None:
+        points, faces = surface_samples(world_hull, config.samples, rng)
+        normals = world_hull.face_normals[faces]
+    else:
+        picked = rng.choice(
+            len(surface_world[0]), size=min(config.samples, len(surface_world[0])), replace=False
+        )
+        points, normals = surface_world[0][picked], surface_world[1][picked]
+    # rays along -n, and along its horizontal part where that is not too short
+    level = -normals.copy()
+    level[:, 2] = 0.0
+    size = np.linalg.norm(level, axis=1)
+    usable = size > np.sin(config.friction_cone_rad)
+    ray_points = np.vstack([points, points[usable]])
+    ray_normals = np.vstack([normals, normals[usable]])
+    directions = np.vstack([-normals, level[usable] / size[usable, None]])
     hits, ray_ids, hit_faces = world_hull.ray.intersects_location(
-        origins, inward, multiple_hits=False
+        ray_points - 1e-5 * ray_normals, directions, multiple_hits=False
     )
     grasps = []
     cos_cone = np.cos(config.friction_cone_rad)
     for hit, ray, face in zip(hits, ray_ids, hit_faces, strict=True):
-        p, n = points[ray], normals[ray]
+        p, n = ray_points[ray], ray_normals[ray]
         axis = hit - p
         width = float(np.linalg.norm(axis))
         if not config.min_width_m <= width <= config.max_width_m:
@@ -151,8 +203,10 @@ def sample_grasps(
             continue
         quality = float(-n @ n_q)
         off_com = float(np.linalg.norm(center[:2] - com[:2]))
-        score = quality - 10.0 * off_com - 3.0 * abs(center[2] - com[2])
-        grasps.append(Grasp(_tcp_pose(center, axis), center, width, score))
+        base_score = quality - 10.0 * off_com - 3.0 * abs(center[2] - com[2])
+        for tilt, approach in approaches(axis, center, base, config.approach_tilts_deg):
+            score = base_score - config.tilt_penalty_per_rad * np.radians(tilt)
+            grasps.append(Grasp(_tcp_pose(center, axis, approach), center, width, score, tilt))
     grasps.sort(key=lambda g: -g.score)
     return grasps
 
@@ -180,19 +234,15 @@ def collision_free(
 
 
 def obstacle_manager(
-    world: PickWorld,
-    hulls: list[trimesh.Trimesh],
-    transforms_world_object: list[FloatArray],
-    present: list[bool],
+    world: PickWorld, objects: list[tuple[trimesh.Trimesh, FloatArray]]
 ) -> trimesh.collision.CollisionManager:
-    """FCL scene of the table (a box) and every object still on it, at the given poses."""
+    """FCL scene of the table (a box) and the given objects (hull, world pose of its frame)."""
     manager = trimesh.collision.CollisionManager()  # type: ignore[no-untyped-call]
     t = world.table
     table = trimesh.creation.box(extents=(t.size_m[0], t.size_m[1], t.thickness_m))
     pose = np.eye(4)
     pose[:3, 3] = [t.center_x_m, 0.0, t.top_height_m - t.thickness_m / 2]
     manager.add_object("table", table, pose)  # type: ignore[no-untyped-call]
-    for k, (hull, transform) in enumerate(zip(hulls, transforms_world_object, strict=True)):
-        if present[k]:
-            manager.add_object(f"object_{k}", hull, transform)  # type: ignore[no-untyped-call]
+    for k, (hull, transform) in enumerate(objects):
+        manager.add_object(f"object_{k}", hull, transform)  # type: ignore[no-untyped-call]
     return manager

@@ -6,7 +6,8 @@ folder `RUN/scene_NNN/` with the head camera's RGB-D view before the first grasp
 (`head_rgb.png`, `head_depth_mm.png` as 16-bit millimetres), the settled object poses
 (`ground_truth.yaml`), the arm's rosbag2 in simulated time (`bag/`: /clock, /joint_states,
 /arm/joint_trajectory, /gripper/command; `record`), the contact sheet of the grasp sequence
-(`sheet.png`) and, written last
+(`sheet.png`), with a perception pipeline the contact sheet of its looks (`perception.png`:
+segments and estimated poses over the head image, `perception_sheet`) and, written last
 (it marks the scene done), `attempts.yaml` in `grade_eval.pick_place`'s format. A second run
 into the same folder with the same selection and settings (`run.yaml`) skips finished scenes;
 other settings are refused. `results.yaml` (all attempts) and `results.md`
@@ -26,14 +27,18 @@ from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
+import trimesh
 import yaml
 from tqdm import tqdm
 
 from grade_common.atomic import StagedOutput
 from grade_common.output_guard import write_marker
 from grade_common.schema import to_mapping
+from grade_eval.core.object_pose import adds_m
 from grade_eval.pick_place import (
     Attempt,
+    add_s_table,
+    category_table,
     dump_attempts,
     failure_table,
     load_attempts,
@@ -41,6 +46,8 @@ from grade_eval.pick_place import (
     scene_table,
 )
 from grade_scenes.errors import ScenesError
+from grade_scenes.pick.perception import Look
+from grade_scenes.pick.perception_sheet import draw_look
 from grade_scenes.pick.protocol import PickConfig, SceneOutcome, run_scene
 from grade_scenes.pick.world import HEAD_CAMERA, VIEW_CAMERA, PickWorld
 from grade_scenes.render import write_png
@@ -51,6 +58,7 @@ ATTEMPTS_FILE = "attempts.yaml"
 RESULTS_FILE = "results.yaml"
 BAG_DIR = "bag"
 TABLES_FILE = "results.md"
+PERCEPTION_SHEET = "perception.png"
 
 
 def selected_scenes(selection: Path) -> list[str]:
@@ -83,6 +91,9 @@ def attempts_of(outcome: SceneOutcome) -> tuple[Attempt, ...]:
             placed=o.placed,
             failure=o.failure.value,
             time_s=round(o.sim_time_s, 3),
+            add_m=o.add_m,
+            add_s_m=o.add_s_m,
+            diameter_m=o.diameter_m,
         )
         for o in outcome.objects
     )
@@ -114,8 +125,34 @@ def run_one(
         shutil.rmtree(folder)
     folder.mkdir(parents=True)
     frames: list[tuple[str, np.ndarray]] = []
+    looks: list[tuple[str, np.ndarray]] = []
     cameras: dict[str, Cameras] = {}
     first = True
+    drawn_points: list[np.ndarray] = []
+
+    def on_look(world: PickWorld, look: Look, target: int) -> None:
+        if look.view is None:
+            return
+        if not drawn_points:  # model points to draw estimates with (drawing only)
+            rng = np.random.default_rng(0)
+            for mesh in world.object_meshes:
+                sampled = trimesh.sample.sample_surface(trimesh.load_mesh(mesh), 400, seed=rng)
+                drawn_points.append(np.asarray(sampled[0]))
+        cams = cameras.setdefault(
+            "look", Cameras(world, width=look.view.width, height=look.view.height)
+        )
+        add_s = {
+            k: adds_m(drawn_points[k], world.object_pose(k), e.transform_world_object)
+            for k, e in look.estimates.items()
+            if e.fit is not None
+        }
+        image = draw_look(
+            cams.rgb(HEAD_CAMERA), look, world.object_names, target, drawn_points, add_s
+        )
+        half = cv2.resize(
+            image, (image.shape[1] // 2, image.shape[0] // 2), interpolation=cv2.INTER_AREA
+        )
+        looks.append((f"look {len(looks) + 1}: {world.object_names[target]}", half))
 
     def snapshot(world: PickWorld, label: str) -> None:
         nonlocal first
@@ -141,12 +178,20 @@ def run_one(
             frames.append((label, cams.rgb(VIEW_CAMERA)))
 
     try:
-        outcome = run_scene(scene_file, config, snapshot=snapshot, bag_dir=folder / BAG_DIR)
+        outcome = run_scene(
+            scene_file,
+            config,
+            snapshot=snapshot,
+            bag_dir=folder / BAG_DIR,
+            on_look=on_look if sheets else None,
+        )
     finally:
         for cams in cameras.values():
             cams.close()
     if frames:
         write_png(contact_sheet(frames), folder / "sheet.png")
+    if looks:
+        write_png(contact_sheet(looks, columns=3), folder / PERCEPTION_SHEET)
     attempts = attempts_of(outcome)
     _write(folder / ATTEMPTS_FILE, dump_attempts(attempts))
     return attempts
@@ -202,9 +247,13 @@ def run_selection(
 
 
 def tables_markdown(attempts: tuple[Attempt, ...]) -> str:
+    scored = any(a.add_s_m is not None for a in attempts)
     return (
         "## Per object\n\n"
         + results_table(attempts)
+        + "\n\n## Failure categories (SceneReplica)\n\n"
+        + category_table(attempts)
+        + ("\n\n## Pose estimates\n\n" + add_s_table(attempts) if scored else "")
         + "\n\n## Per scene\n\n"
         + scene_table(attempts)
         + "\n\n## Outcomes\n\n"

@@ -80,6 +80,8 @@ class PickWorld:
     table_geom: int
     scene_file: Path
     scene_name: str
+    object_meshes: tuple[str, ...] = ()  # mesh files (centre-of-mass frame), the known models
+    pick_order: tuple[str, ...] = ()  # the scene file's fixed ordering
 
     def planning_arm(self) -> ArmModel:
         """An ArmModel over this model with its own MjData (IK and collision checks never
@@ -264,5 +266,7 @@ def build_pick_world(scene_file: str | Path, timestep_s: float, bin_spec: BinSpe
         table_geom=table_geom,
         scene_file=file,
         scene_name=scene_spec.name,
+        object_meshes=tuple(o.mesh for o in scene_spec.objects),
+        pick_order=scene_spec.pick_order,
     )
     return world

@@ -59,20 +59,28 @@ def solve_top_down(
     tolerance_m: float = 2e-3,
     tolerance_rad: float = 0.02,
     closing_xy: FloatArray | None = None,
+    approach: FloatArray | None = None,
 ) -> FloatArray | None:
-    """Joint angles that put the TCP at target_xyz pointing down, or None if DLS does not converge.
+    """Joint angles that put the TCP at target_xyz pointing down (or along `approach`), or
+    None if DLS does not converge.
 
     Args:
         closing_xy: if given, the tool's y axis (a parallel gripper's closing axis) must lie
-            along this horizontal direction, either sign (the gripper is symmetric): all 6
-            degrees of freedom are then constrained. None leaves the yaw free.
+            along this direction (2 components: horizontal; 3: any, perpendicular to the
+            approach), either sign (the gripper is symmetric): all 6 degrees of freedom are
+            then constrained. None leaves the rotation about the approach axis free.
+        approach: the direction the tool's z axis must point (a 6-DOF grasp's approach);
+            None is straight down.
 
     Collision is not checked here (see `in_collision`).
     """
     q = np.clip(np.asarray(q_seed, dtype=np.float64), arm.lower, arm.upper)
     closing = None
     if closing_xy is not None:
-        closing = np.array([closing_xy[0], closing_xy[1], 0.0]) / np.linalg.norm(closing_xy[:2])
+        c = np.asarray(closing_xy, dtype=np.float64)
+        closing = np.array([c[0], c[1], c[2] if len(c) > 2 else 0.0])
+        closing /= np.linalg.norm(closing)
+    target_axis = DOWN if approach is None else np.asarray(approach) / np.linalg.norm(approach)
     jacp = np.zeros((3, arm.model.nv))
     jacr = np.zeros((3, arm.model.nv))
     best, since_best = np.inf, 0
@@ -82,14 +90,14 @@ def solve_top_down(
         rotation = arm.data.site_xmat[arm.tcp_site].reshape(3, 3)
         axis = rotation[:, 2]
         error_pos = np.asarray(target_xyz) - position
-        error_rot = np.cross(axis, DOWN)  # rotation vector taking the axis to DOWN (small angle)
+        error_rot = np.cross(axis, target_axis)  # rotation vector taking the axis there
         if closing is not None:
             side = rotation[:, 1]
             closing = closing if float(side @ closing) >= 0 else -closing
             error_rot = error_rot + np.cross(side, closing)
         converged = np.linalg.norm(error_pos) < tolerance_m
         converged = converged and np.linalg.norm(error_rot) < tolerance_rad
-        if converged and float(axis @ DOWN) > 0:
+        if converged and float(axis @ target_axis) > 0:
             return q
         # Stuck at a joint limit or out of reach: give up early, another seed may do better.
         size = float(np.linalg.norm(error_pos)) + 0.1 * float(np.linalg.norm(error_rot))
@@ -102,7 +110,7 @@ def solve_top_down(
         mujoco.mj_jacSite(arm.model, arm.data, jacp, jacr, arm.tcp_site)
         # The yaw about the approach axis is free: keep only rotation rows across it.
         u, v = rotation[:, 0], rotation[:, 1]
-        if float(axis @ DOWN) < 0:  # pointing up: cross() vanishes there, push it over
+        if float(axis @ target_axis) < 0:  # opposite: cross() vanishes there, push it over
             error_rot = u * np.pi / 2
         if closing is None:
             rows = [u @ jacr[:, arm.dof_ids], v @ jacr[:, arm.dof_ids]]

@@ -62,11 +62,20 @@ class TabletopSceneFile:
     table: TableSpec = field(default_factory=TableSpec)
     robot: str = "panda"  # the arm whose reachability the scene was made for (not simulated)
     camera: SceneCameraSpec = field(default_factory=SceneCameraSpec)
+    # SceneReplica's fixed ordering: every object once, drawn per scene when it was generated
+    # (empty in files written before orderings existed)
+    pick_order: tuple[str, ...] = ()
 
     def validate(self, path: str) -> None:
         names = [o.name for o in self.objects]
         if len(set(names)) != len(names):
             raise ConfigError(f"objects: duplicate object names {names}")
+        if self.pick_order and sorted(self.pick_order) != sorted(names):
+            unknown = sorted(set(self.pick_order) - set(names))
+            raise ConfigError(
+                f"pick_order: {list(self.pick_order)} must name every object of the scene once "
+                f"(objects: {names}; unknown: {unknown})"
+            )
 
 
 def load_tabletop_scene(path: str | Path) -> TabletopSceneFile:
