@@ -6,8 +6,10 @@ threshold. Up to `restarts` RANSAC seeds per pair
 (the best fit wins). The observed cluster is the
 source and the full model the target, so a partial view fits inside the model: fitness is the
 share of observed points that found a model point within the ICP threshold. Open3D's RANSAC is
-seeded per call (`open3d.utility.random.seed`); Open3D then runs it on one thread, so the
-estimate is the same for the same inputs.
+seeded per call (`open3d.utility.random.seed`), and the whole registration runs on one Open3D
+thread: ICP's and the features' OpenMP reductions otherwise add in an order that depends on the
+threads' timing, which changed the last bits of an estimate between two runs of one seed on a
+busy machine. So the estimate is the same, bit for bit, for the same inputs.
 
 Fitness alone cannot tell a partial view of one box from a partial view of a bigger one (both
 fit inside the bigger model). So each fit is also checked against the depth image: the
@@ -23,6 +25,8 @@ with the least total cost (1 - fitness) + (1 - coverage) + rmse / threshold is c
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -157,8 +161,26 @@ def _features(cloud: o3d.geometry.PointCloud, voxel_m: float) -> o3d.pipelines.r
     )
 
 
+@contextmanager
+def _one_open3d_thread() -> Iterator[None]:
+    """Open3D on one thread inside the block (module doc: bit-identical estimates)."""
+    import open3d as o3d
+
+    before = o3d.utility.get_max_threads()
+    o3d.utility.set_max_threads(1)
+    try:
+        yield
+    finally:
+        o3d.utility.set_max_threads(before)
+
+
 def register(observed_world: FloatArray, model: Model, config: RegisterConfig, seed: int) -> Fit:
     """The model's pose in the world that best explains the observed points (module doc)."""
+    with _one_open3d_thread():
+        return _register(observed_world, model, config, seed)
+
+
+def _register(observed_world: FloatArray, model: Model, config: RegisterConfig, seed: int) -> Fit:
     import open3d as o3d
 
     reg = o3d.pipelines.registration

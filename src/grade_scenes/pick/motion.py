@@ -124,9 +124,9 @@ def rrt_connect(
     """OMPL RRT-Connect in the arm's joint box, shortcut-simplified, densified to
     MAX_STEP_RAD and checked again configuration by configuration; None if it finds nothing
     (or either end is in collision)."""
-    from ompl import base as ob  # type: ignore[import-untyped]
-    from ompl import geometric as og  # type: ignore[import-untyped]
-    from ompl import util as ou  # type: ignore[import-untyped]
+    from ompl import base as ob
+    from ompl import geometric as og
+    from ompl import util as ou
 
     ou.setLogLevel(ou.LogLevel.LOG_NONE)
     # Reseeding after the first sampler exists is what makes each query repeatable (OMPL
