@@ -204,8 +204,7 @@ def _parameter_classes(module: Any) -> list[type]:
 def _sim_topics() -> list[tuple[str, str, str]]:
     """(topic, type, QoS) of every topic sim_node publishes for the reference scenario."""
     from grade_sim.config.scenario import Stream, scenario_from_mapping
-    from grade_sim.scene import build_scene
-    from grade_sim.sensors.streams.suite import SensorStreams
+    from grade_sim.sim.run import SimulatorSpec
 
     scenario = scenario_from_mapping(
         {
@@ -223,7 +222,8 @@ def _sim_topics() -> list[tuple[str, str, str]]:
         },
         "reference scenario",
     )
-    streams = SensorStreams(build_scene(scenario))
+    # the topics sim_node publishes come from the run spec's streams; so do these
+    streams = SimulatorSpec.of(scenario).streams
     return [(t.name, t.msgtype, t.qos.describe()) for t in streams.topics()]
 
 
