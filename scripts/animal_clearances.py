@@ -15,7 +15,9 @@ import argparse
 import time
 from itertools import combinations
 
+from grade_sim.actors.animal_group import Animals
 from grade_sim.actors.animal_placement import animal_trace, min_distance, person_trace
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 
@@ -42,27 +44,22 @@ def main() -> None:
     scenario = load_scenario(args.scenario, overrides)
     t0 = time.perf_counter()
     scene = build_scene(scenario)
-    if scene.crowd is not None:
-        crowd = scene.crowd
+    if scene.group(People).crowd is not None:
+        crowd = scene.group(People).crowd
         for k in range(1, scene.n_steps):
-            crowd.advance(k, scene.animal_discs(k) if crowd.updates_at(k) else [])
+            crowd.advance(k, scene.group(Animals).discs(k) if crowd.updates_at(k) else [])
     print(f"scene built in {time.perf_counter() - t0:.1f} s, {scene.n_steps} steps")
     report = scene.placement
     print(
-        f"animals kept {len(scene.animals)} of {scenario.animals.count} "
-        f"({report.animal_draws} timelines drawn); people kept {len(scene.people)} "
+        f"animals kept {len(scene.group(Animals).specs)} of {scenario.animals.count} "
+        f"({report.animal_draws} timelines drawn); people kept {len(scene.group(People).specs)} "
         f"of {scenario.people.count}"
     )
     for r in report.rejected:
         print(f"  rejected {r.name}: {r.reason}")
     n = scene.n_steps
-    animals = [
-        animal_trace(a, t, n, 0.0)
-        for a, t in zip(scene.animals, scene.animal_timelines, strict=True)
-    ]
-    people = [
-        person_trace(p, t, n) for p, t in zip(scene.people, scene.person_timelines, strict=True)
-    ]
+    animals = [animal_trace(a, t, n, 0.0) for a, t in scene.group(Animals).with_timelines()]
+    people = [person_trace(p, t, n) for p, t in scene.group(People).with_timelines()]
     pairs = [(min_distance(a, b, CAP_M, args.stride), a.name, b.name)
              for a, b in combinations(animals, 2)]  # fmt: skip
     if pairs:

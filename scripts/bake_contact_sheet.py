@@ -22,6 +22,8 @@ from typing import Any
 
 import numpy as np
 
+from grade_sim.actors.people_group import People
+
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 from sheet_kit import write_image
@@ -68,7 +70,7 @@ def _views(scene: Any, engine: Any, n: int) -> list[tuple[int, np.ndarray, float
     stride = max(1, scene.n_steps // max(n, 1))
     for k in range(n):
         step = k * stride
-        person = scene.people[k % len(scene.people)]
+        person = scene.group(People).specs[k % len(scene.group(People).specs)]
         pos, quat = scene.actor_body_poses(step)
         engine.set_actor_poses(pos, quat)
         mujoco.mj_forward(engine.model, engine.data)

@@ -18,6 +18,8 @@ import time
 
 import numpy as np
 
+from grade_sim.actors.people_group import People
+
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 
@@ -57,7 +59,7 @@ def main() -> int:
     contact_shadows.ContactShadows.darken = timed  # type: ignore[method-assign]
     setup = scene.robots[0]
     robot, camera = setup.model.name, setup.model.config.cameras[0].name
-    per_person = len(scene.people[0].body_names())
+    per_person = len(scene.group(People).specs[0].body_names())
     for view in ("tour", "crowd"):
         total = {False: 0.0, True: 0.0}
         spent.clear()
@@ -73,7 +75,7 @@ def main() -> int:
                     ahead = -np.asarray(forward).reshape(3, 3)[:2, 2]
                     ahead /= np.linalg.norm(ahead)
                     side = np.array([-ahead[1], ahead[0]])
-                    for i in range(len(scene.people)):
+                    for i in range(len(scene.group(People).specs)):
                         row, col = divmod(i, 5)
                         spot = cam_xy[:2] + (2.5 + 1.4 * row) * ahead + (col - 2) * 1.0 * side
                         rows = slice(i * per_person, (i + 1) * per_person)

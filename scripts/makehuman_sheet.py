@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 from sheet_kit import FreeCameraRenderer, write_image
 
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scenarios import default_scenario_path
 from grade_sim.scene import build_scene
@@ -40,23 +41,25 @@ def closeup(out: Path, seed: int) -> None:
     )
     scene = build_scene(scenario)
     cams = FreeCameraRenderer(scene, TILE_W, TILE_H)
-    n_joints = len(scene.people[0].body_names())
+    n_joints = len(scene.group(People).specs[0].body_names())
     centre = np.asarray(scene.world.tour_xy[0] if scene.world.tour_xy else (0.0, 0.0))
     tiles = []
-    for i, tl in enumerate(scene.person_timelines):
+    for i, tl in enumerate(scene.group(People).timelines):
         standing = np.flatnonzero(tl.amplitude < 0.05)
         k = int(standing[len(standing) // 2]) if len(standing) else len(tl.motion) // 2
         cams.pose(k)
         pos = cams.data.mocap_pos.copy()
         # Everybody else out of sight, this person to the room's centre.
         mine = cams.mocap_ids[i * n_joints : (i + 1) * n_joints]
-        others = np.setdiff1d(cams.mocap_ids[: len(scene.people) * n_joints], mine)
+        others = np.setdiff1d(cams.mocap_ids[: len(scene.group(People).specs) * n_joints], mine)
         cams.data.mocap_pos[others] = pos[others] + np.array([0.0, 0.0, -50.0])
         shift = np.array([*(centre - pos[mine[0], :2]), 0.0])
         cams.data.mocap_pos[mine] = pos[mine] + shift
         cams.refresh()
         heading = float(np.degrees(tl.heading_rad[k]))
-        lookat = np.array([centre[0], centre[1], 0.95 * scene.people[i].height_m / 1.75])
+        lookat = np.array(
+            [centre[0], centre[1], 0.95 * scene.group(People).specs[i].height_m / 1.75]
+        )
         for az in (heading + 180.0, heading + 90.0):
             tiles.append(cams.render(None, lookat, az, -4.0, 2.1, (TILE_W, TILE_H)))
     rows = [np.concatenate(tiles[r * 8 : r * 8 + 8], axis=1) for r in range(len(tiles) // 8)]
@@ -76,7 +79,7 @@ def crowd(out: Path, seed: int) -> None:
     for r in range(4):
         # A moment and a person per tile; the camera where the room is most open behind it.
         k = int((0.3 + 0.23 * r) * (scene.n_steps - 1))
-        lookat = np.array([*scene.skeleton_poses(k)[0][5 * r, 0, :2], 1.0])
+        lookat = np.array([*scene.group(People).skeleton_poses(k)[0][5 * r, 0, :2], 1.0])
         cams.pose(k)
         az = max(range(0, 360, 30), key=lambda a: cams.clearance_m(lookat, a, -12.0, 15.0))
         free = cams.clearance_m(lookat, az, -12.0, 15.0)

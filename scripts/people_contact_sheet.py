@@ -16,6 +16,7 @@ from pathlib import Path
 import numpy as np
 from sheet_kit import FreeCameraRenderer, write_image
 
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scenarios import default_scenario_path
 from grade_sim.scene import build_scene
@@ -45,7 +46,7 @@ def main() -> int:
     cams = FreeCameraRenderer(scene, TILE_W, TILE_H)
 
     tiles = []
-    for i, tl in enumerate(scene.person_timelines):
+    for i, tl in enumerate(scene.group(People).timelines):
         # Candidate steps: stationary clips (wave/look/phone) first, then walking ones.
         special = np.flatnonzero(tl.motion >= 5)
         candidates = [int(k) for k in special[:: max(1, len(special) // 6)]][:6]
@@ -57,7 +58,7 @@ def main() -> int:
             if n == 12 and best[0] > -5.0:
                 break
             cams.pose(k)
-            joints = scene.skeleton_poses(k)[0][i]
+            joints = scene.group(People).skeleton_poses(k)[0][i]
             lookat = np.array([joints[0, 0], joints[0, 1], 0.9])
             for offset in (20.0, -20.0, 45.0, -45.0, 70.0, -70.0, 110.0, -110.0, 160.0):
                 az = float(np.degrees(tl.heading_rad[k])) + 180.0 + offset
@@ -76,7 +77,11 @@ def main() -> int:
                 # them): nobody nearer than the subject within the view's half angle (22.5 deg)
                 # widened by a body's half width.
                 others = np.array(
-                    [t.position_xy[k] for j, t in enumerate(scene.person_timelines) if j != i]
+                    [
+                        t.position_xy[k]
+                        for j, t in enumerate(scene.group(People).timelines)
+                        if j != i
+                    ]
                 )
                 if len(others):
                     view = lookat[:2] - cam_xy
@@ -93,7 +98,7 @@ def main() -> int:
                 if score > best[0]:
                     best = (score, k, az, free)
         _, k, az, free = best
-        joints = scene.skeleton_poses(k)[0][i]
+        joints = scene.group(People).skeleton_poses(k)[0][i]
         lookat = np.array([joints[0, 0], joints[0, 1], 0.9])
         dist = float(np.clip(free - 0.3, 1.2, 2.6))
         tiles.append(cams.render(k, lookat, az, -8.0, dist, (TILE_W, TILE_H)))

@@ -12,6 +12,8 @@ import cv2
 import numpy as np
 
 from grade_common.atomic import StagedOutput
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.scene import Scene
 
 
@@ -35,8 +37,8 @@ class FreeCameraRenderer:
         self._vscene = mujoco.MjvScene(self.model, maxgeom=5000)
         self._vscene.flags[mujoco.mjtRndFlag.mjRND_SHADOW] = True
         self._opt = mujoco.MjvOption()
-        names = [f"{p.name}/{j}" for p in scene.people for j in p.body_names()]
-        names += [o.name for o in scene.objects]
+        names = [f"{p.name}/{j}" for p in scene.group(People).specs for j in p.body_names()]
+        names += [o.name for o in scene.group(FlyingObjects).specs]
         body = mujoco.mjtObj.mjOBJ_BODY
         self._mocap = np.array(
             [self.model.body_mocapid[mujoco.mj_name2id(self.model, body, n)] for n in names]

@@ -18,6 +18,7 @@ import numpy as np
 from sheet_kit import FreeCameraRenderer, write_image
 
 from grade_people.people import sit_weights
+from grade_sim.actors.people_group import People
 from grade_sim.actors.placement import seat_in_use
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scenarios import default_scenario_path
@@ -52,7 +53,7 @@ def main() -> int:
         return cams.render(step, lookat, az_deg, -12.0, dist, (TILE_W, TILE_H))
 
     rows = []
-    for i, tl in enumerate(scene.person_timelines):
+    for i, tl in enumerate(scene.group(People).timelines):
         use = seat_in_use(scene.world.seats, tl, dt)
         w = sit_weights(tl.motion, dt)
         for s in sorted(set(use[use >= 0].tolist())):
@@ -76,7 +77,9 @@ def main() -> int:
                 tiles.append(render(k, at, az))
             for az in (facing + 215, facing + 270):
                 tiles.append(render(mid, lookat, az))
-            label = f"{scene.people[i].name} on {seat.name} (seat {seat.height_m:.2f} m)"
+            label = (
+                f"{scene.group(People).specs[i].name} on {seat.name} (seat {seat.height_m:.2f} m)"
+            )
             cv2.putText(tiles[0], label, (6, 18), cv2.FONT_HERSHEY_SIMPLEX, 0.45, (255, 255, 0), 1)
             rows.append(np.concatenate(tiles, axis=1))
             print(label, "steps", steps, mid)

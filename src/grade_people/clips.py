@@ -1,9 +1,9 @@
 """BVH motion capture clips of a scenario (people.clips), played in place as stops.
 
 Core module (numpy only). `load_clips` reads and parses the files once per scene; each skinned
-person gets them retargeted onto their own skeleton (Scene.person_clips), and the motion library
-(grade_people.motion.pose) blends a clip in like its procedural clips while the person's motion code
-is that clip's (grade_people.people.CLIP_CODE + its index).
+person gets them retargeted onto their own skeleton (grade_sim's People.retargeted_clips), and the
+motion library (grade_people.motion.pose) blends a clip in like its procedural clips while the
+person's motion code is that clip's (grade_people.people.CLIP_CODE + its index).
 
 An entry is a BVH file, or the name of a clip set-up fetched (NAMED_CLIPS: the CMU clips of
 Debian's assimp-testmodels, in motions_dir()/cmu). Named clips are grounded (bvh.grounded): their

@@ -20,6 +20,7 @@ from numpy.typing import NDArray
 from grade_common.types import FloatArray
 from grade_render import tessellate
 from grade_render.errors import RenderError
+from grade_sim.actors.people_group import People
 from grade_sim.engine.bake.switch import with_bake
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.io.record import ExperimentRecord, scene_from_record
@@ -217,7 +218,7 @@ class WorldState:
             RenderError: the recorded people's skins do not match the model's (another run).
         """
         k = min(max(step, 0), self.record.n_steps - 1)
-        skins = self.scene.person_skins_world(k)
+        skins = self.scene.group(People).skins_world(k)
         m = self.model
         if len(skins) != m.nskin or any(
             len(v) != int(m.skin_vertnum[s]) for s, v in enumerate(skins)

@@ -22,6 +22,7 @@ import yaml
 from grade_common.errors import ConfigError
 from grade_common.names import ROS_NAME_RULE, is_ros_name
 from grade_replay.errors import ReplayConfigError
+from grade_sim.actors.flying import FlyingObjects
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import (
     RatesConfig,
@@ -350,7 +351,7 @@ def hidden_instance_ids(scene: Scene, changes: ReplayChanges) -> frozenset[int]:
     out: set[int] = set()
     for cls in changes.hide_classes:
         if cls == OBJECT_CLASS:
-            ids = {o.instance_id for o in scene.objects}
+            ids = {o.instance_id for o in scene.group(FlyingObjects).specs}
         else:
             ids = {i for i, info in scene.instances.items() if info.label == cls}
         if not ids and cls not in labels and cls != OBJECT_CLASS:

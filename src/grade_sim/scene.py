@@ -8,61 +8,38 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Sequence
-from dataclasses import dataclass, field
-from functools import cached_property
+from dataclasses import dataclass, field, replace
+from typing import TypeVar
 
 import numpy as np
 
-from grade_common.rotations import matrices_to_quats
 from grade_common.types import FloatArray
-from grade_people.body_mesh import SkinMesh, body_mesh, skin_vertices
-from grade_people.bvh import BvhMotion, RetargetedMotion, retarget
+from grade_people.bvh import BvhMotion
 from grade_people.clips import clip_duration_s, load_clips
 from grade_people.config import CrowdMode, PersonBody, PersonMotion
-from grade_people.crowd import Crowd, RobotSchedule, avoidance_decimation, known_through
+from grade_people.crowd import Crowd, RobotSchedule
 from grade_people.makehuman.dress import dress_makehuman
-from grade_people.motion import (
-    AnimationTrack,
-    animation_track,
-    pose,
-    pose_inputs,
-    stack_inputs,
-)
 from grade_people.paths import NoFreeSpaceError, sample_free_point
-from grade_people.people import (
-    PersonSpec,
-    PersonTimeline,
-    dress_skinned,
-    part_poses,
-    random_person,
-)
-from grade_people.skeleton import (
-    coco17_world,
-    face_points,
-    rest_positions,
-)
+from grade_people.people import PersonSpec, PersonTimeline, dress_skinned, random_person
+from grade_sim.actors.animal_group import Animals
 from grade_sim.actors.animal_placement import (
-    AnimalDiscs,
     AnimalPlacement,
     MovingObstacles,
     animal_discs,
-    animal_trace,
     merge_reports,
     people_animal_collisions,
     place_animals,
 )
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
-from grade_sim.actors.animals import (
-    AnimalSpec,
-    AnimalTimeline,
-    animal_part_poses,
-)
 from grade_sim.actors.flying import (
+    FlyingObjects,
     FlyingObjectSpec,
     FlyingTimeline,
     plan_object_timeline,
     random_object,
 )
+from grade_sim.actors.geometry import InstanceInfo
+from grade_sim.actors.group import ActorGroup, stacked_poses
+from grade_sim.actors.people_group import People
 from grade_sim.actors.placement import (
     Collision,
     PlacementReport,
@@ -79,22 +56,14 @@ from grade_sim.world.outdoor import generate_outdoor
 from grade_sim.world.procedural import generate_rooms
 from grade_sim.world.tabletop import load_tabletop_world
 
+__all__ = ["InstanceInfo", "RobotSetup", "Scene", "build_scene"]
+
 ROBOT_CLEARANCE_M = 0.5
-# Steps whose skeleton poses Scene.skeleton_poses keeps: a pipelined loop is at most
-# MAX_FRAMES_IN_FLIGHT frames (4 x 8 steps at 30 Hz, 240 Hz physics) ahead of the observers
-# that ask again for a frame's step. 8 people x 163 joints: ~125 kB a step.
-SKELETON_STEPS_KEPT = 64
 _LOG = logging.getLogger(__name__)
 # The animals draw from their own SeedSequence child, keyed apart from spawn()'s 0, 1, 2, ...,
 # so adding animals leaves the world, objects and robots of a seed unchanged (people avoid them).
 ANIMALS_SPAWN_KEY = 1001
-
-
-@dataclass(frozen=True)
-class InstanceInfo:
-    instance_id: int
-    name: str
-    label: str
+G = TypeVar("G", bound=ActorGroup)
 
 
 @dataclass(frozen=True)
@@ -109,205 +78,64 @@ class RobotSetup:
 @dataclass(frozen=True, kw_only=True)
 class Scene:
     """Everything one run is made of, drawn once from the scenario (`build_scene`): the world,
-    the robots' start poses and path followers, and the actors (people, flying objects, animals)
-    with their planned timelines, every instance id with its name and label, and the number of
-    physics steps. The engine builds its model from it, the sensors and the ground truth label
-    and pose what it holds, and a replay rebuilds the same scene from the recorded scenario.
+    the robots' start poses and path followers, the actor groups (people, flying objects,
+    animals, ...: see `grade_sim.actors.group`) with their planned motion, every instance id with
+    its name and label, and the number of physics steps. The engine builds its model from it,
+    the sensors and the ground truth label and pose what it holds, and a replay rebuilds the
+    same scene from the recorded scenario.
 
-    Reactive people are the exception to "drawn once": `crowd` is stepped by the simulator's loop,
-    which fills `person_timelines` as it goes, so a scene with a crowd serves one run only
-    (SceneReuseError). Construct it by keyword.
+    The actors' bodies are the groups' bodies, group after group (`actor_body_poses`). A group
+    with run state (reactive people, whose crowd the simulator's loop steps) makes the scene
+    serve one run only (SceneReuseError). Construct it by keyword.
     """
 
     scenario: Scenario
     world: World
     n_steps: int
-    people: tuple[PersonSpec, ...] = ()
-    person_timelines: tuple[PersonTimeline, ...] = ()
-    objects: tuple[FlyingObjectSpec, ...] = ()
-    object_timelines: tuple[FlyingTimeline, ...] = ()
     robots: tuple[RobotSetup, ...] = ()
+    groups: tuple[ActorGroup, ...] = ()
     instances: dict[int, InstanceInfo] = field(default_factory=dict)
-    # Reactive people: stepped by the simulator's loop, which fills person_timelines as it goes.
-    crowd: Crowd | None = None
     placement: PlacementReport = field(default_factory=PlacementReport)
-    animals: tuple[AnimalSpec, ...] = ()
-    animal_timelines: tuple[AnimalTimeline, ...] = ()
-    clips: tuple[BvhMotion, ...] = ()  # people.clips, parsed (when 'clip' is in people.motions)
+
+    def group(self, kind: type[G]) -> G:
+        """The scene's group of this kind (an empty one when the scene has none)."""
+        for group in self.groups:
+            if isinstance(group, kind):
+                return group
+        return kind()
+
+    def with_group(self, group: ActorGroup) -> Scene:
+        """This scene with one more actor group (after the others) and its instances.
+
+        Raises:
+            ValueError: an instance id of the group is already taken (names it).
+        """
+        taken = [info for info in group.instances() if info.instance_id in self.instances]
+        if taken:
+            info = taken[0]
+            raise ValueError(
+                f"actor group {group.kind!r}: instance id {info.instance_id} of {info.name!r} is "
+                f"already {self.instances[info.instance_id].name!r}'s; use ids from "
+                f"{max(self.instances, default=0) + 1}"
+            )
+        instances = dict(self.instances)
+        instances.update((info.instance_id, info) for info in group.instances())
+        return replace(self, groups=(*self.groups, group), instances=instances)
 
     @property
     def n_actor_bodies(self) -> int:
-        return (
-            sum(len(p.body_names()) for p in self.people)
-            + len(self.objects)
-            + len(self.animals) * len(ANIMAL_PART_NAMES)
-        )
-
-    @cached_property
-    def animal_discs(self) -> AnimalDiscs:
-        """The animals as people avoid them (discs over their footprints at every step)."""
-        dt = self.scenario.physics_dt_s
-        return animal_discs(self.animals, self.animal_timelines, self.n_steps, dt)
-
-    def people_animal_collisions(
-        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
-    ) -> list[Collision]:
-        """First contacts of people's traces with the animals' parts (grown by their clearance)."""
-        if not self.animals:
-            return []
-        clearance = self.scenario.animals.clearance_m
-        traces = [
-            animal_trace(a, t, self.n_steps, clearance)
-            for a, t in zip(self.animals, self.animal_timelines, strict=True)
-        ]
-        return people_animal_collisions(traces, people, timelines)
-
-    @cached_property
-    def person_tracks(self) -> tuple[AnimationTrack, ...]:
-        """Motion-library state of every skinned person's timeline (empty for rigid parts)."""
-        dt = self.scenario.physics_dt_s
-        return tuple(
-            animation_track(t, dt)
-            for p, t in zip(self.people, self.person_timelines, strict=True)
-            if p.body is not None
-        )
-
-    @cached_property
-    def _causal_tracks(self) -> dict[int, tuple[tuple[PersonTimeline, AnimationTrack], ...]]:
-        return {}
-
-    def _tracks_at(self, k: int) -> tuple[tuple[PersonTimeline, AnimationTrack], ...]:
-        """Timelines and motion tracks that pose step k.
-
-        Scripted people: the whole timeline. Reactive people: only what the live crowd had fixed
-        at step k (`known_through`), so the live run and its replay pose them identically; the
-        swing foot then aims at the block's end instead of the true next footfall.
-        """
-        skinned = [
-            t for p, t in zip(self.people, self.person_timelines, strict=True) if p.body is not None
-        ]
-        if self.scenario.people.mode is not CrowdMode.REACTIVE:
-            return tuple(zip(skinned, self.person_tracks, strict=True))
-        dt = self.scenario.physics_dt_s
-        end = known_through(k, avoidance_decimation(self.scenario.people, dt), self.n_steps)
-        cache = self._causal_tracks
-        if end not in cache:
-            cache.clear()  # runs go forward: only the current block is asked for again
-            prefixes = [
-                PersonTimeline(
-                    t.position_xy[: end + 1],
-                    t.heading_rad[: end + 1],
-                    t.phase_rad[: end + 1],
-                    t.amplitude[: end + 1],
-                    t.motion[: end + 1],
-                    t.seat_height_m[: end + 1],
-                )
-                for t in skinned
-            ]
-            cache[end] = tuple((t, animation_track(t, dt)) for t in prefixes)
-        return cache[end]
-
-    @cached_property
-    def _last_skeleton(self) -> dict[int, tuple[FloatArray, FloatArray]]:
-        return {}
-
-    def skeleton_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
-        """Skinned people's joint positions (P, J, 3) and rotations (P, J, 3, 3) at a step
-        (read-only arrays: a frame asks for them several times, for the engine, boxes, skins
-        and keypoints; the last SKELETON_STEPS_KEPT steps' are kept, since a pipelined run's
-        keypoints come for a frame's step after the loop has stepped on)."""
-        k = min(step, self.n_steps - 1)
-        cache = self._last_skeleton
-        if k in cache:
-            return cache[k]
-        bodies = [p.body for p in self.people if p.body is not None]
-        if not bodies:
-            raise ValueError("skeleton_poses: the scene has no skinned people (people.body)")
-        dt = self.scenario.physics_dt_s
-        steps = np.array([k])
-        inputs = [pose_inputs(t, track, dt, steps) for t, track in self._tracks_at(k)]
-        joint_pos, joint_rot = pose(bodies, stack_inputs(inputs), self.person_clips)
-        joint_pos.setflags(write=False)
-        joint_rot.setflags(write=False)
-        while len(cache) >= SKELETON_STEPS_KEPT:
-            del cache[next(iter(cache))]  # the oldest (dicts keep insertion order)
-        cache[k] = (joint_pos, joint_rot)
-        return cache[k]
-
-    @cached_property
-    def person_clips(self) -> tuple[tuple[RetargetedMotion, ...], ...]:
-        """people.clips retargeted onto every skinned person's skeleton."""
-        return tuple(
-            tuple(retarget(c, p.body) for c in self.clips)
-            for p in self.people
-            if p.body is not None
-        )
-
-    @cached_property
-    def person_meshes(self) -> tuple[SkinMesh, ...]:
-        """Rest-pose skin of every skinned person (empty for rigid parts)."""
-        return tuple(
-            body_mesh(p.body, p.clothing)
-            for p in self.people
-            if p.body is not None and p.clothing is not None
-        )
-
-    def person_skins_world(self, step: int) -> list[FloatArray]:
-        """World vertices (V, 3) of every skinned person's skin at a step (what MuJoCo draws)."""
-        joint_pos, joint_rot = self.skeleton_poses(step)
-        bodies = [p.body for p in self.people if p.body is not None]
-        return [
-            skin_vertices(mesh, rest_positions(body), joint_pos[i], joint_rot[i])
-            for i, (mesh, body) in enumerate(zip(self.person_meshes, bodies, strict=True))
-        ]
-
-    def person_keypoints_world(self, step: int) -> FloatArray:
-        """COCO-17 keypoints of every skinned person at a step: (P, 17, 3) world coordinates."""
-        joint_pos, joint_rot = self.skeleton_poses(step)
-        scale = np.array([p.scale for p in self.people])
-        face = np.stack([face_points(p.body) for p in self.people if p.body is not None])
-        return coco17_world(joint_pos, joint_rot, scale, face)
-
-    def rigid_person_states(
-        self, step: int
-    ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
-        """Every person's state at physics step `step` (the last step after the end), as the
-        rigid-part body functions take it (`part_poses`, `rigid_coco17_world`): scale (P,),
-        position_xy (P, 2), heading_rad, phase_rad and amplitude (P,)."""
-        k = min(step, self.n_steps - 1)
-        tl = self.person_timelines
-        return (
-            np.array([p.scale for p in self.people]),
-            np.array([t.position_xy[k] for t in tl]),
-            np.array([t.heading_rad[k] for t in tl]),
-            np.array([t.phase_rad[k] for t in tl]),
-            np.array([t.amplitude[k] for t in tl]),
-        )
+        return sum(len(g.body_names()) for g in self.groups)
 
     def actor_body_poses(self, step: int) -> tuple[FloatArray, FloatArray]:
-        """Poses of every actor body at physics step `step`: people's bodies, then objects,
-        then animals' parts."""
-        k = min(step, self.n_steps - 1)
-        positions = []
-        quats = []
-        if self.people and self.people[0].body is not None:
-            joint_pos, joint_rot = self.skeleton_poses(k)
-            positions.append(joint_pos.reshape(-1, 3))
-            quats.append(matrices_to_quats(joint_rot).reshape(-1, 4))
-        elif self.people:
-            pos, quat = part_poses(*self.rigid_person_states(k))
-            positions.append(pos.reshape(-1, 3))
-            quats.append(quat.reshape(-1, 4))
-        if self.objects:
-            positions.append(np.array([t.position_xyz[k] for t in self.object_timelines]))
-            quats.append(np.array([t.quat_wxyz[k] for t in self.object_timelines]))
-        if self.animals:
-            pos, quat = animal_part_poses(self.animals, self.animal_timelines, k)
-            positions.append(pos.reshape(-1, 3))
-            quats.append(quat.reshape(-1, 4))
-        if not positions:
-            return np.zeros((0, 3)), np.zeros((0, 4))
-        return np.concatenate(positions), np.concatenate(quats)
+        """Poses of every actor body at physics step `step`: positions (B, 3) and wxyz
+        quaternions (B, 4), the groups' bodies group after group."""
+        return stacked_poses(self.groups, step)
+
+    def actor_collisions(
+        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        """First contacts of people's traces with every group's actors (FCL)."""
+        return [c for g in self.groups for c in g.collisions_with(people, timelines)]
 
 
 def build_scene(scenario: Scenario) -> Scene:
@@ -351,35 +179,38 @@ def build_scene(scenario: Scenario) -> Scene:
         _LOG.warning("placement rejected %s: %s", rejected.name, rejected.reason)
     # People move last: they avoid the robots' planned paths and the animals.
     motion = _plan_people(scenario, world, people, robots, placed, schedule, n_steps, people_rng)
-    for spec in people:
-        if spec in motion.people:
-            instances[spec.instance_id] = InstanceInfo(spec.instance_id, spec.name, "person")
-    for obj in objects:
-        instances[obj.instance_id] = InstanceInfo(
-            obj.instance_id, obj.name, f"flying_{obj.shape.value}"
-        )
-    for r in robots:
-        label = f"robot_{r.model.config.type.value}"
-        instances[r.instance_id] = InstanceInfo(r.instance_id, r.model.name, label)
-    for animal in placed.animals:
-        instances[animal.instance_id] = InstanceInfo(
-            animal.instance_id, animal.name, animal.kind.value
-        )
+    groups: tuple[ActorGroup, ...] = (
+        People(
+            specs=motion.people,
+            timelines=motion.timelines,
+            config=scenario.people,
+            n_steps=n_steps,
+            dt_s=dt,
+            crowd=motion.crowd,
+            clips=motion.clips,
+        ),
+        FlyingObjects(specs=objects, timelines=object_timelines, n_steps=n_steps),
+        Animals(
+            specs=placed.animals,
+            timelines=placed.timelines,
+            n_steps=n_steps,
+            dt_s=dt,
+            clearance_m=scenario.animals.clearance_m,
+        ),
+    )
+    for robot in robots:
+        label = f"robot_{robot.model.config.type.value}"
+        instances[robot.instance_id] = InstanceInfo(robot.instance_id, robot.model.name, label)
+    for group in groups:
+        instances.update((info.instance_id, info) for info in group.instances())
     return Scene(
         scenario=scenario,
         world=world,
         n_steps=n_steps,
-        people=motion.people,
-        person_timelines=motion.timelines,
-        objects=objects,
-        object_timelines=object_timelines,
         robots=robots,
+        groups=groups,
         instances=instances,
-        crowd=motion.crowd,
         placement=merge_reports(placed.report, motion.report),
-        animals=placed.animals,
-        animal_timelines=placed.timelines,
-        clips=motion.clips,
     )
 
 

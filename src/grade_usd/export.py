@@ -35,6 +35,7 @@ from grade_common.rotations import matrix_to_quat, quat_to_matrix
 from grade_common.rundir import RECORD_NPZ, RunLayout
 from grade_common.types import FloatArray
 from grade_render.world_state import GeomShape, WorldState
+from grade_sim.actors.people_group import People
 from grade_sim.io.record import load_record
 from grade_sim.optics.lens import lens_of
 from grade_sim.world.light_units import SATURATION_K, intensity_cd
@@ -465,9 +466,11 @@ class _RigidActorPoses:
     def __init__(self, world: WorldState) -> None:
         scene = world.scene
         self.scene = scene
-        self.skinned = bool(scene.people) and scene.people[0].body is not None
+        self.skinned = scene.group(People).skinned
         if self.skinned:
-            self.rest = dataclasses.replace(scene, people=(), person_timelines=())
+            self.rest = dataclasses.replace(
+                scene, groups=tuple(g for g in scene.groups if not isinstance(g, People))
+            )
             self.n_people = scene.n_actor_bodies - self.rest.n_actor_bodies
 
     def at(self, k: int) -> tuple[FloatArray, FloatArray]:

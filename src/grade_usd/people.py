@@ -19,6 +19,7 @@ from grade_common.rotations import matrices_to_quats
 from grade_common.types import FloatArray
 from grade_people.skeleton import JOINT_NAMES, PARENTS, rest_positions
 from grade_render.world_state import WorldState
+from grade_sim.actors.people_group import People
 from grade_sim.world.usd_semantics import apply_semantics
 from grade_usd.materials import ST, MaterialLibrary
 
@@ -61,14 +62,16 @@ def define_people(stage: Any, world: WorldState, looks: MaterialLibrary) -> list
     from pxr import Gf, Sdf, Tf, UsdGeom, UsdShade, UsdSkel, Vt
 
     scene = world.scene
-    people = [p for p in scene.people if p.body is not None]
+    people = [p for p in scene.group(People).specs if p.body is not None]
     if not people:
         return []
     UsdGeom.Scope.Define(stage, "/World/People")
     skins = world.skins()
     joints = joint_paths()
     anims = []
-    for i, (person, mesh, skin) in enumerate(zip(people, scene.person_meshes, skins, strict=True)):
+    for i, (person, mesh, skin) in enumerate(
+        zip(people, scene.group(People).meshes, skins, strict=True)
+    ):
         assert person.body is not None
         name = str(Tf.MakeValidIdentifier(person.name))
         root = f"/World/People/{name}"
@@ -131,7 +134,7 @@ def sample_people(
     if not anims:
         return
     for k in steps:
-        trans, quats = local_transforms(*world.scene.skeleton_poses(k))
+        trans, quats = local_transforms(*world.scene.group(People).skeleton_poses(k))
         t = code(k)
         for i, anim in enumerate(anims):
             anim.GetTranslationsAttr().Set(Vt.Vec3fArray.FromNumpy(trans[i].astype(np.float32)), t)

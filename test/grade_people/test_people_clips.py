@@ -22,6 +22,7 @@ from grade_people.skeleton import (
     forward_kinematics,
     rest_offsets,
 )
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 
@@ -72,7 +73,7 @@ def test_people_play_the_clip_in_place(tmp_path: Path) -> None:
     scene = build_scene(load_scenario(_scenario_file(tmp_path)))
     assert scene.scenario.people.clips == (str(tmp_path / "wave.bvh"),)
     checked = 0
-    for i, (person, tl) in enumerate(zip(scene.people, scene.person_timelines, strict=True)):
+    for i, (person, tl) in enumerate(scene.group(People).with_timelines()):
         on = tl.motion == CLIP_CODE
         begins = np.flatnonzero(on & ~np.concatenate([[False], on[:-1]]))
         for start in begins:
@@ -82,7 +83,7 @@ def test_people_play_the_clip_in_place(tmp_path: Path) -> None:
             assert person.body is not None
             clip = retarget(load_clips(scene.scenario.people)[0], person.body)
             frame = int(3.0 / clip.frame_time_s)
-            pos, _ = scene.skeleton_poses(int(step))
+            pos, _ = scene.group(People).skeleton_poses(int(step))
             # The clip's pose, turned to the person's heading and put where they stand.
             heading = tl.heading_rad[step]
             local = clip.local_rot[frame].copy()
@@ -101,10 +102,10 @@ def test_the_same_seed_gives_the_same_clip_stops(tmp_path: Path) -> None:
     _wave_bvh(tmp_path / "wave.bvh")
     path = _scenario_file(tmp_path)
     a, b = build_scene(load_scenario(path)), build_scene(load_scenario(path))
-    for ta, tb in zip(a.person_timelines, b.person_timelines, strict=True):
+    for ta, tb in zip(a.group(People).timelines, b.group(People).timelines, strict=True):
         assert ta.motion.tobytes() == tb.motion.tobytes()
-    pa, _ = a.skeleton_poses(2000)
-    pb, _ = b.skeleton_poses(2000)
+    pa, _ = a.group(People).skeleton_poses(2000)
+    pb, _ = b.group(People).skeleton_poses(2000)
     assert pa.tobytes() == pb.tobytes()
 
 

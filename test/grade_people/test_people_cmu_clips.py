@@ -20,6 +20,7 @@ from grade_people.makehuman.shape import REFERENCE_SHAPE
 from grade_people.mocap import MOTIONS_DIR_ENV
 from grade_people.people import CLIP_CODE
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, forward_kinematics, rest_offsets
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import run_scenario
@@ -67,12 +68,12 @@ def test_a_scenario_with_a_cmu_clip_is_deterministic(tmp_path: Path) -> None:
     path = _scenario(tmp_path)
     a, b = build_scene(load_scenario(path)), build_scene(load_scenario(path))
     assert a.scenario.people.clips == ("cmu:01_01",)  # kept as a name (the record replays it)
-    playing = np.stack([tl.motion == CLIP_CODE for tl in a.person_timelines])
+    playing = np.stack([tl.motion == CLIP_CODE for tl in a.group(People).timelines])
     assert playing.any()
-    steps = len(a.person_timelines[0].motion)
+    steps = len(a.group(People).timelines[0].motion)
     for step in range(0, steps, 25):
-        pa, ra = a.skeleton_poses(step)
-        pb, rb = b.skeleton_poses(step)
+        pa, ra = a.group(People).skeleton_poses(step)
+        pb, rb = b.group(People).skeleton_poses(step)
         assert np.isfinite(pa).all()
         assert pa.tobytes() == pb.tobytes()
         assert ra.tobytes() == rb.tobytes()

@@ -233,7 +233,9 @@ def test_missing_data_says_how_to_get_it(tmp_path: Path) -> None:
         load_assets(tmp_path / "none.npz")
 
 
-def _scene(seed: int):  # type: ignore[no-untyped-def]
+def _people(seed: int):  # type: ignore[no-untyped-def]
+    """The People group of a small scene of MakeHuman people."""
+    from grade_sim.actors.people_group import People
     from grade_sim.config.scenario import scenario_from_mapping
     from grade_sim.scene import build_scene
 
@@ -247,56 +249,21 @@ def _scene(seed: int):  # type: ignore[no-untyped-def]
                 "flying_objects": {"count": 0},
             }
         )
-    )
+    ).group(People)
 
 
 def test_a_scene_of_makehuman_people_is_bit_identical_for_a_seed() -> None:
-    a, b = _scene(3), _scene(3)
-    assert a.people == b.people
-    assert all(p.body is not None and p.body.shape is not None for p in a.people)
-    assert len({p.body.shape for p in a.people if p.body is not None}) == 3
+    a, b = _people(3), _people(3)
+    assert a.specs == b.specs
+    assert all(p.body is not None and p.body.shape is not None for p in a.specs)
+    assert len({p.body.shape for p in a.specs if p.body is not None}) == 3
     step = 40
-    for sa, sb in zip(a.person_skins_world(step), b.person_skins_world(step), strict=True):
+    for sa, sb in zip(a.skins_world(step), b.skins_world(step), strict=True):
         assert np.array_equal(sa, sb)
-    kp = a.person_keypoints_world(step)
-    assert np.array_equal(kp, b.person_keypoints_world(step))
+    kp = a.keypoints_world(step)
+    assert np.array_equal(kp, b.keypoints_world(step))
     # The face's keypoints stay on the posed skin (nose and ears are skin vertices).
-    for i, skin in enumerate(a.person_skins_world(step)):
+    for i, skin in enumerate(a.skins_world(step)):
         for k in (0, 3, 4):
             assert np.linalg.norm(skin - kp[i, k], axis=1).min() < 1e-9
-    assert _scene(4).people != a.people
-
-
-def test_the_placement_parts_cover_the_skin_as_well_as_for_the_default_bodies() -> None:
-    """The rigid parts scaled by height (people.body: parts; the FCL placement's shape for every
-    body before capsules fitted to the skin, test_people_capsules, the baseline they are
-    compared to): standing, the MakeHuman skin sticks out of them only as far as the mannequin
-    skin does (measured: 0.6 % of its vertices more than 5 cm out, at most 7 cm, against 1.5 %
-    and 9 cm)."""
-    from grade_common.rotations import quat_to_matrix
-    from grade_people.people import PartShape, PersonSpec, part_poses
-
-    def outside_m(v: np.ndarray, height_m: float) -> np.ndarray:
-        parts = PersonSpec("p", 1, height_m, {}).parts()
-        scale = np.array([height_m / 1.75])
-        zero = np.zeros(1)
-        pos, quat = part_poses(scale, np.zeros((1, 2)), zero, zero, zero)
-        best = np.full(len(v), np.inf)
-        for i, part in enumerate(parts):
-            local = (v - pos[0, i]) @ quat_to_matrix(quat[0, i])
-            size = np.asarray(part.size)
-            if part.shape is PartShape.CAPSULE:
-                axis = np.clip(local[:, 2], -size[1], size[1])
-                local = local - np.stack([0 * axis, 0 * axis, axis], axis=1)
-                d = np.linalg.norm(local, axis=1) - size[0]
-            elif part.shape is PartShape.SPHERE:
-                d = np.linalg.norm(local, axis=1) - size[0]
-            else:
-                q = np.abs(local) - size
-                d = np.linalg.norm(np.maximum(q, 0), axis=1) + np.minimum(q.max(axis=1), 0)
-            best = np.minimum(best, d)
-        return best
-
-    far = [outside_m(makehuman_body(s).vertices, s.height_m) for s in _shapes(11, 6)]
-    assert np.mean([np.mean(d > 0.05) for d in far]) < 0.015
-    assert max(d.max() for d in far) < 0.09
+    assert _people(4).specs != a.specs

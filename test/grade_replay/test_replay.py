@@ -27,6 +27,7 @@ from grade_replay.replay import (
     RunDirError,
     replay_run,
 )
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import scenario_from_mapping, scenario_to_mapping
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
@@ -469,6 +470,7 @@ def test_added_lidar_scans_exactly_what_a_run_with_it_would_have(
             assert (got / sub / p.name).read_bytes() == p.read_bytes(), f"{sub}/{p.name}"
     # The people are in the scans (the actor poses come from the recorded draw too).
     ids = np.concatenate([np.fromfile(p, dtype="<u4") >> 16 for p in (got / "labels").iterdir()])
-    people = {o.instance_id for o in build_scene(small_scenario(seed=RECORDED_SEED)).people}
+    drawn = build_scene(small_scenario(seed=RECORDED_SEED)).group(People)
+    people = {o.instance_id for o in drawn.specs}
     assert people & set(ids.tolist())
     assert yaml.safe_load((result.path / "run.yaml").read_text())["replay"]["changes"]["lidars"]

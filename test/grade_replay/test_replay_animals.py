@@ -16,7 +16,9 @@ from grade_common import kitti
 from grade_common.tum import read_list
 from grade_replay.changes import ReplayChanges
 from grade_replay.replay import ReplayConfig, replay_run
+from grade_sim.actors.animal_group import Animals
 from grade_sim.actors.animals import ANIMAL_STATE_KEYS
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.scene import build_scene
 from grade_sim.sim.run import run_scenario
@@ -78,7 +80,7 @@ def recorded(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _animal_ids() -> dict[int, str]:
-    return {a.instance_id: a.kind.value for a in build_scene(_scenario()).animals}
+    return {a.instance_id: a.kind.value for a in build_scene(_scenario()).group(Animals).specs}
 
 
 def test_cameras_see_the_animals_with_their_ids_and_boxes(recorded: Path) -> None:
@@ -110,7 +112,9 @@ def test_the_lidar_sees_the_animals(recorded: Path) -> None:
 def test_record_stores_the_animal_timelines(recorded: Path) -> None:
     scene = build_scene(_scenario())
     with np.load(recorded / "record.npz") as npz:
-        for animal, timeline in zip(scene.animals, scene.animal_timelines, strict=True):
+        for animal, timeline in zip(
+            scene.group(Animals).specs, scene.group(Animals).timelines, strict=True
+        ):
             for key in ANIMAL_STATE_KEYS:
                 stored = npz[f"animal/{animal.name}/{key}"]
                 np.testing.assert_array_equal(stored, getattr(timeline, key)[: len(stored)])
@@ -155,8 +159,8 @@ def test_replay_of_a_reactive_run_among_animals_is_exact(tmp_path: Path) -> None
     scenario = _reactive_scenario()
     recorded = run_scenario(scenario, tmp_path / "run").path
     scene = build_scene(scenario)
-    assert scene.crowd is not None
-    assert scene.animals
+    assert scene.group(People).crowd is not None
+    assert scene.group(Animals).specs
     # The live crowd stepped around the animals: no contact in the trace as it happened.
     placement = yaml.safe_load((recorded / "placement.yaml").read_text())
     assert placement["checked"] is True

@@ -21,6 +21,8 @@ from grade_replay.changes import (
     parse_rgb,
 )
 from grade_replay.errors import ReplayConfigError
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Scenario, Stream
 from grade_sim.scene import Scene, build_scene
 from scenario_kit import small_scenario
@@ -34,10 +36,12 @@ def _assert_same_draw(a: Scene, b: Scene) -> None:
     assert a.n_steps == b.n_steps
     assert a.instances == b.instances
     assert a.world.boxes == b.world.boxes
-    for ta, tb in zip(a.person_timelines, b.person_timelines, strict=True):
+    for ta, tb in zip(a.group(People).timelines, b.group(People).timelines, strict=True):
         for field in ("position_xy", "heading_rad", "phase_rad", "amplitude"):
             np.testing.assert_array_equal(getattr(ta, field), getattr(tb, field))
-    for oa, ob in zip(a.object_timelines, b.object_timelines, strict=True):
+    for oa, ob in zip(
+        a.group(FlyingObjects).timelines, b.group(FlyingObjects).timelines, strict=True
+    ):
         np.testing.assert_array_equal(oa.position_xyz, ob.position_xyz)
         np.testing.assert_array_equal(oa.quat_wxyz, ob.quat_wxyz)
     for ra, rb in zip(a.robots, b.robots, strict=True):
@@ -200,8 +204,8 @@ def test_draw_guard_names_the_changed_field() -> None:
 
 def test_hidden_instance_ids_by_class_and_id() -> None:
     scene = build_scene(_scenario())
-    people = {p.instance_id for p in scene.people}
-    objects = {o.instance_id for o in scene.objects}
+    people = {p.instance_id for p in scene.group(People).specs}
+    objects = {o.instance_id for o in scene.group(FlyingObjects).specs}
     assert hidden_instance_ids(scene, ReplayChanges(hide_classes=("person",))) == people
     assert hidden_instance_ids(scene, ReplayChanges(hide_classes=("object",))) == objects
     one = min(people)

@@ -10,6 +10,7 @@ import pytest
 import yaml
 
 from grade_people.people import PERSON_RADIUS_M
+from grade_sim.actors.people_group import People
 from grade_sim.actors.robot_discs import robot_radius_m
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.errors import SceneReuseError
@@ -64,7 +65,7 @@ class DriveAt:
 def reactive_run(tmp_path_factory: pytest.TempPathFactory) -> Path:
     scene = build_scene(_scenario())
     robot = scene.robots[0]
-    target = scene.person_timelines[0].position_xy[0]
+    target = scene.group(People).timelines[0].position_xy[0]
     spec = SimulatorSpec(scene, command_source=DriveAt(robot.start_xyz[:2], target))
     result = run_scenario(spec, tmp_path_factory.mktemp("reactive") / "run")
     assert result.stats.status == "complete"

@@ -3,13 +3,26 @@
 from __future__ import annotations
 
 import enum
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from grade_common.occupancy import OccupancyGrid
+from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_people.crowd import RobotObstacle
 from grade_people.paths import coarsen, sample_free_point
+from grade_people.people import PersonSpec, PersonTimeline
+from grade_sim.actors.geometry import (
+    ActorGeometry,
+    Box3D,
+    InstanceInfo,
+    RigidPart,
+    ShadowCaster,
+    significant,
+)
+from grade_sim.actors.placement import Collision
 from grade_sim.config.scenario import FlyingObjectsConfig
 
 
@@ -100,3 +113,117 @@ def plan_object_timeline(
     )
     quat /= np.linalg.norm(quat, axis=1, keepdims=True)
     return FlyingTimeline(pos, quat)
+
+
+# The engine's geom size of each shape from its half sizes (hx, hy, hz), and the significant
+# digits it keeps of them.
+_GEOM_SIZE = {
+    ObjectShape.BOX: (lambda h: h, 9),
+    ObjectShape.SPHERE: (lambda h: h[0], 6),
+    ObjectShape.CAPSULE: (lambda h: (h[0], h[2]), 6),
+    ObjectShape.CYLINDER: (lambda h: (h[0], h[2]), 6),
+    ObjectShape.ELLIPSOID: (lambda h: h, 9),
+}
+
+
+def box_half_extents(spec: FlyingObjectSpec) -> FloatArray:
+    """Half the extents of the object's box along its own axes."""
+    h = np.asarray(spec.half_size)
+    return {
+        ObjectShape.BOX: h,
+        ObjectShape.ELLIPSOID: h,
+        ObjectShape.SPHERE: np.full(3, h[0]),
+        ObjectShape.CAPSULE: np.array([h[0], h[0], h[2] + h[0]]),
+        ObjectShape.CYLINDER: np.array([h[0], h[0], h[2]]),
+    }[spec.shape]
+
+
+@dataclass(frozen=True, kw_only=True)
+class FlyingObjects:
+    """Flying objects as an actor group: one rigid body each, on a planned flight."""
+
+    specs: tuple[FlyingObjectSpec, ...] = ()
+    timelines: tuple[FlyingTimeline, ...] = ()
+    n_steps: int = 1
+
+    kind = "object"
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def with_timelines(self) -> Iterator[tuple[FlyingObjectSpec, FlyingTimeline]]:
+        """Each actor's spec with its timeline."""
+        return zip(self.specs, self.timelines, strict=True)
+
+    def body_names(self) -> tuple[str, ...]:
+        return tuple(o.name for o in self.specs)
+
+    def body_labels(self) -> tuple[str, ...]:
+        return tuple(f"flying object {o.name}" for o in self.specs)
+
+    def instances(self) -> tuple[InstanceInfo, ...]:
+        return tuple(
+            InstanceInfo(o.instance_id, o.name, f"flying_{o.shape.value}") for o in self.specs
+        )
+
+    def geometry(self) -> tuple[ActorGeometry, ...]:
+        out: list[ActorGeometry] = []
+        for obj in self.specs:
+            size_of, digits = _GEOM_SIZE[obj.shape]
+            size = significant(size_of(obj.half_size), digits)  # type: ignore[no-untyped-call]
+            out.append(
+                RigidPart(
+                    obj.name,
+                    obj.instance_id,
+                    obj.shape.value,
+                    tuple(size),
+                    tuple(significant(obj.rgba)),
+                )
+            )
+        return tuple(out)
+
+    def poses(self, step: int) -> tuple[FloatArray, FloatArray]:
+        k = min(step, self.n_steps - 1)
+        return (
+            np.array([t.position_xyz[k] for t in self.timelines]),
+            np.array([t.quat_wxyz[k] for t in self.timelines]),
+        )
+
+    def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
+        k = min(step, self.n_steps - 1)
+        return [
+            Box3D(
+                obj.instance_id,
+                tl.position_xyz[k].copy(),
+                2 * box_half_extents(obj),
+                quat_to_matrix(tl.quat_wxyz[k]),
+            )
+            for obj, tl in zip(self.specs, self.timelines, strict=True)
+        ]
+
+    def shadow_casters(self) -> tuple[ShadowCaster, ...]:
+        return ()  # they fly: no contact shadow
+
+    def obstacles(self, step: int) -> list[RobotObstacle]:
+        return []  # they fly above people's heads
+
+    def collisions_with(
+        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        return []
+
+    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
+        return None  # planned ahead
+
+    def already_run(self) -> bool:
+        return False  # no run state
+
+    def record(self, n_steps: int) -> dict[str, np.ndarray]:
+        out: dict[str, np.ndarray] = {}
+        for o, tl in zip(self.specs, self.timelines, strict=True):
+            out[f"object/{o.name}/position_xyz"] = tl.position_xyz[:n_steps]
+            out[f"object/{o.name}/quat_wxyz"] = tl.quat_wxyz[:n_steps]
+        return out
+
+    def replayed(self, recorded: Mapping[str, np.ndarray]) -> FlyingObjects:
+        return self  # flights regenerate from the seed

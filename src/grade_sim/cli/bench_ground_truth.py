@@ -21,6 +21,8 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.gt_png import flow_to_png_u16, normals_to_png_u16
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Stream, load_scenario
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import CameraFrame
@@ -89,7 +91,8 @@ def run(scenario_path: Path, frames: int) -> int:
     budget_ms = 1000.0 / camera.rate_hz
     print(
         f"scene: {scenario_path} ({camera.width}x{camera.height} camera at {camera.rate_hz:g} Hz, "
-        f"{len(scene.people)} people, {len(scene.objects)} flying objects), {frames} frames, "
+        f"{len(scene.group(People))} people, {len(scene.group(FlyingObjects))} flying objects), "
+        f"{frames} frames, "
         "variants interleaved"
     )
     print(f"{'streams':<30}{'render ms':>10}{'encode ms':>10}{'added ms':>10}{'of 1/rate':>10}")

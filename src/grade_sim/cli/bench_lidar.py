@@ -28,6 +28,8 @@ from dataclasses import replace
 import numpy as np
 
 from grade_common.cli_args import bench_parser, parse_bench_args
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.lidar import LidarConfig
 from grade_sim.config.scenario import Scenario, load_scenario
 from grade_sim.engine.raycast import EmbreeDevice, InstanceMesh, InstanceScene
@@ -114,8 +116,9 @@ def main(argv: list[str]) -> int:
     ours_ms, cast_ms, bare_ms, decode_ms = med["ours"], med["cast"], med["bare"], med["decode"]
     n_rays = len(origins)
     print(
-        f"scenario: {args.scenario or default_scenario_path()}, {len(sim.scene.people)} people, "
-        f"{len(sim.scene.objects)} flying objects; lidar {args.preset}: {n_rays} rays per scan "
+        f"scenario: {args.scenario or default_scenario_path()}, "
+        f"{len(sim.scene.group(People))} people, {len(sim.scene.group(FlyingObjects))} flying "
+        f"objects; lidar {args.preset}: {n_rays} rays per scan "
         f"at {caster.table.rate_hz:g} Hz, {caster.slices} motion segments, "
         f"{len(caster.parts)} moving parts"
     )

@@ -25,6 +25,7 @@ from grade_people.gait_stats import PersonGaitSamples, format_gait_stats, gait_s
 from grade_people.motion import feet_in_stance
 from grade_people.people import MOTION_CODES
 from grade_people.skeleton import JOINT_INDEX
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import Scene, build_scene
@@ -54,16 +55,16 @@ def scene_gait_samples(scene: Scene, every_steps: int) -> list[PersonGaitSamples
     steps = np.arange(max(first, 1), scene.n_steps, every_steps)
     skinned = [
         (i, t)
-        for i, (p, t) in enumerate(zip(scene.people, scene.person_timelines, strict=True))
+        for i, (p, t) in enumerate(scene.group(People).with_timelines())
         if p.body is not None
     ]
     lowest = np.empty((len(steps), len(skinned)))
     toes = np.empty((len(steps), len(skinned), 2, 2))
     toe_j = [JOINT_INDEX["toe_l"], JOINT_INDEX["toe_r"]]
     for row, k in enumerate(steps):
-        skins = scene.person_skins_world(int(k))
+        skins = scene.group(People).skins_world(int(k))
         lowest[row] = [float(v[:, 2].min()) for v in skins]
-        joint_pos, _ = scene.skeleton_poses(int(k))
+        joint_pos, _ = scene.group(People).skeleton_poses(int(k))
         toes[row] = joint_pos[:, toe_j, :2]
     walking = {MOTION_CODES[PersonMotion.WALK], MOTION_CODES[PersonMotion.RUN]}
     out = []

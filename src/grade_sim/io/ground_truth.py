@@ -213,9 +213,7 @@ class GroundTruthWriter:
         self._free_bodies = {b.name: b for b in scene.world.free_bodies}
         # Boxes for actors, static objects and loose objects (not for walls and floors).
         self._boxed_ids = (
-            {p.instance_id for p in scene.people}
-            | {o.instance_id for o in scene.objects}
-            | {a.instance_id for a in scene.animals}
+            {info.instance_id for group in scene.groups for info in group.instances()}
             | {b.instance_id for b in self._static_boxes}
             | {b.instance_id for b in scene.world.free_bodies}
         )

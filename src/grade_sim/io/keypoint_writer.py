@@ -28,23 +28,13 @@ import numpy as np
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.tum import KEYPOINTS_JSONL, tum_stamp
-from grade_common.types import FloatArray
-from grade_people.keypoints import SELF_DEPTH_M, rigid_coco17_world
+from grade_people.keypoints import SELF_DEPTH_M
+from grade_sim.actors.people_group import People
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
 from grade_sim.sensors.keypoints2d import project_keypoints
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample
-
-
-def people_keypoints_world(scene: Scene, step: int) -> FloatArray:
-    """COCO-17 keypoints (P, 17, 3) of every person of `scene` at physics step `step`."""
-    if not scene.people:
-        return np.zeros((0, 17, 3))
-    k = min(step, scene.n_steps - 1)
-    if scene.people[0].body is not None:  # skinned people: from their skeleton
-        return scene.person_keypoints_world(k)
-    return rigid_coco17_world(*scene.rigid_person_states(k))
 
 
 class KeypointWriter:
@@ -54,7 +44,8 @@ class KeypointWriter:
         self.root = gt_root
         self.scene = scene
         self.start_step = start_step
-        self._ids = np.array([p.instance_id for p in scene.people], dtype=np.int64)
+        self.people = scene.group(People)
+        self._ids = np.array([p.instance_id for p in self.people.specs], dtype=np.int64)
         self._files: dict[tuple[str, str], TextIO] = {}
         self._cameras = {
             (r.model.name, c.name) for r in scene.robots for c in r.model.config.cameras
@@ -71,12 +62,10 @@ class KeypointWriter:
         return False
 
     def wants_sample(self, robot: str, sensor: str, step: int, stamp_ns: int) -> bool:
-        return (
-            step >= self.start_step and bool(self.scene.people) and (robot, sensor) in self._cameras
-        )
+        return step >= self.start_step and bool(self.people) and (robot, sensor) in self._cameras
 
     def on_camera(self, sample: CameraSample) -> None:
-        if sample.step < self.start_step or not self.scene.people:
+        if sample.step < self.start_step or not self.people:
             return
         frame = sample.frame
         shape = next(
@@ -85,7 +74,7 @@ class KeypointWriter:
         if shape is None:
             return
         height, width = shape[:2]
-        world = people_keypoints_world(self.scene, sample.step)
+        world = self.people.keypoints_world(sample.step)
         image = project_keypoints(
             world,
             sample.position_world_optical,
@@ -99,7 +88,7 @@ class KeypointWriter:
             SELF_DEPTH_M,
         )
         people = []
-        for p, person in enumerate(self.scene.people):
+        for p, person in enumerate(self.people.specs):
             vis = image.visibility[p]
             if not vis.any():
                 continue

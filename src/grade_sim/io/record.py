@@ -16,9 +16,8 @@ import yaml
 
 from grade_common.atomic import StagedOutput
 from grade_common.errors import GradeError
-from grade_people.config import CrowdMode
 from grade_people.people import PersonTimeline
-from grade_sim.actors.animals import ANIMAL_STATE_KEYS
+from grade_sim.actors.people_group import recorded_timelines
 from grade_sim.config.scenario import Scenario, scenario_from_mapping, scenario_to_mapping
 from grade_sim.engine.protocol import RobotState
 from grade_sim.scene import Scene
@@ -43,12 +42,18 @@ class ExperimentRecord:
     joint_commands: dict[str, np.ndarray]
     joint_accelerations: dict[str, np.ndarray]
     status: str
-    # Person name -> recorded timeline (what a reactive run's replay poses people from).
-    people: dict[str, PersonTimeline] = field(default_factory=dict)
+    # Every actor group's arrays, `<kind>/<name>/<array>` (what a reactive run's replay poses
+    # people from).
+    actors: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def n_steps(self) -> int:
         return len(self.stamps_ns)
+
+    @property
+    def people(self) -> dict[str, PersonTimeline]:
+        """Person name -> recorded timeline."""
+        return recorded_timelines(self.actors)
 
 
 def _simulated(scenario: Scenario) -> dict[str, Any]:
@@ -113,19 +118,8 @@ class ExperimentRecorder:
             arrays[f"robot/{name}/qd"] = self._qd[name][:n]
             arrays[f"robot/{name}/cmd"] = self._cmd[name][:n]
             arrays[f"robot/{name}/qdd"] = self._qdd[name][:n]
-        for p, tl in zip(self.scene.people, self.scene.person_timelines, strict=True):
-            arrays[f"person/{p.name}/position_xy"] = tl.position_xy[:n]
-            arrays[f"person/{p.name}/heading_rad"] = tl.heading_rad[:n]
-            arrays[f"person/{p.name}/phase_rad"] = tl.phase_rad[:n]
-            arrays[f"person/{p.name}/amplitude"] = tl.amplitude[:n]
-            arrays[f"person/{p.name}/motion"] = tl.motion[:n]
-            arrays[f"person/{p.name}/seat_height_m"] = tl.seat_height_m[:n]
-        for o, otl in zip(self.scene.objects, self.scene.object_timelines, strict=True):
-            arrays[f"object/{o.name}/position_xyz"] = otl.position_xyz[:n]
-            arrays[f"object/{o.name}/quat_wxyz"] = otl.quat_wxyz[:n]
-        for a, atl in zip(self.scene.animals, self.scene.animal_timelines, strict=True):
-            for key in ANIMAL_STATE_KEYS:
-                arrays[f"animal/{a.name}/{key}"] = getattr(atl, key)[:n]
+        for group in self.scene.groups:
+            arrays.update(group.record(n))
         with StagedOutput(self.path, overwrite=True) as tmp, open(tmp, "wb") as f:
             np.savez(f, **arrays)  # type: ignore[arg-type]
 
@@ -175,7 +169,7 @@ def load_record(path: Path) -> ExperimentRecord:
             cmd,
             qdd,
             str(files["status"]),
-            _recorded_people(files),
+            {k: v for k, v in files.items() if "/" in k and not k.startswith("robot/")},
         )
     except KeyError as err:
         raise RecordError(
@@ -196,61 +190,19 @@ def _with_recorded_people_body(mapping: object) -> object:
     return mapping
 
 
-def _recorded_people(files: dict[str, np.ndarray]) -> dict[str, PersonTimeline]:
-    names = sorted({k.split("/")[1] for k in files if k.startswith("person/")})
-    out = {}
-    for name in names:
-        key = f"person/{name}"
-        n = len(files[f"{key}/position_xy"])
-        motion = files.get(f"{key}/motion", np.zeros(n, dtype=np.int8))  # older records lack it
-        # Records from before sitting: nobody sat.
-        seat = files.get(f"{key}/seat_height_m", np.full(n, np.nan))
-        out[name] = PersonTimeline(
-            files[f"{key}/position_xy"],
-            files[f"{key}/heading_rad"],
-            files[f"{key}/phase_rad"],
-            files[f"{key}/amplitude"],
-            motion,
-            seat,
-        )
-    return out
-
-
-def _padded(a: np.ndarray, n: int) -> np.ndarray:
-    """The first n rows of a, the last row repeated past its end (an interrupted run)."""
-    if len(a) >= n:
-        return a[:n]
-    return np.concatenate([a, np.repeat(a[-1:], n - len(a), axis=0)])
-
-
 def scene_from_record(scene: Scene, record: ExperimentRecord) -> Scene:
     """The recorded run's scene: `scene` is build_scene(record.scenario).
 
-    Scripted people regenerate exactly from the seed; reactive people moved with the live run,
-    so their timelines come from the record (and nothing steps them again).
+    Planned motion regenerates exactly from the seed; actors that moved with the live run
+    (reactive people) take their motion from the record (and nothing steps them again).
 
     Raises:
-        RecordError: a reactive record lacks a person of the scene.
+        RecordError: the record lacks an actor of the scene.
     """
-    if scene.scenario.people.mode is not CrowdMode.REACTIVE:
-        return scene
-    timelines = []
-    for person in scene.people:
-        got = record.people.get(person.name)
-        if got is None or len(got.position_xy) == 0:
-            raise RecordError(
-                f"the record of a reactive run lacks the poses of {person.name!r}; "
-                "it cannot be replayed"
-            )
-        n = scene.n_steps
-        timelines.append(
-            PersonTimeline(
-                _padded(got.position_xy, n),
-                _padded(got.heading_rad, n),
-                _padded(got.phase_rad, n),
-                _padded(got.amplitude, n),
-                _padded(got.motion, n),
-                _padded(got.seat_height_m, n),
-            )
-        )
-    return replace(scene, person_timelines=tuple(timelines), crowd=None)
+    try:
+        groups = tuple(g.replayed(record.actors) for g in scene.groups)
+    except KeyError as err:
+        raise RecordError(
+            f"the record of a reactive run lacks the poses of {err}; it cannot be replayed"
+        ) from err
+    return replace(scene, groups=groups)

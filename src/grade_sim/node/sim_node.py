@@ -41,6 +41,7 @@ from grade_common.names import ROS_NAME_PATTERN
 from grade_common.schema import KEY_PATH, bounds, from_mapping, text
 from grade_common.signals import stop_flag, stopped_exit_code
 from grade_people.crowd import Crowd
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import FramesConfig, MotionMode, load_scenario
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
@@ -485,9 +486,10 @@ def _run(node: SimNode) -> int:
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
     scene = build_scene(scenario)
-    if scene.crowd is not None:
-        _steer_people(node, scene.crowd, [p.name for p in scene.people])
-    elif scene.people:
+    people = scene.group(People)
+    if people.crowd is not None:
+        _steer_people(node, people.crowd, [p.name for p in people.specs])
+    elif people.specs:
         node.get_logger().info(
             "people are scripted (people.mode: scripted): /people/<name>/goal is not served"
         )

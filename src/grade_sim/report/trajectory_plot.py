@@ -7,6 +7,8 @@ from pathlib import Path
 from grade_common.atomic import StagedOutput
 from grade_common.rundir import RunLayout
 from grade_common.tum import read_poses
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.io.record import load_record, scene_from_record
 from grade_sim.scene import build_scene
 
@@ -33,11 +35,11 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
         ax.add_patch(Rectangle((cx - hx, cy - hy), 2 * hx, 2 * hy, color=color, alpha=0.9))
     n = record.n_steps
     start = record.start_step
-    for tl in scene.person_timelines:
+    for tl in scene.group(People).timelines:
         xy = tl.position_xy[start:n]
         ax.plot(xy[:, 0], xy[:, 1], lw=0.8, alpha=0.6, color="tab:orange")
         ax.plot(xy[-1:, 0], xy[-1:, 1], "o", ms=3, color="tab:orange")
-    for otl in scene.object_timelines:
+    for otl in scene.group(FlyingObjects).timelines:
         p = otl.position_xyz[start:n]
         ax.plot(p[:, 0], p[:, 1], lw=0.8, ls="--", alpha=0.6, color="tab:purple")
     for robot in scene.robots:

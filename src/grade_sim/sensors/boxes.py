@@ -4,7 +4,6 @@ from masks."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any
 
 import numba
@@ -13,96 +12,33 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
-from grade_sim.actors.flying import ObjectShape
+from grade_sim.actors.box_kernels import heading_bounds
+from grade_sim.actors.geometry import Box3D, heading_rotation
+from grade_sim.actors.group import body_slices
 from grade_sim.scene import Scene
 from grade_sim.world.model import FreeBody, World
+
+__all__ = [
+    "STRUCTURE_LABELS",
+    "Box3D",
+    "actor_boxes",
+    "free_body_box",
+    "loose_box_2d",
+    "static_boxes",
+    "tight_boxes_2d",
+    "warm_up",
+]
 
 # Labels of the structure around the objects: no boxes for them (a room's wall is not an object).
 STRUCTURE_LABELS = frozenset({"floor", "wall", "ceiling", "ground", "terrain", "environment"})
 
 
-@dataclass(frozen=True)
-class Box3D:
-    instance_id: int
-    center_xyz: FloatArray  # world frame
-    size_xyz: FloatArray  # full extents along the box axes
-    rotation_world_box: FloatArray  # 3x3
-
-    def transform_world_box(self) -> FloatArray:
-        t = np.eye(4)
-        t[:3, :3] = self.rotation_world_box
-        t[:3, 3] = self.center_xyz
-        return t
-
-    def corners_world(self) -> FloatArray:
-        signs = np.array(
-            [[sx, sy, sz] for sx in (-1, 1) for sy in (-1, 1) for sz in (-1, 1)], dtype=np.float64
-        )
-        return self.center_xyz + (signs * self.size_xyz / 2) @ self.rotation_world_box.T
-
-
 def actor_boxes(scene: Scene, step: int, part_positions: FloatArray) -> list[Box3D]:
-    """3D boxes of every person, animal and flying object at a step.
-
-    People, in their heading frame: skinned people, the tight box of their skin's vertices;
-    rigid-part people, the tight box of their parts inflated by the part radius.
-    animals: the tight box about the barrel, padded by its half width, down to the ground.
-    `part_positions` is the first output of Scene.actor_body_poses for that step.
-    """
+    """3D boxes of every actor at a step, group by group (each group's `boxes`).
+    `part_positions` is the first output of Scene.actor_body_poses for that step."""
     boxes: list[Box3D] = []
-    k = min(step, scene.n_steps - 1)
-    start = 0
-    skinned = any(p.body is not None for p in scene.people)
-    skins = iter(scene.person_skins_world(k) if skinned else [])
-    for person, tl in zip(scene.people, scene.person_timelines, strict=True):
-        n_parts = len(person.body_names())
-        pts = part_positions[start : start + n_parts]
-        start += n_parts
-        pad = 0.15 * person.scale
-        if person.body is not None:
-            pts, pad = next(skins), 0.0
-        c, s = np.cos(tl.heading_rad[k]), np.sin(tl.heading_rad[k])
-        rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        # One compiled pass over the points (a MakeHuman skin has ~5000 vertices a frame;
-        # numpy's axis-0 reductions over them cost more than skinning them).
-        mean, lo, hi = _heading_bounds(np.ascontiguousarray(pts, dtype=np.float64), c, s)
-        lo -= pad
-        hi += pad
-        # Feet on the ground; a skin's sole may dip ~2 cm below it mid-step (the box keeps it).
-        lo[2] = min(lo[2], -mean[2]) if person.body is not None else -mean[2]
-        hi[2] = max(hi[2], person.height_m - mean[2])
-        center = mean + rot @ ((lo + hi) / 2)
-        boxes.append(Box3D(person.instance_id, center, hi - lo, rot))
-    animals_at = start + len(scene.objects)  # after the people's bodies and the objects
-    for i, (animal, atl) in enumerate(zip(scene.animals, scene.animal_timelines, strict=True)):
-        first = animals_at + i * len(ANIMAL_PART_NAMES)
-        pts = part_positions[first : first + len(ANIMAL_PART_NAMES)]
-        c, s = np.cos(atl.heading_rad[k]), np.sin(atl.heading_rad[k])
-        rot = np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
-        local = (pts - pts[0]) @ rot  # about the barrel's centre, in the heading frame
-        pad = animal.anatomy.body_half[1] * animal.scale  # the barrel's half width
-        lo = local.min(axis=0) - pad
-        hi = local.max(axis=0) + pad
-        lo[2] = -pts[0, 2]  # hooves on the ground
-        boxes.append(Box3D(animal.instance_id, pts[0] + rot @ ((lo + hi) / 2), hi - lo, rot))
-    for obj, otl in zip(scene.objects, scene.object_timelines, strict=True):
-        h = np.asarray(obj.half_size)
-        half = {
-            ObjectShape.BOX: h,
-            ObjectShape.ELLIPSOID: h,
-            ObjectShape.SPHERE: np.full(3, h[0]),
-            ObjectShape.CAPSULE: np.array([h[0], h[0], h[2] + h[0]]),
-            ObjectShape.CYLINDER: np.array([h[0], h[0], h[2]]),
-        }[obj.shape]
-        boxes.append(
-            Box3D(
-                obj.instance_id,
-                otl.position_xyz[k].copy(),
-                2 * half,
-                quat_to_matrix(otl.quat_wxyz[k]),
-            )
-        )
+    for group, rows in zip(scene.groups, body_slices(scene.groups), strict=True):
+        boxes += group.boxes(step, part_positions[rows])
     return boxes
 
 
@@ -120,7 +56,7 @@ def static_boxes(world: World) -> list[Box3D]:
             box.instance_id,
             np.asarray(box.center_xyz, dtype=np.float64),
             2 * np.asarray(box.half_size_xyz, dtype=np.float64),
-            _rot_z(box.yaw_rad),
+            heading_rotation(box.yaw_rad),
         )
         corners.setdefault(box.instance_id, []).append(part.corners_world())
     for mesh in world.meshes:
@@ -129,7 +65,7 @@ def static_boxes(world: World) -> list[Box3D]:
             corners.setdefault(mesh.instance_id, []).append(np.asarray(mesh.vertices_xyz))
     out = []
     for iid, pts in corners.items():
-        rot = _rot_z(yaw[iid])
+        rot = heading_rotation(yaw[iid])
         local = np.concatenate(pts) @ rot
         lo, hi = local.min(axis=0), local.max(axis=0)
         out.append(Box3D(iid, rot @ ((lo + hi) / 2), hi - lo, rot))
@@ -142,11 +78,6 @@ def free_body_box(body: FreeBody, position: FloatArray, quat_wxyz: FloatArray) -
     lo, hi = v.min(axis=0), v.max(axis=0)
     rot = quat_to_matrix(np.asarray(quat_wxyz))
     return Box3D(body.instance_id, np.asarray(position) + rot @ ((lo + hi) / 2), hi - lo, rot)
-
-
-def _rot_z(yaw: float) -> FloatArray:
-    c, s = np.cos(yaw), np.sin(yaw)
-    return np.array([[c, -s, 0.0], [s, c, 0.0], [0.0, 0.0, 1.0]])
 
 
 def tight_boxes_2d(
@@ -169,29 +100,7 @@ def tight_boxes_2d(
 def warm_up() -> None:
     """Compile (or load from numba's cache) the kernels now, in the set-up."""
     tight_boxes_2d(np.zeros((1, 1), np.uint16), {0})
-    _heading_bounds(np.zeros((1, 3)), 1.0, 0.0)
-
-
-@numba.njit(nogil=True, cache=True)
-def _heading_bounds(pts: Any, c: float, s: float) -> Any:  # pragma: no cover - compiled
-    """The points' mean, and the min and max of (p - mean) in the frame turned by the heading
-    whose cos and sin are c, s about z (x = d_x c + d_y s, y = -d_x s + d_y c, z = d_z)."""
-    n = pts.shape[0]
-    mean = np.zeros(3)
-    for i in range(n):
-        for j in range(3):
-            mean[j] += pts[i, j]
-    mean /= n
-    lo = np.full(3, np.inf)
-    hi = np.full(3, -np.inf)
-    for i in range(n):
-        dx = pts[i, 0] - mean[0]
-        dy = pts[i, 1] - mean[1]
-        local = (dx * c + dy * s, -dx * s + dy * c, pts[i, 2] - mean[2])
-        for j in range(3):
-            lo[j] = min(lo[j], local[j])
-            hi[j] = max(hi[j], local[j])
-    return mean, lo, hi
+    heading_bounds(np.zeros((1, 3)), 1.0, 0.0)
 
 
 @numba.njit(nogil=True, cache=True)

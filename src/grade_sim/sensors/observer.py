@@ -10,8 +10,8 @@ from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 from grade_common.types import FloatArray
+from grade_sim.actors.geometry import Box3D
 from grade_sim.engine.protocol import CameraFrame, RobotState
-from grade_sim.sensors.boxes import Box3D
 from grade_sim.sensors.lidar.cloud import LidarScan
 from grade_sim.sensors.messages import TopicSpec
 

@@ -23,7 +23,6 @@ import numpy as np
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
 from grade_people.crowd import RobotObstacle
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.actors.robot_discs import below_heads, robot_radius_m
 from grade_sim.config.scenario import MotionMode, Pipeline, RobotConfig
 from grade_sim.engine.protocol import EngineBackend, RobotState
@@ -135,14 +134,10 @@ class Simulator:
             _uses_command_source(r) for r in scene.robots
         )
         self._robot_index = {r.name: i for i, r in enumerate(self.scenario.robots)}
-        # One label per actor body, in actor_body_poses order (people's parts, then objects).
-        self._actor_labels = (
-            [f"person {p.name}" for p in scene.people for _ in p.body_names()]
-            + [f"flying object {o.name}" for o in scene.objects]
-            + [f"{a.kind.value} {a.name}" for a in scene.animals for _ in ANIMAL_PART_NAMES]
-        )
+        # One label per actor body, in actor_body_poses order.
+        self._actor_labels = [label for g in scene.groups for label in g.body_labels()]
         self.failure: SimulationUnstableError | None = None
-        if scene.crowd is not None and scene.crowd.next_step != 1:
+        if any(g.already_run() for g in scene.groups):
             raise SceneReuseError(
                 "this scene's reactive crowd has already been run; build a new scene "
                 "(build_scene) for every run of a reactive scenario"
@@ -233,15 +228,8 @@ class Simulator:
         stamp_ns = stamp_ns_of(k, sc.rates.physics_hz)
         timings = self.stats.stage_s
         t0 = time.perf_counter()
-        crowd = self.scene.crowd
-        if crowd is not None and k > 0:
-            # Reactive people see the robots as the last physics step left them, and the animals.
-            robots = []
-            if crowd.updates_at(k):
-                states = {r.name: self.backend.robot_state(r.name) for r in sc.robots}
-                # Animals' timelines are known in advance: they are discs that never yield.
-                robots = live_robot_obstacles(sc.robots, states) + self.scene.animal_discs(k)
-            crowd.advance(k, robots)
+        for group in self.scene.groups:
+            group.advance(k, lambda: self._obstacles(k))
         # Actors first: the engine derives their render poses in the same pass that updates the
         # robots, so every camera sees actors and robots at the same instant.
         actor_positions = None
@@ -270,6 +258,14 @@ class Simulator:
         self.stats.steps = k + 1
         self.stats.sim_time_s = stamp_ns / 1e9
         self._step += 1
+
+    def _obstacles(self, k: int) -> list[RobotObstacle]:
+        """What live actors step around at k: the robots as the last physics step left them,
+        then every group's discs."""
+        sc = self.scenario
+        states = {r.name: self.backend.robot_state(r.name) for r in sc.robots}
+        robots = live_robot_obstacles(sc.robots, states)
+        return robots + [o for g in self.scene.groups for o in g.obstacles(k)]
 
     def _teleport(self, stamp_ns: int) -> None:
         moved = False

@@ -27,6 +27,7 @@ from grade_common.rundir import (
 )
 from grade_common.signals import stop_flag
 from grade_sim.actors.animal_placement import merge_reports
+from grade_sim.actors.people_group import People
 from grade_sim.actors.placement import check_recorded_trace
 from grade_sim.config.scenario import Scenario, scenario_to_mapping
 from grade_sim.engine.protocol import EngineBackend
@@ -186,7 +187,7 @@ def run_scenario(
                 root / GT_DIR, spec.scene, streams.start_step, rec.png_compression
             )
             recorders.append(gt)
-            if spec.scene.people:
+            if spec.scene.group(People).specs:
                 recorders.append(KeypointWriter(root / GT_DIR, spec.scene, streams.start_step))
             if any(r.model.config.lidars for r in spec.scene.robots):
                 recorders.append(
@@ -219,20 +220,19 @@ def run_scenario(
         extra["error"] = str(sim.failure)
     (root / SUMMARY_JSON).write_text(json.dumps(summary, indent=2))
     placement = spec.scene.placement
-    crowd = spec.scene.crowd
-    if crowd is not None and scenario.people.placement.check:
-        scene = spec.scene
+    people = spec.scene.group(People)
+    if people.crowd is not None and scenario.people.placement.check:
         recorded = check_recorded_trace(
-            scene.world,
-            scene.people,
-            scene.person_timelines,
+            spec.scene.world,
+            people.specs,
+            people.timelines,
             stats.steps,
             scenario.physics_dt_s,
-            scene.people_animal_collisions,
-            scene.clips,
+            spec.scene.actor_collisions,
+            people.clips,
         )
         placement = replace(
-            merge_reports(scene.placement, recorded), sit_fallbacks=tuple(crowd.notes)
+            merge_reports(spec.scene.placement, recorded), sit_fallbacks=tuple(people.crowd.notes)
         )
     (root / PLACEMENT_YAML).write_text(yaml.safe_dump(placement.to_mapping(), sort_keys=False))
     write_run_yaml(root, RunStatus(stats.status), scenario_to_mapping(scenario), extra)

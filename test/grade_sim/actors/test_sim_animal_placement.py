@@ -15,6 +15,7 @@ from grade_common.occupancy import OccupancyGrid
 from grade_people.config import AvoidanceConfig, PeopleConfig, PersonMotion
 from grade_people.crowd import Crowd, RobotSchedule
 from grade_people.people import PersonSpec
+from grade_sim.actors.animal_group import Animals
 from grade_sim.actors.animal_placement import (
     animal_discs,
     animal_trace,
@@ -31,6 +32,7 @@ from grade_sim.actors.animals import (
     plan_animal_timeline,
     random_animal,
 )
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import (
     AnimalGait,
     AnimalKind,
@@ -288,13 +290,8 @@ def scene() -> Scene:
 def test_animals_and_people_keep_their_clearances_over_the_run(scene: Scene) -> None:
     clearance = scene.scenario.animals.clearance_m
     n = scene.n_steps
-    animals = [
-        animal_trace(a, t, n, 0.0)
-        for a, t in zip(scene.animals, scene.animal_timelines, strict=True)
-    ]
-    people = [
-        person_trace(p, t, n) for p, t in zip(scene.people, scene.person_timelines, strict=True)
-    ]
+    animals = [animal_trace(a, t, n, 0.0) for a, t in scene.group(Animals).with_timelines()]
+    people = [person_trace(p, t, n) for p, t in scene.group(People).with_timelines()]
     assert len(animals) >= 4
     assert len(people) >= 3
     between = min(min_distance(a, b, 1.0, stride=2)[0] for a, b in combinations(animals, 2))
@@ -304,11 +301,11 @@ def test_animals_and_people_keep_their_clearances_over_the_run(scene: Scene) -> 
     assert to_people >= clearance - 1e-6
     # They move (not a frozen scene that is trivially apart).
     walked = [np.linalg.norm(np.diff(t.position_xy, axis=0), axis=1).sum()
-              for t in scene.animal_timelines]  # fmt: skip
+              for t in scene.group(Animals).timelines]  # fmt: skip
     assert np.median(walked) > 3.0
     report = scene.placement.to_mapping()
     assert report["checked"] is True
-    assert report["animal_draws"] >= len(scene.animals)
+    assert report["animal_draws"] >= len(scene.group(Animals).specs)
 
 
 def test_same_seed_same_bytes_other_seed_differs(scene: Scene) -> None:
@@ -316,8 +313,8 @@ def test_same_seed_same_bytes_other_seed_differs(scene: Scene) -> None:
     other = build_scene(_scenario(seed=5))
 
     def digest(s: Scene) -> bytes:
-        arrays = [getattr(t, f) for t in s.animal_timelines for f in t.__dataclass_fields__]
-        arrays += [getattr(t, f) for t in s.person_timelines for f in t.__dataclass_fields__]
+        arrays = [getattr(t, f) for t in s.group(Animals).timelines for f in t.__dataclass_fields__]
+        arrays += [getattr(t, f) for t in s.group(People).timelines for f in t.__dataclass_fields__]
         return b"".join(np.ascontiguousarray(a).tobytes() for a in arrays)
 
     assert digest(scene) == digest(again)
@@ -328,10 +325,10 @@ def test_same_seed_same_bytes_other_seed_differs(scene: Scene) -> None:
 @pytest.mark.parametrize("avoid", [True, False])
 def test_reactive_people_keep_clear_of_the_animals(avoid: bool) -> None:
     scene = build_scene(_scenario(mode="reactive"))
-    crowd = scene.crowd
+    crowd = scene.group(People).crowd
     assert crowd is not None
     for k in range(1, scene.n_steps):
-        crowd.advance(k, scene.animal_discs(k) if crowd.updates_at(k) and avoid else [])
-    contacts = scene.people_animal_collisions(scene.people, scene.person_timelines)
+        crowd.advance(k, scene.group(Animals).discs(k) if crowd.updates_at(k) and avoid else [])
+    contacts = scene.actor_collisions(scene.group(People).specs, scene.group(People).timelines)
     # Stepped live with the animals' discs nobody touches one; blind to them, people do.
     assert (contacts == []) is avoid, contacts

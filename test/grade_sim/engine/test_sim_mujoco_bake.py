@@ -13,13 +13,14 @@ from numpy.typing import NDArray
 from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
+from grade_sim.actors.people_group import SHADOW_HEIGHT_M as PERSON_HEIGHT_M
+from grade_sim.actors.people_group import SHADOW_RADIUS_M as PERSON_RADIUS_M
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Stream, scenario_from_mapping
 from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.engine.mujoco.contact_shadows import (
     GROUND_FADE_M,
     MAX_SHADOW_M,
-    PERSON_HEIGHT_M,
-    PERSON_RADIUS_M,
     ContactShadows,
     LightArrays,
 )
@@ -244,15 +245,15 @@ def test_light_probes_shade_each_person_by_the_light_where_they_stand(
     streams = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE})
     pos, quat = plain.actor_body_poses(0)
     pos = pos.copy()
-    per_person = len(plain.people[0].body_names())
+    per_person = len(plain.group(People).specs[0].body_names())
     spots = _darkest_and_brightest_free_spots(shaded, shading.probes)
     for k, spot in enumerate(spots):  # people 0 and 1 moved there, the others far away
         rows = slice(k * per_person, (k + 1) * per_person)
         pos[rows, :2] += spot - pos[k * per_person, :2]
-    for k in range(len(spots), len(plain.people)):
+    for k in range(len(spots), len(plain.group(People).specs)):
         pos[k * per_person : (k + 1) * per_person, 2] -= 50.0
     measured, expected = [], []
-    for person in plain.people[: len(spots)]:
+    for person in plain.group(People).specs[: len(spots)]:
         info = next(i for i, v in plain.instances.items() if v.name == person.name)
         body = engines[0].model.body(f"{person.name}/{person.body_names()[0]}").id
         best = None
@@ -381,7 +382,7 @@ def test_contact_shadows_darken_the_floor_only_and_fall_away_from_the_light(
     feet, away, cam_xy = _long_shadow_spot(shaded, shadows)
     pos, quat = plain.actor_body_poses(0)
     pos = pos.copy()
-    per_person = len(plain.people[0].body_names())
+    per_person = len(plain.group(People).specs[0].body_names())
     pos[:per_person, :2] += feet - pos[0, :2]
     pos[per_person:, 0] += 100.0  # the other person far away
     setup = plain.robots[0]
@@ -408,7 +409,9 @@ def test_contact_shadows_darken_the_floor_only_and_fall_away_from_the_light(
     cam_pos, cam_quat = engine.camera_pose("uav1", "camera")
     points = backproject(a.depth_m, engine._intrinsics(slot)) @ quat_to_matrix(cam_quat).T
     points += cam_pos
-    person = next(i for i, v in plain.instances.items() if v.name == plain.people[0].name)
+    person = next(
+        i for i, v in plain.instances.items() if v.name == plain.group(People).specs[0].name
+    )
     body = (a.instance == person) & (points[..., 2] > GROUND_FADE_M)
     assert body.sum() > 300  # the person is in view
     assert np.array_equal(a.rgb[body], b.rgb[body])  # no darkening on the person
@@ -490,7 +493,7 @@ def test_the_half_resolution_darkness_matches_the_exact_one(
     cam_xy = feet + (cam_xy - feet) * distance_m / 2.4
     pos, quat = scene.actor_body_poses(0)
     pos = pos.copy()
-    per_person = len(scene.people[0].body_names())
+    per_person = len(scene.group(People).specs[0].body_names())
     pos[:per_person, :2] += feet - pos[0, :2]
     pos[per_person:, :2] += feet + 0.8 * away - pos[per_person, :2]  # the other one in its shadow
     setup = scene.robots[0]

@@ -10,6 +10,8 @@ import numpy as np
 import pytest
 
 from grade_common.rotations import R_LINK_OPTICAL, quat_from_rpy, quat_to_matrix
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import IMAGE_STREAMS, Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scene import Scene, build_scene
@@ -296,10 +298,12 @@ def test_actor_poses_move_the_mocap_bodies(engine_of: Callable[[Scene], MujocoEn
     pos, quat = scene.actor_body_poses(100)
     engine.set_actor_poses(pos, quat)
     engine.step()
-    names = [f"{p.name}/head" for p in scene.people] + [o.name for o in scene.objects]
-    n_bodies = [len(p.body_names()) for p in scene.people]
-    heads = [p.body_names().index("head") for p in scene.people]
-    expected = [pos[sum(n_bodies[:i]) + heads[i]] for i in range(len(scene.people))]
+    names = [f"{p.name}/head" for p in scene.group(People).specs] + [
+        o.name for o in scene.group(FlyingObjects).specs
+    ]
+    n_bodies = [len(p.body_names()) for p in scene.group(People).specs]
+    heads = [p.body_names().index("head") for p in scene.group(People).specs]
+    expected = [pos[sum(n_bodies[:i]) + heads[i]] for i in range(len(scene.group(People).specs))]
     expected += list(pos[sum(n_bodies) :])
     import mujoco
 

@@ -11,6 +11,8 @@ import numpy as np
 import pytest
 
 from grade_common.rotations import quat_to_matrix
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Stream, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.semantic import ClassTable
@@ -148,7 +150,7 @@ def test_flow_follows_a_moving_body(engine_of: Callable[[Scene], MujocoEngine]) 
         )
     )
     engine = engine_of(scene)
-    objects = {o.instance_id for o in scene.objects}
+    objects = {o.instance_id for o in scene.group(FlyingObjects).specs}
     wanted = frozenset({Stream.FLOW, Stream.INSTANCE})
     hits = checked = 0
     previous = None
@@ -196,8 +198,11 @@ def test_flow_of_skinned_people_follows_their_skin(
         assert frame.flow_px is not None
         assert frame.depth_m is not None
         assert frame.instance is not None
-        before, now = scene.person_skins_world(first), scene.person_skins_world(first + 8)
-        for person, v0, v1 in zip(scene.people, before, now, strict=True):
+        before, now = (
+            scene.group(People).skins_world(first),
+            scene.group(People).skins_world(first + 8),
+        )
+        for person, v0, v1 in zip(scene.group(People).specs, before, now, strict=True):
             cam1 = (v1 - poses[1][0]) @ poses[1][1]
             cam0 = (v0 - poses[0][0]) @ poses[0][1]
             uv1 = cam1[:, :2] / cam1[:, 2:] * k[[0, 1], [0, 1]] + k[:2, 2]

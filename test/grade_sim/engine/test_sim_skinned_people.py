@@ -14,6 +14,7 @@ from scipy.spatial import cKDTree
 from grade_common.rotations import quat_to_matrix
 from grade_people.body_mesh import body_mesh, skin_vertices
 from grade_people.skeleton import rest_positions
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import IMAGE_STREAMS, scenario_from_mapping
 from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.engine.protocol import MeshOwner
@@ -43,8 +44,8 @@ def facing(request: pytest.FixtureRequest) -> Iterator[tuple[Scene, MujocoEngine
     """An engine whose robot camera looks at the one person, 2.2 m away, at step STEP."""
     body = str(request.param)
     probe = build_scene(scenario_from_mapping(_scenario({}, body)))
-    xy = probe.person_timelines[0].position_xy[STEP]
-    heading = float(probe.person_timelines[0].heading_rad[STEP])
+    xy = probe.group(People).timelines[0].position_xy[STEP]
+    heading = float(probe.group(People).timelines[0].heading_rad[STEP])
     cam = xy + 2.2 * np.array([math.cos(heading), math.sin(heading)])
     robot = {
         "start_xyz": [float(cam[0]), float(cam[1]), 1.0],
@@ -62,7 +63,7 @@ def test_the_skin_is_drawn_and_its_mask_is_exactly_where_it_is_drawn(
     facing: tuple[Scene, MujocoEngine],
 ) -> None:
     scene, engine = facing
-    person = scene.people[0].instance_id
+    person = scene.group(People).specs[0].instance_id
     seen = engine.render("uav1", "camera", IMAGE_STREAMS)
     engine.set_hidden_instances(frozenset({person}))
     hidden = engine.render("uav1", "camera", IMAGE_STREAMS)
@@ -90,7 +91,7 @@ def test_numpy_skinning_matches_mujocos_skin(facing: tuple[Scene, MujocoEngine])
     import mujoco
 
     scene, engine = facing
-    person = scene.people[0]
+    person = scene.group(People).specs[0]
     assert person.body is not None
     assert person.clothing is not None
     vscene = mujoco.MjvScene(engine.model, maxgeom=1000)
@@ -104,7 +105,7 @@ def test_numpy_skinning_matches_mujocos_skin(facing: tuple[Scene, MujocoEngine])
         vscene,
     )
     drawn = np.asarray(vscene.skinvert[: 3 * engine.model.skin_vertnum[0]]).reshape(-1, 3)
-    pos, rot = scene.skeleton_poses(STEP)
+    pos, rot = scene.group(People).skeleton_poses(STEP)
     mesh = body_mesh(person.body, person.clothing)
     ours = skin_vertices(mesh, rest_positions(person.body), pos[0], rot[0])
     np.testing.assert_allclose(drawn, ours, atol=2e-5)  # MuJoCo skins in float32
@@ -114,7 +115,7 @@ def test_lidar_meshes_follow_the_skin_within_a_few_centimetres(
     facing: tuple[Scene, MujocoEngine],
 ) -> None:
     scene, engine = facing
-    person = scene.people[0]
+    person = scene.group(People).specs[0]
     assert person.body is not None
     assert person.clothing is not None
     pieces = [m for m in engine.ray_meshes(12) if m.owner is MeshOwner.ACTOR]
@@ -125,7 +126,7 @@ def test_lidar_meshes_follow_the_skin_within_a_few_centimetres(
         r = quat_to_matrix(quat[m.actor_index])
         world.append(m.triangles.reshape(-1, 3) @ r.T + pos[m.actor_index])
     rigid = np.concatenate(world)
-    joint_pos, joint_rot = scene.skeleton_poses(STEP)
+    joint_pos, joint_rot = scene.group(People).skeleton_poses(STEP)
     mesh = body_mesh(person.body, person.clothing)
     skin = skin_vertices(mesh, rest_positions(person.body), joint_pos[0], joint_rot[0])
     assert len(rigid) == 3 * len(mesh.faces)  # every triangle is in exactly one piece

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from grade_common import kitti
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sensors.lidar.cloud import POINT_DTYPE
@@ -120,7 +121,9 @@ def test_people_appear_with_their_instance_id_where_they_are(run: Run) -> None:
         instance, cls = kitti.read_label(folder / kitti.LABELS_DIR / (b.stem + ".label"))
         world = pts[:, :3] @ poses[k, :3, :3].T + poses[k, :3, 3]
         step = round(times[k] * 240.0) + 12  # mid-sweep
-        for person, timeline in zip(run.scene.people, run.scene.person_timelines, strict=True):
+        for person, timeline in zip(
+            run.scene.group(People).specs, run.scene.group(People).timelines, strict=True
+        ):
             mine = instance == person.instance_id
             if not mine.any():
                 continue

@@ -14,6 +14,7 @@ import pytest
 
 from grade_common.keypoints import COCO17_NAMES, read_keypoints
 from grade_common.tum import KEYPOINTS_JSONL, read_list
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.engine.protocol import CameraFrame
 from grade_sim.io.keypoint_writer import KeypointWriter
@@ -141,7 +142,7 @@ def test_world_keypoints_follow_from_the_record(runs: Runs) -> None:
     recorded people's timelines, and its skeletons give every written keypoint."""
     record = load_record(runs.first / "record.npz")
     scene = build_scene(record.scenario)
-    index = {p.name: i for i, p in enumerate(scene.people)}
+    index = {p.name: i for i, p in enumerate(scene.group(People).specs)}
     with np.load(runs.first / "record.npz") as npz:
         arrays = {k: npz[k] for k in npz.files if k.startswith("person/")}
     checked = 0
@@ -152,9 +153,9 @@ def test_world_keypoints_follow_from_the_record(runs: Runs) -> None:
             for key in STATE_KEYS:
                 recorded = arrays[f"person/{person['name']}/{key}"][step]
                 np.testing.assert_array_equal(
-                    recorded, getattr(scene.person_timelines[i], key)[step]
+                    recorded, getattr(scene.group(People).timelines[i], key)[step]
                 )
-            world = scene.person_keypoints_world(step)[i]
+            world = scene.group(People).keypoints_world(step)[i]
             np.testing.assert_allclose(person["keypoints_world"], world, atol=2e-6)
             checked += 1
     assert checked > 10

@@ -21,6 +21,8 @@ from grade_common.rotations import quat_to_matrix
 from grade_common.tum import DEPTH_SCALE, tum_stamp
 from grade_people.body_mesh import body_mesh, skin_vertices
 from grade_people.skeleton import rest_positions
+from grade_sim.actors.flying import FlyingObjects
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
 from grade_sim.io.record import load_record
 from grade_sim.scene import Scene, build_scene
@@ -341,8 +343,8 @@ def test_camera_info_and_instances_files(run: Run) -> None:
 
 def test_2d_boxes_are_tight_around_their_instance(run: Run) -> None:
     cam = run.path / CAM
-    actor_ids = {p.instance_id for p in run.scene.people} | {
-        o.instance_id for o in run.scene.objects
+    actor_ids = {p.instance_id for p in run.scene.group(People).specs} | {
+        o.instance_id for o in run.scene.group(FlyingObjects).specs
     }
     furniture_ids = {b.instance_id for b in static_boxes(run.scene.world)}
     assert furniture_ids, "the procedural rooms have furniture"
@@ -401,9 +403,9 @@ def test_3d_boxes_contain_every_part_of_each_person(run: Run) -> None:
     for step in (0, 60, 144):
         positions, _ = scene.actor_body_poses(step)
         boxes = {b.instance_id: b for b in actor_boxes(scene, step, positions)}
-        joint_pos, joint_rot = scene.skeleton_poses(step)
+        joint_pos, joint_rot = scene.group(People).skeleton_poses(step)
         start = 0
-        for i, person in enumerate(scene.people):
+        for i, person in enumerate(scene.group(People).specs):
             box = boxes[person.instance_id]
             n = len(person.body_names())
             local = (positions[start : start + n] - box.center_xyz) @ box.rotation_world_box
@@ -442,15 +444,15 @@ def test_record_holds_every_step(run: Run) -> None:
             np.asarray(msg.velocity), record.joint_velocities["uav1"][by_stamp[stamp]]
         )
     with np.load(run.path / "record.npz") as data:
-        for i, person in enumerate(run.scene.people):
+        for i, person in enumerate(run.scene.group(People).specs):
             np.testing.assert_array_equal(
                 data[f"person/{person.name}/position_xy"],
-                run.scene.person_timelines[i].position_xy[:N_STEPS],
+                run.scene.group(People).timelines[i].position_xy[:N_STEPS],
             )
-        for j, obj in enumerate(run.scene.objects):
+        for j, obj in enumerate(run.scene.group(FlyingObjects).specs):
             np.testing.assert_array_equal(
                 data[f"object/{obj.name}/position_xyz"],
-                run.scene.object_timelines[j].position_xyz[:N_STEPS],
+                run.scene.group(FlyingObjects).timelines[j].position_xyz[:N_STEPS],
             )
     # The robot moved along its path (the record is not all zeros or constant).
     assert np.ptp(q[:, 0]) + np.ptp(q[:, 1]) + np.ptp(q[:, 3]) > 0.01

@@ -13,6 +13,7 @@ from sim_node_support import spin_until
 
 from grade_launch.substitution import find_package_prefix
 from grade_people.paths import plan_path
+from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import load_scenario
 from grade_sim.io.record import load_record
 from grade_sim.node.sim_node import goal_topic
@@ -41,9 +42,9 @@ SCENARIO = {
 def _far_reachable_goal(scenario_file: Path) -> tuple[np.ndarray, np.ndarray]:
     """person_0's start and a free point 3-5 m away that the planner can reach."""
     scene = build_scene(load_scenario(scenario_file))
-    assert scene.crowd is not None
-    start = scene.person_timelines[0].position_xy[0]
-    grid = scene.crowd.planning
+    assert scene.group(People).crowd is not None
+    start = scene.group(People).timelines[0].position_xy[0]
+    grid = scene.group(People).crowd.planning
     centres = grid.center_of(np.argwhere(~grid.blocked))
     dist = np.linalg.norm(centres - start, axis=1)
     for goal in centres[(dist > 3.0) & (dist < 5.0)][::7]:

@@ -32,16 +32,13 @@ from grade_common.textures import (
 )
 from grade_common.types import FloatArray
 from grade_people.body_mesh import Clothing, body_mesh, clothing_texture
-from grade_people.people import PartShape
 from grade_people.skeleton import JOINT_NAMES, BodyParams, rest_positions
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
-from grade_sim.actors.flying import ObjectShape
+from grade_sim.actors.geometry import ActorMaterial, SkinnedFigure, significant
 from grade_sim.config.scenario import MountConfig
 from grade_sim.engine.bake.albedo import baked_cube, baked_plane, baked_terrain, one_face
 from grade_sim.engine.bake.cache import baked_lightmaps
 from grade_sim.engine.bake.lightmap import Lightmaps, terrain_extent, terrain_mesh_index
 from grade_sim.engine.bake.probes import ProbeGrid
-from grade_sim.engine.mujoco.animal_coats import animal_materials
 from grade_sim.engine.mujoco.image_texture import add_image_texture
 from grade_sim.optics.lens import lens_of
 from grade_sim.optics.rig import source_views
@@ -98,8 +95,7 @@ class BuiltModel:
 
 def _g(values: float | Iterable[float] | FloatArray, digits: int = 9) -> list[float]:
     """`values` rounded to `digits` significant digits (see the module docstring)."""
-    arr = np.atleast_1d(np.asarray(values, dtype=np.float64))
-    return [float(f"{v:.{digits}g}") for v in arr]
+    return significant(values, digits)
 
 
 def _size3(size: list[float]) -> list[float]:
@@ -452,49 +448,37 @@ class _SceneBuilder:
             )
 
     def _add_actors(self) -> None:
-        for person in self.scene.people:
-            if person.body is not None and person.clothing is not None:
-                self._add_skinned_person(
-                    person.name, person.instance_id, person.body, person.clothing
-                )
-                continue
-            for part in person.parts():
-                if part.shape is PartShape.CAPSULE:
-                    size = _g(part.size[:2], 6)
-                elif part.shape is PartShape.SPHERE:
-                    size = _g(part.size[0], 6)
+        """Every group's geometry, in order: materials, rigid parts and skinned figures."""
+        for group in self.scene.groups:
+            for item in group.geometry():
+                if isinstance(item, ActorMaterial):
+                    self._add_actor_material(item)
+                elif isinstance(item, SkinnedFigure):
+                    self._add_skinned_person(item.name, item.instance_id, item.body, item.clothing)
                 else:
-                    size = _g(part.size)
-                self._add_mocap(
-                    f"{person.name}/{part.name}",
-                    person.instance_id,
-                    part.shape.value,
-                    size,
-                    _g(person.colors[part.color]),
-                )
-        for obj in self.scene.objects:
-            h = obj.half_size
-            size = {
-                ObjectShape.BOX: _g(h),
-                ObjectShape.SPHERE: _g(h[0], 6),
-                ObjectShape.CAPSULE: _g((h[0], h[2]), 6),
-                ObjectShape.CYLINDER: _g((h[0], h[2]), 6),
-                ObjectShape.ELLIPSOID: _g(h),
-            }[obj.shape]
-            self._add_mocap(obj.name, obj.instance_id, obj.shape.value, size, _g(obj.rgba))
-        for animal in self.scene.animals:
-            materials = animal_materials(self.spec, animal)
-            for part_name, (shape, size3), material in zip(
-                ANIMAL_PART_NAMES, animal.part_shapes(), materials, strict=True
-            ):
-                self._add_mocap(
-                    f"{animal.name}/{part_name}",
-                    animal.instance_id,
-                    shape,
-                    _g(size3, 6),
-                    None,
-                    material,
-                )
+                    self._add_mocap(
+                        item.body_name,
+                        item.instance_id,
+                        item.shape,
+                        list(item.size),
+                        None if item.rgba is None else list(item.rgba),
+                        item.material,
+                    )
+
+    def _add_actor_material(self, material: ActorMaterial) -> None:
+        texture = material.texture
+        if texture is None:
+            self.spec.add_material(
+                name=material.name, rgba=list(material.rgba or ()), specular=material.specular
+            )
+            return
+        rgb = np.where(
+            texture.dark[..., None], np.asarray(texture.dark_rgb), np.asarray(texture.light_rgb)
+        )
+        image = np.round(rgb * 255).astype(np.uint8)
+        tex = add_image_texture(self.spec, texture.name, image, mujoco.mjtTexture.mjTEXTURE_CUBE)
+        mat = self.spec.add_material(name=material.name, specular=material.specular)
+        mat.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = tex
 
     def _add_skinned_person(
         self, name: str, instance_id: int, body: BodyParams, clothing: Clothing

@@ -29,15 +29,10 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.engine.bake.probes import ProbeGrid
 from grade_sim.scene import Scene
 from grade_sim.world.model import Light
 
-PERSON_RADIUS_M = 0.3
-PERSON_HEIGHT_M = 1.75
-ANIMAL_RADIUS_M = 0.55
-ANIMAL_HEIGHT_M = 1.0
 # Both shapes fall off as (1 - d^2 / R^2)^2 inside R, 0 outside: smooth to their edge (no step in
 # value or slope) and of tight support, so the pass touches few pixels.
 CONTACT_RADIUS_SHARE = 1.3  # the round patch's radius, per actor radius
@@ -173,16 +168,12 @@ class ContactShadows:
     def of_scene(cls, scene: Scene, model: Any, probes: ProbeGrid | None = None) -> ContactShadows:
         import mujoco
 
-        names = [f"{p.name}/{p.body_names()[0]}" for p in scene.people]
-        actors = [p.name for p in scene.people]
-        radii = [PERSON_RADIUS_M * p.scale for p in scene.people]
-        heights = [PERSON_HEIGHT_M * p.scale for p in scene.people]
-        names += [f"{a.name}/{ANIMAL_PART_NAMES[0]}" for a in scene.animals]
-        actors += [a.name for a in scene.animals]
-        radii += [ANIMAL_RADIUS_M] * len(scene.animals)
-        heights += [ANIMAL_HEIGHT_M] * len(scene.animals)
-        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
+        casters = [c for group in scene.groups for c in group.shadow_casters()]
+        ids = [mujoco.mj_name2id(model, mujoco.mjtObj.mjOBJ_BODY, c.body_name) for c in casters]
         instance_of = {info.name: i for i, info in scene.instances.items()}
+        actors = [c.actor_name for c in casters]
+        radii = [c.radius_m for c in casters]
+        heights = [c.height_m for c in casters]
         ambience = scene.world.ambience
         return cls(
             np.asarray(ids, np.int64),

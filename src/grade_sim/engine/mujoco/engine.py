@@ -22,7 +22,6 @@ from numpy.typing import NDArray
 
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
-from grade_sim.actors.animals import PART_NAMES as ANIMAL_PART_NAMES
 from grade_sim.config.scenario import CameraConfig, Stream
 from grade_sim.engine.flow import (
     PoseSnapshot,
@@ -70,7 +69,7 @@ class _CameraSlot:
 
 def _wants_contact(scene: Scene) -> bool:
     bake = scene.scenario.lights.bake
-    return bake.enabled and bake.contact_shadows and bool(scene.people or scene.animals)
+    return bake.enabled and bake.contact_shadows and any(g.shadow_casters() for g in scene.groups)
 
 
 class MujocoEngine:
@@ -123,9 +122,7 @@ class MujocoEngine:
                     int(self.model.sensor_adr[gyro]),
                 )
         # Mocap bodies in Scene.actor_body_poses order.
-        names = [f"{p.name}/{part}" for p in scene.people for part in p.body_names()]
-        names += [o.name for o in scene.objects]
-        names += [f"{a.name}/{part}" for a in scene.animals for part in ANIMAL_PART_NAMES]
+        names = [name for group in scene.groups for name in group.body_names()]
         body_ids = [mujoco.mj_name2id(self.model, mujoco.mjtObj.mjOBJ_BODY, n) for n in names]
         self._mocap_ids = np.array([self.model.body_mocapid[b] for b in body_ids], dtype=np.int64)
         self._free_body_ids = np.array(

@@ -13,10 +13,11 @@ from dataclasses import dataclass, field
 from typing import Protocol, TypeVar
 
 from grade_common.types import FloatArray
+from grade_sim.actors.geometry import Box3D
 from grade_sim.config.scenario import Stream
 from grade_sim.engine.protocol import CameraFrame, EngineBackend, RobotState
 from grade_sim.scene import Scene
-from grade_sim.sensors.boxes import Box3D, actor_boxes
+from grade_sim.sensors.boxes import actor_boxes
 from grade_sim.sensors.messages import TopicSpec
 from grade_sim.sensors.observer import CameraSample, LidarSample
 from grade_sim.sensors.schedule import Schedule

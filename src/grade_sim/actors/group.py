@@ -1,0 +1,117 @@
+"""The actor-group protocol: what every kind of actor (people, animals, flying objects, ...) gives
+the simulator, so that the engine, the sensors, the recording and the step loop loop over groups
+and never name a kind.
+
+A group is one kind of actor in one scene: its specs and their planned (or live) motion. Its
+bodies are posed kinematically; `poses(step)` returns them in `body_names()` order, and a
+scene's actor bodies are its groups' bodies, group after group. A new kind of actor is one module
+that implements this protocol and a line in `grade_sim.scene.build_scene` (or a scene made by
+hand with it in `groups`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from grade_common.types import FloatArray
+from grade_people.crowd import RobotObstacle
+from grade_people.people import PersonSpec, PersonTimeline
+from grade_sim.actors.geometry import ActorGeometry, Box3D, InstanceInfo, ShadowCaster
+from grade_sim.actors.placement import Collision
+
+
+@runtime_checkable
+class ActorGroup(Protocol):
+    """One kind of actor in a scene (see the module doc)."""
+
+    @property
+    def kind(self) -> str:
+        """The group's key in the experiment record (`<kind>/<name>/<array>`), e.g. `person`."""
+        ...
+
+    def body_names(self) -> tuple[str, ...]:
+        """The engine's name of every body, in `poses` order."""
+        ...
+
+    def body_labels(self) -> tuple[str, ...]:
+        """One readable label per body (`person person_0`), for errors about a body."""
+        ...
+
+    def instances(self) -> tuple[InstanceInfo, ...]:
+        """The instances (one per actor) with their names and class labels."""
+        ...
+
+    def geometry(self) -> tuple[ActorGeometry, ...]:
+        """What the engine builds, in order: materials, rigid parts and skinned figures."""
+        ...
+
+    def poses(self, step: int) -> tuple[FloatArray, FloatArray]:
+        """Positions (B, 3) and wxyz quaternions (B, 4) of the bodies at a physics step (the
+        last step after the end)."""
+        ...
+
+    def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
+        """One 3D box per actor at a step; `positions` is this group's slice of the posed
+        bodies' positions."""
+        ...
+
+    def shadow_casters(self) -> tuple[ShadowCaster, ...]:
+        """The actors that cast baked contact shadows (none for things that fly)."""
+        ...
+
+    def obstacles(self, step: int) -> list[RobotObstacle]:
+        """What a live crowd steps around at a step: discs of actors that never yield."""
+        ...
+
+    def collisions_with(
+        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        """The group's part in the FCL placement: first contacts of people's planned traces
+        with this group's actors (none for actors people cannot meet)."""
+        ...
+
+    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
+        """Move live actors (a reactive crowd) to a step before it is posed; `obstacles` gives
+        the live robots and the other groups' discs, computed only when asked for."""
+        ...
+
+    def already_run(self) -> bool:
+        """Whether the group's run state has been stepped (its scene then serves no new run)."""
+        ...
+
+    def record(self, n_steps: int) -> dict[str, np.ndarray]:
+        """The first n_steps of the group's motion, keyed `<kind>/<name>/<array>`."""
+        ...
+
+    def replayed(self, recorded: Mapping[str, np.ndarray]) -> ActorGroup:
+        """The group as a recorded run moved it (`recorded`: record.npz's arrays). Planned
+        motion regenerates from the seed, so most groups return themselves."""
+        ...
+
+
+def body_slices(groups: tuple[ActorGroup, ...]) -> list[slice]:
+    """Each group's rows in the scene's stacked actor-body arrays."""
+    out = []
+    start = 0
+    for group in groups:
+        n = len(group.body_names())
+        out.append(slice(start, start + n))
+        start += n
+    return out
+
+
+def stacked_poses(groups: tuple[ActorGroup, ...], step: int) -> tuple[FloatArray, FloatArray]:
+    """Every group's body poses at a step, group after group."""
+    positions = []
+    quats = []
+    for group in groups:
+        if group.body_names():
+            pos, quat = group.poses(step)
+            positions.append(pos)
+            quats.append(quat)
+    if not positions:
+        return np.zeros((0, 3)), np.zeros((0, 4))
+    return np.concatenate(positions), np.concatenate(quats)
