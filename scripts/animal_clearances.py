@@ -43,7 +43,7 @@ def main() -> None:
         overrides["seed"] = args.seed
     scenario = load_scenario(args.scenario, overrides)
     t0 = time.perf_counter()
-    scene = build_scene(scenario)
+    scene = build_scene(scenario).started()
     if scene.group(People).crowd is not None:
         crowd = scene.group(People).crowd
         for k in range(1, scene.n_steps):

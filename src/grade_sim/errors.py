@@ -16,4 +16,4 @@ class SimulationUnstableError(GradeError):
 
 
 class SceneReuseError(GradeError):
-    """A scene whose people are stepped during the run (reactive) was given to a second run."""
+    """A started scene (one run's, with its live crowd already stepped) was given to another run."""

@@ -17,7 +17,7 @@ from grade_common.types import FloatArray
 from grade_people.bvh import BvhMotion
 from grade_people.clips import clip_duration_s, load_clips
 from grade_people.config import CrowdMode, PersonBody, PersonMotion
-from grade_people.crowd import Crowd, RobotSchedule
+from grade_people.crowd import RobotSchedule
 from grade_people.makehuman.dress import dress_makehuman
 from grade_people.paths import NoFreeSpaceError, sample_free_point
 from grade_people.people import PersonSpec, PersonTimeline, dress_skinned, random_person
@@ -39,7 +39,7 @@ from grade_sim.actors.flying import (
 )
 from grade_sim.actors.geometry import InstanceInfo
 from grade_sim.actors.group import ActorGroup, stacked_poses
-from grade_sim.actors.people_group import People
+from grade_sim.actors.people_group import CrowdStart, People
 from grade_sim.actors.placement import (
     Collision,
     PlacementReport,
@@ -85,8 +85,9 @@ class Scene:
     same scene from the recorded scenario.
 
     The actors' bodies are the groups' bodies, group after group (`actor_body_poses`). A group
-    with run state (reactive people, whose crowd the simulator's loop steps) makes the scene
-    serve one run only (SceneReuseError). Construct it by keyword.
+    with run state (reactive people, whose crowd the simulator's loop steps) starts it afresh
+    for every run (`started`): the scene as built never changes and runs again and again the
+    same. Construct it by keyword.
     """
 
     scenario: Scenario
@@ -121,6 +122,14 @@ class Scene:
         instances = dict(self.instances)
         instances.update((info.instance_id, info) for info in group.instances())
         return replace(self, groups=(*self.groups, group), instances=instances)
+
+    def started(self) -> Scene:
+        """The scene of one run: every group with its run state made fresh (a reactive
+        crowd at its start). A scene already started is returned as it is."""
+        groups = tuple(g.started() for g in self.groups)
+        if all(a is b for a, b in zip(groups, self.groups, strict=True)):
+            return self
+        return replace(self, groups=groups)
 
     @property
     def n_actor_bodies(self) -> int:
@@ -186,7 +195,7 @@ def build_scene(scenario: Scenario) -> Scene:
             config=scenario.people,
             n_steps=n_steps,
             dt_s=dt,
-            crowd=motion.crowd,
+            crowd_start=motion.crowd_start,
             clips=motion.clips,
         ),
         FlyingObjects(specs=objects, timelines=object_timelines, n_steps=n_steps),
@@ -318,12 +327,12 @@ def _place_robots(
 
 @dataclass(frozen=True)
 class _PeopleMotion:
-    """The people kept after placement, their timelines, the live crowd (reactive people), the
+    """The people kept after placement, their timelines, where a reactive crowd starts, the
     placement report and the parsed motion-capture clips."""
 
     people: tuple[PersonSpec, ...]
     timelines: tuple[PersonTimeline, ...]
-    crowd: Crowd | None
+    crowd_start: CrowdStart | None
     report: PlacementReport
     clips: tuple[BvhMotion, ...]
 
@@ -347,20 +356,22 @@ def _plan_people(
     clips = load_clips(scenario.people) if PersonMotion.CLIP in scenario.people.motions else ()
     durations = [clip_duration_s(c) for c in clips]
     if scenario.people.mode is CrowdMode.REACTIVE:
-        crowd = Crowd(
-            world.free_space,
-            scenario.people,
-            [p.height_m for p in people],
-            n_steps,
-            dt,
-            people_rng,
-            starts,
-            durations,
-            world.seats,
-            [p.name for p in people],
+        start = CrowdStart(
+            grid=world.free_space,
+            config=scenario.people,
+            heights_m=tuple(p.height_m for p in people),
+            n_steps=n_steps,
+            dt_s=dt,
+            rng=people_rng,
+            start_clear_of=tuple(starts),
+            clip_durations_s=tuple(durations),
+            seats=tuple(world.seats),
+            names=tuple(p.name for p in people),
+            obstacles_at_start=tuple(discs(0)),
         )
-        crowd.advance(0, discs(0))
-        return _PeopleMotion(people, tuple(crowd.timelines), crowd, PlacementReport(), clips)
+        # The timelines of the scene as built: where the crowd starts (each run steps its own).
+        timelines = tuple(start.crowd().timelines)
+        return _PeopleMotion(people, timelines, start, PlacementReport(), clips)
     obstacles = MovingObstacles(schedule, discs)
     planner = crowd_planner(world, scenario.people, n_steps, dt, obstacles, starts, durations)
 

@@ -159,7 +159,7 @@ def test_replay_of_a_reactive_run_among_animals_is_exact(tmp_path: Path) -> None
     scenario = _reactive_scenario()
     recorded = run_scenario(scenario, tmp_path / "run").path
     scene = build_scene(scenario)
-    assert scene.group(People).crowd is not None
+    assert scene.group(People).crowd_start is not None
     assert scene.group(Animals).specs
     # The live crowd stepped around the animals: no contact in the trace as it happened.
     placement = yaml.safe_load((recorded / "placement.yaml").read_text())

@@ -93,10 +93,18 @@ def test_replay_of_a_reactive_run_is_exact(reactive_run: Path, tmp_path: Path) -
     replay_exactly(reactive_run, tmp_path / "replay", ("person/",))
 
 
-def test_a_reactive_scene_runs_once() -> None:
+def test_a_reactive_scene_runs_again_from_its_start() -> None:
+    """Every run of a scene as built starts its own crowd, so runs repeat exactly; a started
+    scene (one run's) runs once."""
     scene = build_scene(_scenario())
-    sim = Simulator(scene)
-    sim.run(max_steps=3)
-    sim.finish()
-    with pytest.raises(SceneReuseError, match="build a new scene"):
-        Simulator(scene)
+    walked = []
+    for _ in range(2):
+        sim = Simulator(scene)
+        sim.run(max_steps=40)
+        sim.finish()
+        walked.append(np.stack([t.position_xy[:40] for t in sim.scene.group(People).timelines]))
+    np.testing.assert_array_equal(walked[0], walked[1])
+    assert not np.array_equal(walked[0][:, 0], walked[0][:, 39])  # they did walk
+    assert scene.group(People).crowd is None  # the scene as built holds no live crowd
+    with pytest.raises(SceneReuseError, match="every run starts its own crowd"):
+        Simulator(sim.scene)  # the last run's started scene, already run

@@ -10,7 +10,7 @@ the same seed gives the same coat.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
@@ -44,6 +44,7 @@ from grade_sim.actors.geometry import (
     heading_rotation,
     significant,
 )
+from grade_sim.actors.group import PlannedGroup
 from grade_sim.actors.placement import Collision
 
 TEXTURE_PX = 128
@@ -107,23 +108,13 @@ def coat_materials(animal: AnimalSpec) -> tuple[tuple[ActorMaterial, ...], tuple
 
 
 @dataclass(frozen=True, kw_only=True)
-class Animals:
+class Animals(PlannedGroup[AnimalSpec, AnimalTimeline]):
     """The animals of a scene with their planned timelines; people step around them."""
 
-    specs: tuple[AnimalSpec, ...] = ()
-    timelines: tuple[AnimalTimeline, ...] = ()
-    n_steps: int = 1
     dt_s: float = 1.0
     clearance_m: float = 0.0  # people's scripted paths keep this far from the animals' parts
 
     kind = "animal"
-
-    def __len__(self) -> int:
-        return len(self.specs)
-
-    def with_timelines(self) -> Iterator[tuple[AnimalSpec, AnimalTimeline]]:
-        """Each actor's spec with its timeline."""
-        return zip(self.specs, self.timelines, strict=True)
 
     def body_names(self) -> tuple[str, ...]:
         return tuple(f"{a.name}/{part}" for a in self.specs for part in PART_NAMES)
@@ -202,18 +193,9 @@ class Animals:
         ]
         return people_animal_collisions(traces, people, timelines)
 
-    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
-        return None  # planned ahead
-
-    def already_run(self) -> bool:
-        return False  # no run state
-
     def record(self, n_steps: int) -> dict[str, np.ndarray]:
         return {
             f"animal/{a.name}/{key}": getattr(tl, key)[:n_steps]
             for a, tl in zip(self.specs, self.timelines, strict=True)
             for key in ANIMAL_STATE_KEYS
         }
-
-    def replayed(self, recorded: Mapping[str, np.ndarray]) -> Animals:
-        return self  # walks regenerate from the seed

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import enum
-from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -11,18 +10,15 @@ import numpy as np
 from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import quat_to_matrix
 from grade_common.types import FloatArray
-from grade_people.crowd import RobotObstacle
 from grade_people.paths import coarsen, sample_free_point
-from grade_people.people import PersonSpec, PersonTimeline
 from grade_sim.actors.geometry import (
     ActorGeometry,
     Box3D,
     InstanceInfo,
     RigidPart,
-    ShadowCaster,
     significant,
 )
-from grade_sim.actors.placement import Collision
+from grade_sim.actors.group import PlannedGroup
 from grade_sim.config.scenario import FlyingObjectsConfig
 
 
@@ -139,21 +135,11 @@ def box_half_extents(spec: FlyingObjectSpec) -> FloatArray:
 
 
 @dataclass(frozen=True, kw_only=True)
-class FlyingObjects:
-    """Flying objects as an actor group: one rigid body each, on a planned flight."""
-
-    specs: tuple[FlyingObjectSpec, ...] = ()
-    timelines: tuple[FlyingTimeline, ...] = ()
-    n_steps: int = 1
+class FlyingObjects(PlannedGroup[FlyingObjectSpec, FlyingTimeline]):
+    """Flying objects as an actor group: one rigid body each, on a planned flight (above
+    people's heads: no contact shadow, no obstacle)."""
 
     kind = "object"
-
-    def __len__(self) -> int:
-        return len(self.specs)
-
-    def with_timelines(self) -> Iterator[tuple[FlyingObjectSpec, FlyingTimeline]]:
-        """Each actor's spec with its timeline."""
-        return zip(self.specs, self.timelines, strict=True)
 
     def body_names(self) -> tuple[str, ...]:
         return tuple(o.name for o in self.specs)
@@ -201,29 +187,9 @@ class FlyingObjects:
             for obj, tl in zip(self.specs, self.timelines, strict=True)
         ]
 
-    def shadow_casters(self) -> tuple[ShadowCaster, ...]:
-        return ()  # they fly: no contact shadow
-
-    def obstacles(self, step: int) -> list[RobotObstacle]:
-        return []  # they fly above people's heads
-
-    def collisions_with(
-        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
-    ) -> list[Collision]:
-        return []
-
-    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
-        return None  # planned ahead
-
-    def already_run(self) -> bool:
-        return False  # no run state
-
     def record(self, n_steps: int) -> dict[str, np.ndarray]:
         out: dict[str, np.ndarray] = {}
         for o, tl in zip(self.specs, self.timelines, strict=True):
             out[f"object/{o.name}/position_xyz"] = tl.position_xyz[:n_steps]
             out[f"object/{o.name}/quat_wxyz"] = tl.quat_wxyz[:n_steps]
         return out
-
-    def replayed(self, recorded: Mapping[str, np.ndarray]) -> FlyingObjects:
-        return self  # flights regenerate from the seed

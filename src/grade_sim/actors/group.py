@@ -11,8 +11,9 @@ hand with it in `groups`).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from typing import Protocol, runtime_checkable
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Generic, Protocol, Self, TypeVar, runtime_checkable
 
 import numpy as np
 
@@ -21,6 +22,9 @@ from grade_people.crowd import RobotObstacle
 from grade_people.people import PersonSpec, PersonTimeline
 from grade_sim.actors.geometry import ActorGeometry, Box3D, InstanceInfo, ShadowCaster
 from grade_sim.actors.placement import Collision
+
+S = TypeVar("S")  # an actor's spec (what it looks like)
+T = TypeVar("T")  # an actor's timeline (its state at every physics step)
 
 
 @runtime_checkable
@@ -78,8 +82,13 @@ class ActorGroup(Protocol):
         the live robots and the other groups' discs, computed only when asked for."""
         ...
 
+    def started(self) -> ActorGroup:
+        """The group for one run: its run state (a live crowd) made fresh at its start; a group
+        without run state, or one already started, returns itself."""
+        ...
+
     def already_run(self) -> bool:
-        """Whether the group's run state has been stepped (its scene then serves no new run)."""
+        """Whether the group's run state has been stepped (a started scene runs once)."""
         ...
 
     def record(self, n_steps: int) -> dict[str, np.ndarray]:
@@ -90,6 +99,48 @@ class ActorGroup(Protocol):
         """The group as a recorded run moved it (`recorded`: record.npz's arrays). Planned
         motion regenerates from the seed, so most groups return themselves."""
         ...
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedGroup(Generic[S, T]):
+    """A base for groups whose motion is planned when the scene is drawn: one spec and one
+    timeline per actor, no run state, and the protocol's defaults for actors that cast no
+    contact shadow, are no obstacle to a crowd and meet no person's planned path. A subclass
+    gives `kind` and the methods that depend on what its actors are."""
+
+    specs: tuple[S, ...] = ()
+    timelines: tuple[T, ...] = ()
+    n_steps: int = 1
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def with_timelines(self) -> Iterator[tuple[S, T]]:
+        """Each actor's spec with its timeline."""
+        return zip(self.specs, self.timelines, strict=True)
+
+    def shadow_casters(self) -> tuple[ShadowCaster, ...]:
+        return ()
+
+    def obstacles(self, step: int) -> list[RobotObstacle]:
+        return []
+
+    def collisions_with(
+        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
+    ) -> list[Collision]:
+        return []
+
+    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
+        return None  # planned ahead
+
+    def started(self) -> Self:
+        return self  # no run state
+
+    def already_run(self) -> bool:
+        return False
+
+    def replayed(self, recorded: Mapping[str, np.ndarray]) -> Self:
+        return self  # planned motion regenerates from the seed
 
 
 def body_slices(groups: tuple[ActorGroup, ...]) -> list[slice]:

@@ -4,19 +4,22 @@ Skinned people are posed from their motion timelines through the motion library
 (`grade_people.motion.pose`); a frame asks for a step's skeleton several times (the engine, the
 boxes, the skins and the keypoints), so the last SKELETON_STEPS_KEPT steps' are kept.
 
-Reactive people are the one group with run state: `crowd` is stepped by the simulator's loop
-(`advance`), which fills the timelines as it goes, so a scene with a crowd serves one run only
-(SceneReuseError); its replay reads the timelines back from the record (`replayed`).
+Reactive people are the one group with run state. The scene as built holds where their crowd
+starts (`CrowdStart`); each run starts its own live `Crowd` from it (`started`: the simulator
+does, through `Scene.started`), which the run's loop steps (`advance`), filling the run's
+timelines as it goes. A replay reads those timelines back from the record (`replayed`).
 """
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cached_property
 
 import numpy as np
 
+from grade_common.occupancy import OccupancyGrid
 from grade_common.rotations import matrices_to_quats
 from grade_common.types import FloatArray
 from grade_people.body_mesh import SkinMesh, body_mesh, skin_vertices
@@ -26,6 +29,7 @@ from grade_people.crowd import Crowd, RobotObstacle, avoidance_decimation, known
 from grade_people.keypoints import rigid_coco17_world
 from grade_people.motion import AnimationTrack, animation_track, pose, pose_inputs, stack_inputs
 from grade_people.people import PartShape, PersonSpec, PersonTimeline, part_poses
+from grade_people.seat import Seat
 from grade_people.skeleton import coco17_world, face_points, rest_positions
 from grade_sim.actors.box_kernels import heading_bounds
 from grade_sim.actors.geometry import (
@@ -54,6 +58,42 @@ RIGID_PAD_M = 0.15  # a rigid-part person's box: its parts' centres padded by a 
 
 
 @dataclass(frozen=True, kw_only=True)
+class CrowdStart:
+    """Where a reactive crowd starts: the inputs of `grade_people.crowd.Crowd` and the state of
+    its generator. `crowd()` starts a new live crowd each time, every one the same: each draws
+    from its own copy of `rng`, which itself is never drawn from."""
+
+    grid: OccupancyGrid
+    config: PeopleConfig
+    heights_m: tuple[float, ...]
+    n_steps: int
+    dt_s: float
+    rng: np.random.Generator
+    start_clear_of: tuple[RobotObstacle, ...]
+    clip_durations_s: tuple[float, ...]
+    seats: tuple[Seat, ...]
+    names: tuple[str, ...]
+    obstacles_at_start: tuple[RobotObstacle, ...]
+
+    def crowd(self) -> Crowd:
+        """A live crowd at step 0."""
+        crowd = Crowd(
+            self.grid,
+            self.config,
+            self.heights_m,
+            self.n_steps,
+            self.dt_s,
+            copy.deepcopy(self.rng),
+            self.start_clear_of,
+            self.clip_durations_s,
+            self.seats,
+            self.names,
+        )
+        crowd.advance(0, list(self.obstacles_at_start))
+        return crowd
+
+
+@dataclass(frozen=True, kw_only=True)
 class People:
     """The people of a scene: specs, motion timelines (planned, or filled live by `crowd`) and
     the parsed motion-capture clips they may play."""
@@ -63,7 +103,8 @@ class People:
     config: PeopleConfig | None = None
     n_steps: int = 1
     dt_s: float = 1.0
-    crowd: Crowd | None = None
+    crowd_start: CrowdStart | None = None  # reactive people: where every run's crowd starts
+    crowd: Crowd | None = None  # the run's live crowd (a started scene's)
     clips: tuple[BvhMotion, ...] = ()
 
     kind = "person"
@@ -182,6 +223,13 @@ class People:
             return
         # Reactive people see the robots as the last physics step left them, and the animals.
         crowd.advance(step, obstacles() if crowd.updates_at(step) else [])
+
+    def started(self) -> People:
+        """Reactive people with a live crowd of their own, at its start (others as they are)."""
+        if self.crowd_start is None or self.crowd is not None:
+            return self
+        crowd = self.crowd_start.crowd()
+        return replace(self, crowd=crowd, timelines=tuple(crowd.timelines))
 
     def already_run(self) -> bool:
         return self.crowd is not None and self.crowd.next_step != 1

@@ -485,7 +485,7 @@ def _run(node: SimNode) -> int:
     odom_topics = {
         r.name: f"/{r.name}/odom" for r in scenario.robots if r.motion.mode is MotionMode.COMMANDS
     }
-    scene = build_scene(scenario)
+    scene = build_scene(scenario).started()  # the crowd steered below is the run's
     people = scene.group(People)
     if people.crowd is not None:
         _steer_people(node, people.crowd, [p.name for p in people.specs])

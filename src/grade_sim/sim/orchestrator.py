@@ -108,6 +108,9 @@ class Simulator:
         backend_factory: Callable[[Scene], EngineBackend] = create_backend,
         stop_event: threading.Event | None = None,
     ) -> None:
+        # The run's own scene: live actors (a reactive crowd) start afresh for this run, unless
+        # the caller started them already (a SimulatorSpec, whose observers read the same).
+        scene = scene.started()
         self.scene = scene
         self.scenario = scene.scenario
         self.backend = backend_factory(scene)
@@ -139,8 +142,8 @@ class Simulator:
         self.failure: SimulationUnstableError | None = None
         if any(g.already_run() for g in scene.groups):
             raise SceneReuseError(
-                "this scene's reactive crowd has already been run; build a new scene "
-                "(build_scene) for every run of a reactive scenario"
+                "this started scene's reactive crowd has already run; run the scene as built "
+                "(build_scene's, not .started()) again: every run starts its own crowd"
             )
 
     # -- topology -------------------------------------------------------------------------------

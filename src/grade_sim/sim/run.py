@@ -53,8 +53,9 @@ class SimulatorSpec:
 
     `observers` come after the recorders (ROS publishers, test probes); `stop_event` is the one
     the loop checks, given here so that callers can stop the run or wait on it before it starts.
-    One spec makes one run: its `streams` keep that run's state (the cameras' last frame, the
-    lidars' pose track).
+    One spec makes one run: its `scene` is started (a reactive crowd of its own, which the
+    recorders and the loop share) and its `streams` keep that run's state (the cameras' last
+    frame, the lidars' pose track).
     """
 
     scene: Scene
@@ -63,6 +64,9 @@ class SimulatorSpec:
     replay: ReplayDriver | None = None
     backend_factory: Callable[[Scene], EngineBackend] = create_backend
     stop_event: threading.Event = field(default_factory=threading.Event)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "scene", self.scene.started())
 
     @classmethod
     def of(cls, scenario: Scenario) -> SimulatorSpec:

@@ -98,6 +98,9 @@ class RollingBall:
     def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
         return None
 
+    def started(self) -> RollingBall:
+        return self
+
     def already_run(self) -> bool:
         return False
 

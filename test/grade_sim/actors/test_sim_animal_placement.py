@@ -324,7 +324,7 @@ def test_same_seed_same_bytes_other_seed_differs(scene: Scene) -> None:
 
 @pytest.mark.parametrize("avoid", [True, False])
 def test_reactive_people_keep_clear_of_the_animals(avoid: bool) -> None:
-    scene = build_scene(_scenario(mode="reactive"))
+    scene = build_scene(_scenario(mode="reactive")).started()
     crowd = scene.group(People).crowd
     assert crowd is not None
     for k in range(1, scene.n_steps):

@@ -41,7 +41,7 @@ SCENARIO = {
 
 def _far_reachable_goal(scenario_file: Path) -> tuple[np.ndarray, np.ndarray]:
     """person_0's start and a free point 3-5 m away that the planner can reach."""
-    scene = build_scene(load_scenario(scenario_file))
+    scene = build_scene(load_scenario(scenario_file)).started()
     assert scene.group(People).crowd is not None
     start = scene.group(People).timelines[0].position_xy[0]
     grid = scene.group(People).crowd.planning
