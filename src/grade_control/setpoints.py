@@ -171,9 +171,7 @@ class SetpointTracker:
         names = config.joint_names
         self._index = {name: i for i, name in enumerate(names)}
         self._n = len(names)
-        self._low = np.array([a.position_min for a in config.axes])
-        self._high = np.array([a.position_max for a in config.axes])
-        self._v_limit = np.array([a.velocity_limit for a in config.axes])
+        self._take_limits(config)
         self._angular = np.array([a.angular for a in config.axes])
         # body value k (x, y, z, roll, pitch, yaw) -> joint index, for joints this robot has
         self._body_mask = np.array([name in BODY_POSE_AXES for name in names])
@@ -188,6 +186,10 @@ class SetpointTracker:
         if config.joint_names != self.config.joint_names:
             raise ValueError("joints cannot change at run time")
         self.config = config
+        self._take_limits(config)
+
+    def _take_limits(self, config: ControllerConfig) -> None:
+        """Position and velocity limits per joint, as arrays (at start and on reconfigure)."""
         self._low = np.array([a.position_min for a in config.axes])
         self._high = np.array([a.position_max for a in config.axes])
         self._v_limit = np.array([a.velocity_limit for a in config.axes])

@@ -18,7 +18,7 @@ from numpy.typing import NDArray
 
 from grade_common.types import Float32Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
-from grade_noise.presets import lookup
+from grade_noise.presets import check_fields, lookup
 from grade_noise.sampling import fast_standard_normal
 from grade_noise.scratch import ScratchFrame, scratch_frame
 
@@ -60,7 +60,7 @@ class DepthNoiseParams:
     max_incidence_deg: float = 80.0
 
     def __post_init__(self) -> None:
-        positive = ("baseline_m", "subpixel_px", "max_range_m")
+        check_fields(self, "depth", ("baseline_m", "subpixel_px", "max_range_m"), positive=True)
         non_negative = (
             "axial_a_m",
             "axial_b_per_m",
@@ -69,12 +69,7 @@ class DepthNoiseParams:
             "quantisation_m",
             "edge_jump_m",
         )
-        for name in positive + non_negative:
-            value = getattr(self, name)
-            ok = math.isfinite(value) and (value > 0.0 if name in positive else value >= 0.0)
-            if not ok:
-                bound = "> 0" if name in positive else ">= 0"
-                raise NoiseConfigError(f"depth noise field '{name}' = {value!r}: must be {bound}")
+        check_fields(self, "depth", non_negative)
         if self.min_range_m >= self.max_range_m:
             raise NoiseConfigError(
                 f"depth noise field 'min_range_m' = {self.min_range_m}: must be < max_range_m "

@@ -15,8 +15,8 @@ import numpy as np
 from scipy.signal import lfilter
 
 from grade_common.types import FloatArray
-from grade_noise.errors import NoiseConfigError, NoiseInputError
-from grade_noise.presets import lookup
+from grade_noise.errors import NoiseInputError
+from grade_noise.presets import check_fields, lookup
 
 
 @dataclass(frozen=True)
@@ -36,16 +36,9 @@ class AxisNoiseParams:
     turn_on_bias_sigma: float
 
     def __post_init__(self) -> None:
-        for name in ("noise_density", "random_walk", "turn_on_bias_sigma"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise NoiseConfigError(
-                    f"IMU noise field '{name}' = {value!r}: must be finite and >= 0"
-                )
-        if not (math.isfinite(self.correlation_time_s) and self.correlation_time_s > 0.0):
-            raise NoiseConfigError(
-                f"IMU noise field 'correlation_time_s' = {self.correlation_time_s!r}: must be > 0 s"
-            )
+        non_negative = ("noise_density", "random_walk", "turn_on_bias_sigma")
+        check_fields(self, "IMU", non_negative, rule="finite and >= 0")
+        check_fields(self, "IMU", ("correlation_time_s",), positive=True, rule="> 0 s")
 
 
 @dataclass(frozen=True)

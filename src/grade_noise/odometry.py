@@ -15,7 +15,7 @@ from scipy.spatial.transform import Rotation
 
 from grade_common.types import FloatArray
 from grade_noise.errors import NoiseConfigError, NoiseInputError
-from grade_noise.presets import lookup
+from grade_noise.presets import check_fields, lookup
 
 
 @dataclass(frozen=True)
@@ -63,10 +63,7 @@ class OdometryNoiseParams:
     twist_angular: GaussianParams = GaussianParams(0.005)
 
     def __post_init__(self) -> None:
-        for name in ("translation_per_m", "yaw_per_rad", "yaw_per_sqrt_s"):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise NoiseConfigError(f"odometry noise field '{name}' = {value!r}: must be >= 0")
+        check_fields(self, "odometry", ("translation_per_m", "yaw_per_rad", "yaw_per_sqrt_s"))
 
 
 ODOMETRY_PRESETS: dict[str, OdometryNoiseParams] = {

@@ -22,7 +22,7 @@ from scipy.special import ndtri
 
 from grade_common.types import FloatArray, UInt8Array
 from grade_noise.errors import NoiseConfigError, NoiseInputError
-from grade_noise.presets import lookup
+from grade_noise.presets import check_fields, lookup
 from grade_noise.sampling import random_uint16
 from grade_noise.scratch import ScratchFrame, scratch_frame
 
@@ -324,21 +324,16 @@ class RgbNoiseParams:
     jpeg_quality: int = 0
 
     def __post_init__(self) -> None:
-        for name in (
+        non_negative = (
             "exposure_s",
             "exposure_max_s",
             "readout_mean_s",
             "readout_std_s",
             "shot_gain",
             "read_noise_dn",
-        ):
-            value = getattr(self, name)
-            if not (math.isfinite(value) and value >= 0.0):
-                raise NoiseConfigError(f"RGB noise field '{name}' = {value!r}: must be >= 0")
-        if not (math.isfinite(self.max_step_px) and self.max_step_px > 0.0):
-            raise NoiseConfigError(
-                f"RGB noise field 'max_step_px' = {self.max_step_px!r}: must be > 0"
-            )
+        )
+        check_fields(self, "RGB", non_negative)
+        check_fields(self, "RGB", ("max_step_px",), positive=True)
         if not 0 <= self.jpeg_quality <= 100:
             raise NoiseConfigError(
                 f"RGB noise field 'jpeg_quality' = {self.jpeg_quality!r}: must be 0 (off) or 1-100"

@@ -30,6 +30,17 @@ from grade_sim.scene import build_scene
 VISIBLE_GROUPS = 3
 
 
+def _visible(groups: NDArray[Any]) -> list[int]:
+    """Ids of the geoms or skins (by their groups) that the cameras draw, in id order."""
+    return [int(i) for i in np.flatnonzero(np.asarray(groups) < VISIBLE_GROUPS)]
+
+
+def _rows_from_v0(texture: NDArray[np.uint8]) -> NDArray[np.uint8]:
+    """A texture image with its rows in MuJoCo's order: from v = 0, the image's bottom row, the
+    order texture coordinates address."""
+    return np.ascontiguousarray(texture[::-1])
+
+
 @dataclass(frozen=True)
 class GeomShape:
     """One drawable geom: its triangles in the geom frame, surface and instance."""
@@ -131,14 +142,12 @@ class WorldState:
         m = self.model
         ids = self.engine.geom_instance_ids
         out: list[GeomShape] = []
-        for g in range(m.ngeom):
-            if m.geom_group[g] >= VISIBLE_GROUPS:
-                continue
+        for g in _visible(m.geom_group):
             mesh = self._triangles(g)
             if mesh is None:
                 continue
             matid = int(m.geom_matid[g])
-            rgba = (m.mat_rgba[matid] if matid >= 0 else m.geom_rgba[g]).astype(np.float64)
+            rgba = self._rgba(matid, m.geom_rgba[g])
             if rgba[3] <= 0.0:
                 continue
             texture, repeat = self._texture(matid)
@@ -157,11 +166,10 @@ class WorldState:
                 self._mj.mjtGeom.mjGEOM_ELLIPSOID,
                 self._mj.mjtGeom.mjGEOM_CYLINDER,
             )
-            name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_GEOM, g) or f"geom_{g}"
+            name = self._name(self._mj.mjtObj.mjOBJ_GEOM, g, "geom")
             uv = self._mesh_texcoords(g) if texture is not None else None
             if uv is not None and texture is not None:
-                # Texture coordinates address MuJoCo's rows from v = 0 (the first stored row).
-                texture = np.ascontiguousarray(texture[::-1])
+                texture = _rows_from_v0(texture)
             out.append(
                 GeomShape(g, name, mesh[0], mesh[1], smooth, rgba, texture, repeat, int(ids[g]), uv)
             )
@@ -186,17 +194,15 @@ class WorldState:
         m = self.model
         ids = self.engine.skin_instance_ids
         out: list[SkinShape] = []
-        for s in range(m.nskin):
-            if m.skin_group[s] >= VISIBLE_GROUPS:
-                continue
+        for s in _visible(m.skin_group):
             f0, nf = int(m.skin_faceadr[s]), int(m.skin_facenum[s])
             nv, t0 = int(m.skin_vertnum[s]), int(m.skin_texcoordadr[s])
             if t0 < 0:
                 raise RenderError(f"skin {s} has no texture coordinates; grade render needs them")
             matid = int(m.skin_matid[s])
-            rgba = (m.mat_rgba[matid] if matid >= 0 else m.skin_rgba[s]).astype(np.float64)
+            rgba = self._rgba(matid, m.skin_rgba[s])
             texture, _ = self._texture(matid)
-            name = self._mj.mj_id2name(m, self._mj.mjtObj.mjOBJ_SKIN, s) or f"skin_{s}"
+            name = self._name(self._mj.mjtObj.mjOBJ_SKIN, s, "skin")
             out.append(
                 SkinShape(
                     s,
@@ -204,8 +210,7 @@ class WorldState:
                     m.skin_face[f0 : f0 + nf].astype(np.int32),
                     m.skin_texcoord[t0 : t0 + nv].astype(np.float64),
                     rgba,
-                    # MuJoCo's 2D texture rows start at v = 0 (the image's bottom row).
-                    None if texture is None else np.ascontiguousarray(texture[::-1]),
+                    None if texture is None else _rows_from_v0(texture),
                     int(ids[s]),
                 )
             )
@@ -251,6 +256,17 @@ class WorldState:
             half = np.array([size[0] or 100.0, size[1] or 100.0, 1e-4])
             return tessellate.box(half)
         raise RenderError(f"geom {g} has a MuJoCo geom type ({gtype}) grade render cannot draw")
+
+    def _rgba(self, matid: int, own_rgba: NDArray[Any]) -> FloatArray:
+        """A geom's or skin's colour: its material's, or its own where it has none."""
+        rgba: FloatArray = (self.model.mat_rgba[matid] if matid >= 0 else own_rgba).astype(
+            np.float64
+        )
+        return rgba
+
+    def _name(self, kind: Any, index: int, fallback: str) -> str:
+        """A geom's or skin's MuJoCo name, or `<fallback>_<index>` for an unnamed one."""
+        return str(self._mj.mj_id2name(self.model, kind, index) or f"{fallback}_{index}")
 
     def _texture(self, matid: int) -> tuple[NDArray[np.uint8] | None, float]:
         m = self.model

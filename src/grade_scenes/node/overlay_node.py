@@ -29,8 +29,8 @@ class OverlayNode(Node):
         self.declare_parameter(
             "reference_image", "", ParameterDescriptor(description="reference PNG of the scene")
         )
-        self.declare_parameter("live_weight", 0.4)
-        self.declare_parameter("reference_weight", 0.6)
+        for name in ("live_weight", "reference_weight"):  # defaults: the config's, stated once
+            self.declare_parameter(name, getattr(OverlayConfig, name))
         self.config = OverlayConfig(
             reference_image=str(self.get_parameter("reference_image").value),
             live_weight=float(self.get_parameter("live_weight").value),

@@ -380,22 +380,26 @@ class RenderConfig:
             raise ConfigError(f"{path}.texture_size_px: {n}; allowed: a power of two in [64, 2048]")
 
 
+# The range of every rate but physics_hz (validate() also holds each to at most physics_hz).
+_STREAM_RATE_HZ = bounds(1.0, 2000.0)
+
+
 @dataclass(frozen=True)
 class RatesConfig:
     # Physics steps per simulated second; every other rate is at most this.
     physics_hz: float = field(default=240.0, metadata=bounds(30.0, 2000.0))
     # Rate of /clock.
-    clock_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    clock_hz: float = field(default=240.0, metadata=_STREAM_RATE_HZ)
     # Rate of each robot's IMU.
-    imu_hz: float = field(default=240.0, metadata=bounds(1.0, 2000.0))
+    imu_hz: float = field(default=240.0, metadata=_STREAM_RATE_HZ)
     # Rate of /tf.
-    tf_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    tf_hz: float = field(default=120.0, metadata=_STREAM_RATE_HZ)
     # Rate of each robot's joint states.
-    joint_states_hz: float = field(default=120.0, metadata=bounds(1.0, 2000.0))
+    joint_states_hz: float = field(default=120.0, metadata=_STREAM_RATE_HZ)
     # Rate of each robot's odometry (and lockstep's command exchange).
-    odom_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
+    odom_hz: float = field(default=60.0, metadata=_STREAM_RATE_HZ)
     # Rate of the ground-truth pose topics.
-    camera_pose_hz: float = field(default=60.0, metadata=bounds(1.0, 2000.0))
+    camera_pose_hz: float = field(default=60.0, metadata=_STREAM_RATE_HZ)
 
     def validate(self, path: str) -> None:
         for name in ("clock_hz", "imu_hz", "tf_hz", "joint_states_hz", "odom_hz", "camera_pose_hz"):
@@ -653,6 +657,21 @@ def scenario_from_mapping(data: Any, source: str = "scenario") -> Scenario:
         raise ConfigError(f"{source}: {err}") from None
 
 
+def _existing_file(file: Path, value: str, key: str, kind: str = "") -> Path:
+    """The file `value` names, relative to the scenario file's folder unless absolute.
+
+    Raises:
+        ConfigError: there is no such file (the message names the key and the path).
+    """
+    path = Path(value)
+    if not path.is_absolute():
+        path = (file.parent / path).resolve()
+    if not path.is_file():
+        named = f"{kind} {str(path)!r}" if kind else repr(str(path))
+        raise ConfigError(f"{file}: {key}: {named} does not exist")
+    return path
+
+
 def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> Scenario:
     """Load and validate a scenario YAML file; `overrides` (dotted key paths such as
     `people.count`, or whole top-level keys) are set in the document first.
@@ -686,13 +705,7 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
     scenario = scenario_from_mapping(data, str(file))
     mesh = scenario.environment.mesh
     if scenario.environment.type is EnvironmentKind.MESH:
-        mesh_path = Path(mesh.path or "")
-        if not mesh_path.is_absolute():
-            mesh_path = (file.parent / mesh_path).resolve()
-        if not mesh_path.is_file():
-            raise ConfigError(
-                f"{file}: environment.mesh.path: mesh file {str(mesh_path)!r} does not exist"
-            )
+        mesh_path = _existing_file(file, mesh.path or "", "environment.mesh.path", "mesh file")
         label_map = mesh.label_map
         if label_map is not None and not Path(label_map).is_absolute():
             label_map = str((file.parent / label_map).resolve())
@@ -705,13 +718,7 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
         )
     tabletop = scenario.environment.tabletop
     if scenario.environment.type is EnvironmentKind.TABLETOP and tabletop.scene:
-        scene_path = Path(tabletop.scene)
-        if not scene_path.is_absolute():
-            scene_path = (file.parent / scene_path).resolve()
-        if not scene_path.is_file():
-            raise ConfigError(
-                f"{file}: environment.tabletop.scene: {str(scene_path)!r} does not exist"
-            )
+        scene_path = _existing_file(file, tabletop.scene, "environment.tabletop.scene")
         scenario = replace(
             scenario,
             environment=replace(
@@ -724,25 +731,12 @@ def load_scenario(path: str | Path, overrides: dict[str, Any] | None = None) -> 
             named_clip_path(clip, f"{file}: people.clips[{i}]")
             clips.append(clip)
             continue
-        clip_path = Path(clip)
-        if not clip_path.is_absolute():
-            clip_path = (file.parent / clip_path).resolve()
-        if not clip_path.is_file():
-            raise ConfigError(
-                f"{file}: people.clips[{i}]: BVH file {str(clip_path)!r} does not exist"
-            )
-        clips.append(str(clip_path))
+        clips.append(str(_existing_file(file, clip, f"people.clips[{i}]", "BVH file")))
     scenario = replace(scenario, people=replace(scenario.people, clips=tuple(clips)))
     robots = []
     for i, robot in enumerate(scenario.robots):
         if robot.urdf is not None:
-            urdf_path = Path(robot.urdf)
-            if not urdf_path.is_absolute():
-                urdf_path = (file.parent / urdf_path).resolve()
-            if not urdf_path.is_file():
-                raise ConfigError(
-                    f"{file}: robots[{i}].urdf: URDF file {str(urdf_path)!r} does not exist"
-                )
+            urdf_path = _existing_file(file, robot.urdf, f"robots[{i}].urdf", "URDF file")
             robot = replace(robot, urdf=str(urdf_path))
         robots.append(robot)
     return replace(scenario, robots=tuple(robots))

@@ -21,14 +21,15 @@ CLASS_TYPE = "class"
 INSTANCE_TYPE = "instance"
 # Isaac Sim 5's UsdSemantics labels: `semantics:labels:<taxonomy>` (token[]), taxonomy "class".
 LABELS_CLASS_ATTR = "semantics:labels:class"
+# An instance's attributes are `semantic:<instance>` followed by one of the two suffixes; the
+# writer and both readers build and take apart the names with these, never with literals.
+_PREFIX = "semantic:"
+_TYPE_SUFFIX = ":params:semanticType"
+_DATA_SUFFIX = ":params:semanticData"
 
 
-def type_attr(instance: str) -> str:
-    return f"semantic:{instance}:params:semanticType"
-
-
-def data_attr(instance: str) -> str:
-    return f"semantic:{instance}:params:semanticData"
+def _attr(instance: str, suffix: str) -> str:
+    return _PREFIX + instance + suffix
 
 
 def apply_semantics(prim: Any, label: str, instance_id: int) -> None:
@@ -40,20 +41,23 @@ def apply_semantics(prim: Any, label: str, instance_id: int) -> None:
         (INSTANCE_INSTANCE, INSTANCE_TYPE, str(instance_id)),
     ):
         prim.AddAppliedSchema(f"{SCHEMA}:{instance}")
-        prim.CreateAttribute(type_attr(instance), Sdf.ValueTypeNames.Token, custom=False).Set(kind)
-        prim.CreateAttribute(data_attr(instance), Sdf.ValueTypeNames.String, custom=False).Set(data)
+        for suffix, value_type, value in (
+            (_TYPE_SUFFIX, Sdf.ValueTypeNames.Token, kind),
+            (_DATA_SUFFIX, Sdf.ValueTypeNames.String, data),
+        ):
+            prim.CreateAttribute(_attr(instance, suffix), value_type, custom=False).Set(value)
 
 
 def semantic_class(prim: Any) -> str | None:
     """The class label of a prim (Isaac Sim 4.x semantics, else Isaac Sim 5 labels), or None."""
     for attr in prim.GetAttributes():
         name = attr.GetName()
-        if not (name.startswith("semantic:") and name.endswith(":params:semanticType")):
+        if not (name.startswith(_PREFIX) and name.endswith(_TYPE_SUFFIX)):
             continue
         if attr.Get() != CLASS_TYPE:
             continue
-        instance = name[len("semantic:") : -len(":params:semanticType")]
-        data = prim.GetAttribute(data_attr(instance)).Get()
+        instance = name[len(_PREFIX) : -len(_TYPE_SUFFIX)]
+        data = prim.GetAttribute(_attr(instance, _DATA_SUFFIX)).Get()
         if data:
             return str(data)
     labels = prim.GetAttribute(LABELS_CLASS_ATTR)
@@ -64,6 +68,6 @@ def semantic_class(prim: Any) -> str | None:
 
 def semantic_instance(prim: Any) -> int | None:
     """The instance id grade wrote on a prim (`Semantics_instance`), or None."""
-    attr = prim.GetAttribute(data_attr(INSTANCE_INSTANCE))
+    attr = prim.GetAttribute(_attr(INSTANCE_INSTANCE, _DATA_SUFFIX))
     value = attr.Get() if attr else None
     return int(value) if value is not None and str(value).isdigit() else None

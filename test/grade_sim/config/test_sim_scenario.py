@@ -415,3 +415,31 @@ def test_every_robot_and_motion_key_is_explained_in_the_scenarios_guide(repo_roo
             f"robots[].motion.{f.name} is not in docs/how-to/scenarios.md"
         )
     assert f"{ACCEL_MPS2:g} m/s²" in guide
+
+
+@pytest.mark.parametrize(
+    ("document", "relative", "named"),
+    [
+        (
+            "environment: {type: mesh, mesh: {path: m/room.obj}}",
+            "m/room.obj",
+            "environment.mesh.path: mesh file",
+        ),
+        (
+            "environment: {type: tabletop, tabletop: {scene: s/t.yaml}}",
+            "s/t.yaml",
+            "environment.tabletop.scene:",
+        ),
+        ("people: {clips: [c/walk.bvh]}", "c/walk.bvh", "people.clips[0]: BVH file"),
+        ("robots: [{urdf: r/arm.urdf}]", "r/arm.urdf", "robots[0].urdf: URDF file"),
+    ],
+)
+def test_missing_referenced_file_names_key_and_resolved_path(
+    tmp_path: Path, document: str, relative: str, named: str
+) -> None:
+    file = tmp_path / "refs.yaml"
+    file.write_text(document + "\n")
+    expected = f"{file}: {named} {str((tmp_path / relative).resolve())!r} does not exist"
+    with pytest.raises(ConfigError) as info:
+        load_scenario(file)
+    assert str(info.value) == expected
