@@ -500,6 +500,11 @@ class MotionConfig:
     loop: bool = True
     # Flight height of a UAV on the generated tour.
     altitude_m: float = field(default=1.4, metadata=bounds(0.0, 50.0))
+    # A UAV's roll and pitch on its path (path and teleport modes): held level (GRADE's
+    # stabilised flight, the "H" sequences), or tilted as a multirotor tilts to accelerate.
+    stabilised: bool = True
+    # How quickly an unstabilised UAV's tilt follows the path's acceleration.
+    tilt_response_s: float = field(default=0.4, metadata=bounds(0.05, 5.0))
 
 
 @dataclass(frozen=True)
@@ -537,6 +542,11 @@ class RobotConfig:
         sensors = names + [lidar.name for lidar in self.lidars]
         if len(set(sensors)) != len(sensors):
             raise ConfigError(f"{path}.lidars: names must differ from each other and the cameras")
+        if not self.motion.stabilised and self.type is not RobotKind.UAV:
+            raise ConfigError(
+                f"{path}.motion.stabilised: false is for a uav (which tilts as it accelerates); "
+                f"a {self.type.value} robot has no roll or pitch"
+            )
 
 
 @dataclass(frozen=True)

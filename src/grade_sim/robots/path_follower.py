@@ -1,7 +1,11 @@
 """The built-in waypoint follower of `motion.mode: path` (data generation without a controller).
 
 The desired trajectory is analytic: at each waypoint the robot turns on the spot to face the next
-one, then flies a straight segment with a trapezoidal speed profile. The joint velocity command is
+one, then flies a straight segment with a trapezoidal speed profile. A UAV flies level
+(`motion.stabilised`, GRADE's "H" flight) or tilts as a multirotor must to accelerate: its thrust,
+along the body's z axis, points along the path's acceleration plus gravity, the acceleration
+averaged over `motion.tilt_response_s` (the attitude's response; the profile's own acceleration
+jumps at the segment ends). The joint velocity command is
 the trajectory's velocity plus a proportional correction, so the motion goes through the physics
 (true IMU readings) while staying within centimetres of the path.
 """
@@ -14,10 +18,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from grade_common.types import FloatArray
-from grade_sim.robots.model import RobotModel
+from grade_sim.config.scenario import RobotKind
+from grade_sim.robots.model import ROLL_PITCH_LIMIT_RAD, RobotModel
 
 ACCEL_MPS2 = 1.0
 POSITION_GAIN = 4.0
+GRAVITY_MPS2 = 9.81
 
 
 @dataclass(frozen=True)
@@ -43,6 +49,10 @@ class PathFollower:
         loop: bool,
     ) -> None:
         self._model = model
+        motion = model.config.motion
+        tilts = model.config.type is RobotKind.UAV and not motion.stabilised
+        # Seconds over which the tilt averages the path's acceleration; None: level flight.
+        self._tilt_window_s = motion.tilt_response_s if tilts else None
         self._speed = speed_mps
         self._yaw_rate = yaw_rate_rps
         self._segments: list[_Segment] = []
@@ -134,7 +144,36 @@ class PathFollower:
         q = np.array([pose[index[j]] if j in index else 0.0 for j in joint_names])
         qd = np.array([vel[index[j]] if j in index else 0.0 for j in joint_names])
         qdd = np.array([acc[index[j]] if j in index else 0.0 for j in joint_names])
+        if self._tilt_window_s is not None:
+            # Roll and pitch by central differences of the (smooth) tilt over dt_s.
+            before, now, after = (self.tilt(max(t_s + s * dt_s, 0.0)) for s in (-1, 0, 1))
+            for j, name in enumerate(joint_names):
+                if name in now:
+                    q[j] = now[name]
+                    qd[j] = (after[name] - before[name]) / (2 * dt_s)
+                    qdd[j] = (after[name] - 2 * now[name] + before[name]) / dt_s**2
         return q, qd, qdd
+
+    def tilt(self, t_s: float) -> dict[str, float]:
+        """The roll and pitch (rad) that point an unstabilised UAV's thrust along the path's
+        acceleration (averaged over the tilt response) plus gravity at t_s; level when
+        stabilised. Body orientation Rz(yaw) Ry(pitch) Rx(roll): thrust along the body z is
+        (sin(pitch) cos(roll), -sin(roll), cos(pitch) cos(roll)) in the heading frame."""
+        if self._tilt_window_s is None:
+            return {"roll": 0.0, "pitch": 0.0}
+        half = self._tilt_window_s / 2
+        _, vel_after = self.desired(t_s + half)
+        _, vel_before = self.desired(max(t_s - half, 0.0))
+        acc = (vel_after[:3] - vel_before[:3]) / (t_s + half - max(t_s - half, 0.0))
+        yaw = float(self.desired(t_s)[0][3])
+        forward = math.cos(yaw) * acc[0] + math.sin(yaw) * acc[1]
+        left = -math.sin(yaw) * acc[0] + math.cos(yaw) * acc[1]
+        up = GRAVITY_MPS2 + float(acc[2])
+        thrust = math.sqrt(forward**2 + left**2 + up**2)
+        limit = ROLL_PITCH_LIMIT_RAD / 2  # within the joints' range, as a flight controller keeps
+        pitch = float(np.clip(math.atan2(forward, up), -limit, limit))
+        roll = float(np.clip(-math.asin(left / thrust), -limit, limit))
+        return {"roll": roll, "pitch": pitch}
 
     def command(self, t_s: float, joint_positions: dict[str, float]) -> dict[str, float]:
         """Joint velocity commands tracking the path at t_s from the current joint positions."""
@@ -150,4 +189,11 @@ class PathFollower:
         for name in ("roll", "pitch", "camera_yaw"):
             if name in joint_positions:
                 cmd[name] = -POSITION_GAIN * joint_positions[name]
+        if self._tilt_window_s is not None:
+            # Track the tilt: its rate (a forward difference) plus the proportional correction.
+            step_s = 1e-3
+            tilt, ahead = self.tilt(t_s), self.tilt(t_s + step_s)
+            for name, target in tilt.items():
+                rate = (ahead[name] - target) / step_s
+                cmd[name] = rate + POSITION_GAIN * (target - joint_positions[name])
         return cmd
