@@ -30,7 +30,7 @@ source_suffix = {".md": "markdown"}
 root_doc = "index"
 # .generated.partial*: a build stopped while writing the generated pages (grade_common.atomic).
 exclude_patterns = ["_build", "_ext", "reference/.generated*", "benchmarks/.generated*"]
-myst_enable_extensions = ["colon_fence", "deflist"]
+myst_enable_extensions = ["colon_fence", "deflist", "attrs_inline"]
 myst_heading_anchors = 4
 
 
