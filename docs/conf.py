@@ -42,4 +42,5 @@ napoleon_numpy_docstring = False
 
 html_theme = "furo"
 html_title = "grade"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["grade.css"]

@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
+from grade_cli.bench import benchmark_help
 from grade_cli.bench_page import results_markdown, table_markdown, write_plots
+from grade_cli.benchmarks import BENCHMARKS
 from grade_common.bench_results import read_results
 
 RESULTS = Path(__file__).resolve().parents[2] / "docs" / "benchmarks"
@@ -33,3 +35,14 @@ def test_plots_are_drawn_for_the_files_that_ask(tmp_path: Path) -> None:
     asked = [p for p in sorted(RESULTS.glob("*.json")) if read_results(p).plot]
     assert [p.name for p in written] == [p.stem + ".png" for p in asked]
     assert all(p.stat().st_size > 0 for p in written)
+
+
+# The benchmarks that do not write a results file yet (docs/benchmarks.md says which).
+WITHOUT_JSON = {"sim", "slam", "batch", "delivery"}
+
+
+@pytest.mark.parametrize("name", sorted(BENCHMARKS))
+def test_benchmarks_offer_json_as_the_page_says(name: str) -> None:
+    assert ("--json OUT" in benchmark_help(name)) == (name not in WITHOUT_JSON)
+    page = (RESULTS.parent / "benchmarks.md").read_text()
+    assert ", ".join(f"`{n}`" for n in sorted(WITHOUT_JSON)[:-1]) in page.replace("\n", " ")
