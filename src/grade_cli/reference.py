@@ -145,7 +145,7 @@ def _parser_section(parser: argparse.ArgumentParser, prog: str, level: int) -> l
     if parser.description:
         lines += [_prose(parser.description), ""]
     usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
-    lines += ["```text", textwrap.fill(usage, 96, subsequent_indent="    "), "```", ""]
+    lines += ["```text", textwrap.fill(usage, 80, subsequent_indent="    "), "```", ""]
     rows = list(_option_rows(parser))
     if rows:
         lines += [*_table(("argument", "default", "meaning"), rows), ""]
