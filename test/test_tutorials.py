@@ -56,7 +56,7 @@ SMALLER: dict[str, list[tuple[str, str, str]]] = {
         (
             "",
             "--out runs/scenes/table --scenes 1",
-            "--out runs/scenes/table --scenes 1 --pipelines model_free --orderings near_to_far",
+            "--out runs/scenes/table --scenes 1 --pipelines ground_truth --orderings near_to_far",
         ),
     ],
 }
