@@ -1,7 +1,8 @@
 """Sphinx configuration of the grade documentation (`make docs`; rosdoc2 reads it too).
 
 Pages are MyST Markdown. The reference pages under reference/generated/ are written from the
-code at the start of every build by the local extension _ext/grade_reference.py.
+code at the start of every build by the local extension _ext/grade_reference.py; the benchmarks
+page's tables and plots come from the results files in benchmarks/ (_ext/grade_benchmarks.py).
 """
 
 from __future__ import annotations
@@ -23,12 +24,13 @@ extensions = [
     "sphinx.ext.autodoc",
     "sphinx.ext.napoleon",
     "grade_reference",
+    "grade_benchmarks",
 ]
 source_suffix = {".md": "markdown"}
 root_doc = "index"
 # .generated.partial*: a build stopped while writing the generated pages (grade_common.atomic).
-exclude_patterns = ["_build", "_ext", "reference/.generated*"]
-myst_enable_extensions = ["colon_fence", "deflist"]
+exclude_patterns = ["_build", "_ext", "reference/.generated*", "benchmarks/.generated*"]
+myst_enable_extensions = ["colon_fence", "deflist", "attrs_inline"]
 myst_heading_anchors = 4
 
 
@@ -40,4 +42,5 @@ napoleon_numpy_docstring = False
 
 html_theme = "furo"
 html_title = "grade"
-html_static_path: list[str] = []
+html_static_path = ["_static"]
+html_css_files = ["grade.css"]

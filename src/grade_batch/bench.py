@@ -11,6 +11,7 @@ from __future__ import annotations
 import argparse
 import tempfile
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ import yaml
 from grade_batch.batch import run_batch
 from grade_batch.runners import LocalPool, RayRunner, Runner, start_local_ray
 from grade_batch.spec import SweepFile, load_sweep
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.share import shipped_file
 
 
@@ -64,11 +66,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--duration", type=float, default=2.0, help="simulated seconds per job (default 2)"
     )
     parser.add_argument("--no-ray", action="store_true", help="skip the Ray measurement")
+    add_json_argument(parser)
     return parser
 
 
-def run(args: argparse.Namespace) -> int:
-    """Run the benchmark and print its table."""
+def run(args: argparse.Namespace, argv: Sequence[str] = ()) -> int:
+    """Run the benchmark and print its table (`argv`: the command line, for --json)."""
     with tempfile.TemporaryDirectory(prefix="grade-bench-batch-") as tmp:
         root = Path(tmp)
         spec = bench_sweep(root, args.jobs, args.duration)
@@ -81,6 +84,10 @@ def run(args: argparse.Namespace) -> int:
                 f"{n / wall * 3600:7.0f} jobs/h  ({wall / n:.1f} s/job)"
             )
         print(f"  speed-up 2 workers vs 1: {walls[1] / walls[2]:.2f}x")
+        rows: list[tuple[Cell, ...]] = [
+            (f"local pool, {w} worker(s)", round(wall, 1), round(n / wall * 3600), "")
+            for w, wall in walls.items()
+        ]
         if not args.no_ray:
             start = time.perf_counter()
             ray = start_local_ray(2)
@@ -97,9 +104,20 @@ def run(args: argparse.Namespace) -> int:
                 f"  ray overhead per job vs local pool (2 workers): "
                 f"{(wall - walls[2]) / n:+.2f} s ({wall / walls[2]:.2f}x the local wall time)"
             )
+            rows.append(
+                (
+                    "Ray, 2 CPUs on 127.0.0.1",
+                    round(wall, 1),
+                    round(n / wall * 3600),
+                    f"cluster start {startup:.1f} s",
+                )
+            )
+    title = f"{n} jobs of {args.duration:g} s simulated (160x120 camera, run + export)"
+    columns = ("runner", "wall s", "jobs per hour", "note")
+    write_results(args.json, "batch", argv, [ResultTable(title, columns, tuple(rows))])
     return 0
 
 
 def main(argv: list[str]) -> int:
     """Run `grade bench batch` with argv; return the exit code."""
-    return run(build_parser().parse_args(argv))
+    return run(build_parser().parse_args(argv), argv)

@@ -26,6 +26,7 @@ from typing import IO, Any
 import yaml
 
 from grade_cli.hogs import cpu_hogs
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.transport import (
     PROFILE_RELPATH,
     BoundSocket,
@@ -277,6 +278,17 @@ def format_report(result: DeliveryResult) -> str:
     return "\n".join(lines)
 
 
+def delivery_table(result: DeliveryResult) -> ResultTable:
+    """The report's counts as a results table: published and received per QoS profile."""
+    qos_names = sorted(result.received)
+    rows: tuple[tuple[Cell, ...], ...] = tuple(
+        (topic, sent, *(result.received[q].get(topic, 0) for q in qos_names))
+        for topic, sent in sorted(result.all_published().items())
+    )
+    columns = ("topic", "published", *(f"received, {q}" for q in qos_names))
+    return ResultTable("Messages published and received per subscriber QoS", columns, rows)
+
+
 # The counter that receives every message shows how the publisher wrote them.
 _TIMING_FROM = "reliable"
 
@@ -347,6 +359,7 @@ def main(argv: list[str]) -> int:
         default=600.0,
         help="wall-clock seconds the simulator may take for the run (600)",
     )
+    add_json_argument(parser)
     args, _ = parser.parse_known_args(argv)
     if not args.timeout_s > 0:
         parser.error(f"--timeout-s {args.timeout_s}: give a number of seconds > 0")
@@ -374,4 +387,6 @@ def main(argv: list[str]) -> int:
     for line in result.sim_log.splitlines():
         if "real-time factor" in line or "pac" in line:
             print(line.strip())
+    notes = f"CPU hogs: {args.hogs} busy-loop processes on {os.cpu_count()} cores."
+    write_results(args.json, "delivery", argv, [delivery_table(result)], notes)
     return 0

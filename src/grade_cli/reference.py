@@ -65,15 +65,23 @@ def _first_paragraph(doc: str | None) -> str:
 # -- scenario keys ------------------------------------------------------------------------------
 
 
-def _key_entry(path: str, meaning: str, key: ConfigKey) -> list[str]:
+def key_anchor(path: str) -> str:
+    """The HTML id of a scenario key on the scenario page: `robots[].cameras[].width` ->
+    `key-robots-cameras-width` (a key's path is unique, so is its id)."""
+    return "key-" + re.sub(r"[^a-z0-9]+", "-", path.replace("[]", "").lower()).strip("-")
+
+
+def _key_entry(path: str, meaning: str, key: ConfigKey, anchor: bool = False) -> list[str]:
     """One key as a definition-list entry: the path, its meaning, then type, default, allowed.
 
-    A definition list, not a table: five columns do not fit the page's width.
+    A definition list, not a table: five columns do not fit the page's width. `anchor`: the path
+    gets its own id (`key_anchor`), so a page can link to one key.
     """
     facts = [key.type, f"default `{key.default}`"]
     if key.allowed:
         facts.append(f"allowed `{key.allowed}`")
-    return [f"`{path}`", f": {_cell(meaning)}  ", f"  {' · '.join(facts)}", ""]
+    term = f"`{path}`{{#{key_anchor(path)}}}" if anchor else f"`{path}`"
+    return [term, f": {_cell(meaning)}  ", f"  {' · '.join(facts)}", ""]
 
 
 def scenario_page() -> str:
@@ -91,7 +99,8 @@ def scenario_page() -> str:
         "any camera of any robot, set for one run with",
         "`grade run SCENARIO --out RUN --set robots.0.cameras.0.width=320`.",
         "A default is what a file gets when it leaves the key out. Every range is inclusive",
-        "unless written with a round bracket.",
+        "unless written with a round bracket. Each key has its own link:",
+        f"`scenario.html#{key_anchor('robots[].cameras[].width')}`.",
         "",
     ]
     sections: dict[str, list[ConfigKey]] = {}
@@ -101,7 +110,7 @@ def scenario_page() -> str:
     for top, group in sections.items():
         lines += ["", f"## {top or 'Top level'}", ""]
         for k in group:
-            lines += _key_entry(k.path, k.meaning, k)
+            lines += _key_entry(k.path, k.meaning, k, anchor=True)
     return "\n".join(lines) + "\n"
 
 
@@ -136,7 +145,7 @@ def _parser_section(parser: argparse.ArgumentParser, prog: str, level: int) -> l
     if parser.description:
         lines += [_prose(parser.description), ""]
     usage = " ".join(parser.format_usage().removeprefix("usage: ").split())
-    lines += ["```text", textwrap.fill(usage, 96, subsequent_indent="    "), "```", ""]
+    lines += ["```text", textwrap.fill(usage, 80, subsequent_indent="    "), "```", ""]
     rows = list(_option_rows(parser))
     if rows:
         lines += [*_table(("argument", "default", "meaning"), rows), ""]
@@ -274,6 +283,101 @@ def nodes_page(setup_py: Path, with_topics: bool = True) -> str:
     return "\n".join(lines) + "\n"
 
 
+# -- run directory and bag formats -----------------------------------------------------------
+
+
+def _name_constants(
+    module: Any, suffixes: tuple[str, ...], imported_from: Any = None
+) -> list[tuple[str, str]]:
+    """(constant, value) of a format module's file-name constants (upper-case str constants
+    whose name ends with one of `suffixes`), in the module's order, less those it imports from
+    the module `imported_from`."""
+    skip = vars(imported_from) if imported_from is not None else {}
+    return [
+        (name, value)
+        for name, value in vars(module).items()
+        if name.isupper()
+        and isinstance(value, str)
+        and name.endswith(suffixes)
+        and name not in skip
+    ]
+
+
+def formats_page() -> str:
+    """docs/reference/generated/formats.md: the run directory and bag formats, from the modules
+    that own them (grade_common.rundir, grade_common.tum, grade_common.bagfile,
+    grade_sim.io.bag_writer) and the topics of the simulator's streams."""
+    from grade_common import rundir, tum
+    from grade_common.bagfile import compression, metadata, records, writer
+    from grade_sim.io import bag_writer
+
+    files = ("_YAML", "_JSON", "_NPZ", "_DIR", "_TXT", "_JSONL")
+    lines = [
+        GENERATED_NOTE,
+        "# Run directory and bag formats",
+        "",
+        "What `grade run`, `sim_node` and `grade replay` write, from the modules that write and",
+        "read it; the names in the tables are the code's constants. How to read the files with",
+        "other tools: [conventions](../../conventions.md).",
+        "",
+        "## Run directory",
+        "",
+        f"`grade_common.rundir`: {_first_paragraph(rundir.__doc__)}",
+        "",
+        "```text",
+        inspect.cleandoc(rundir.__doc__ or "").partition("\n\n")[2],
+        "```",
+        "",
+        *_table(
+            ("constant", "name"), ((c, _code(v)) for c, v in _name_constants(rundir, files, tum))
+        ),
+        "",
+        "`run.yaml`'s `status` is one of "
+        + ", ".join(f"`{s.value}`" for s in rundir.RunStatus)
+        + ".",
+        "",
+        "## Camera folder (TUM RGB-D)",
+        "",
+        f"`grade_common.tum`: {_prose(inspect.cleandoc(tum.__doc__ or ''))}",
+        "",
+        *_table(("constant", "name"), ((c, _code(v)) for c, v in _name_constants(tum, files))),
+        "",
+        f"Depth PNG scale: {tum.DEPTH_SCALE:g} units per metre (deepest {tum.MAX_DEPTH_M:.3f} m).",
+        "",
+        "## Bag",
+        "",
+        f"`grade_sim.io.bag_writer`: {_prose(inspect.cleandoc(bag_writer.__doc__ or ''))}",
+        "",
+        f"`grade_common.bagfile`: {_first_paragraph(writer.__doc__)}",
+        "",
+        *_table(
+            ("property", "value"),
+            (
+                ("storage", f"MCAP, profile `{records.PROFILE}`, one file in `bag/`"),
+                ("metadata", f"`{metadata.METADATA_YAML}` version {metadata.METADATA_VERSION}"),
+                ("serialization", "CDR (the bytes that are published)"),
+                (
+                    "chunk compression",
+                    ", ".join(f"`{c.value}`" for c in compression.Compression)
+                    + f" (zstd level {compression.ZSTD_LEVEL})",
+                ),
+                (
+                    "chunk bounds",
+                    f"{writer.DEFAULT_CHUNK_SIZE_BYTES} bytes or "
+                    f"{writer.DEFAULT_CHUNK_SPAN_NS / 1e9:g} simulated s",
+                ),
+            ),
+        ),
+        "",
+        "The bag holds every topic the simulator publishes, with its offered QoS in the",
+        "metadata; for a robot `uav1` with one camera (every stream) and one lidar:",
+        "",
+        *_table(("topic", "type", "QoS"), ((_code(t), _code(m), q) for t, m, q in _sim_topics())),
+        "",
+    ]
+    return "\n".join(lines) + "\n"
+
+
 # -- API ----------------------------------------------------------------------------------------
 
 # The library cores: importable without ROS, documented for use as a library.
@@ -322,6 +426,7 @@ def write_reference(out_dir: Path, setup_py: Path) -> list[Path]:
         "cli.md": cli_page(),
         "benchmarks.md": benchmarks_page(),
         "nodes.md": nodes_page(setup_py),
+        "formats.md": formats_page(),
         **{api_file_name(title): api_page(title) for title in API_CORES},
     }
     with StagedOutput(out_dir, overwrite=True, announce=False) as staged:

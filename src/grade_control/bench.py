@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_control.config import ControllerConfig
 from grade_control.controller import JointController, simulate_first_order
@@ -93,12 +94,14 @@ def main(argv: list[str]) -> int:
     """Print the controller's cost per update and its circle-tracking errors."""
     parser = bench_parser("control", __doc__)
     parser.add_argument("--updates", type=int, default=3000, help="updates to time")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     mean_us, median_us = update_cost_us(args.updates)
     print(
         f"controller update (6 joints, trajectory mode): mean {mean_us:.1f} us, "
         f"median {median_us:.1f} us over {args.updates} updates"
     )
+    rows: list[tuple[Cell, ...]] = []
     for feed_forward in (True, False):
         result = track_circle(feed_forward)
         label = "with" if feed_forward else "without"
@@ -108,4 +111,25 @@ def main(argv: list[str]) -> int:
             f"(max {result['max_position_m'] * 100:.2f} cm), "
             f"RMS yaw error {result['rms_yaw_deg']:.2f} deg"
         )
+        rows.append(
+            (
+                label,
+                round(result["rms_position_m"] * 100, 2),
+                round(result["max_position_m"] * 100, 2),
+                round(result["rms_yaw_deg"], 2),
+            )
+        )
+    tables = [
+        ResultTable(
+            f"Controller update (6 joints, trajectory mode), {args.updates} updates",
+            ("mean us", "median us"),
+            ((round(mean_us, 1), round(median_us, 1)),),
+        ),
+        ResultTable(
+            "Circle r = 1 m, 20 s period (0.31 m/s), 40 s",
+            ("velocity feed-forward", "RMS position cm", "max position cm", "RMS yaw deg"),
+            tuple(rows),
+        ),
+    ]
+    write_results(args.json, "control", argv, tables)
     return 0

@@ -67,7 +67,13 @@ def _window_cap(text: str) -> float | None:
 def _add_traj_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-diff", type=float, default=0.01, help="association max |dt| [s]")
     p.add_argument("--offset", type=float, default=0.0, help="added to estimate stamps [s]")
-    add_choice(p, "--align", AlignMode, AlignMode.SE3)
+    add_choice(
+        p,
+        "--align",
+        AlignMode,
+        AlignMode.SE3,
+        help="how the estimate is aligned to the reference before scoring",
+    )
     p.add_argument("--n-align", type=int, default=None, help="align on the first n poses only")
     p.add_argument("--delta", type=float, default=1.0, help="RPE delta")
     add_choice(
@@ -357,14 +363,18 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("traj", help="ATE, RPE, missing time and tracking rate of one estimate")
     p.add_argument("--ref", required=True, help="TUM file, run directory or bag directory")
     p.add_argument("--est", required=True, help="TUM file or bag directory")
-    p.add_argument("--ref-topic")
-    p.add_argument("--est-topic")
+    p.add_argument(
+        "--ref-topic", help="pose topic when --ref is a bag (PoseStamped, Odometry or /tf)"
+    )
+    p.add_argument(
+        "--est-topic", help="pose topic when --est is a bag (PoseStamped, Odometry or /tf)"
+    )
     p.add_argument("--ref-frame", help="child frame when --ref-topic is TF")
     p.add_argument("--est-frame", help="child frame when --est-topic is TF")
     p.add_argument("--robot", help="robot of the run directory (if several)")
     p.add_argument("--camera", help="use this camera's optical-frame ground truth")
-    p.add_argument("--sequence")
-    p.add_argument("--method")
+    p.add_argument("--sequence", help="the row's sequence name (default: --ref's name)")
+    p.add_argument("--method", help="the row's method name (default: --est's name)")
     _add_traj_options(p)
     p.add_argument("--out", help="write the row to .csv or .json")
     p.add_argument("--plot-dir", help="write trajectory and error plots here")
@@ -373,14 +383,21 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("kiss-icp", help="KISS-ICP lidar odometry on a KITTI scan folder -> TUM")
     p.add_argument("folder", help="gt/<robot>/<lidar> of a run, or a bag export --points folder")
     p.add_argument("--out", required=True, help="TUM trajectory to write (new path)")
-    p.add_argument("--max-range-m", type=float, default=100.0)
-    p.add_argument("--min-range-m", type=float, default=0.0)
+    p.add_argument(
+        "--max-range-m", type=float, default=100.0, help="points farther are dropped [m]"
+    )
+    p.add_argument("--min-range-m", type=float, default=0.0, help="points nearer are dropped [m]")
     p.set_defaults(func=_cmd_kiss_icp)
 
     p = sub.add_parser("map", help="map error (AME) of an estimated map")
     p.add_argument("--est", required=True, help="estimated map .ply/.pcd/.npy")
     p.add_argument("--gt", required=True, help="ground-truth map .ply/.pcd/.npy")
-    p.add_argument("--association", choices=["nn", "raycast", "both"], default="nn")
+    p.add_argument(
+        "--association",
+        choices=["nn", "raycast", "both"],
+        default="nn",
+        help="match estimated points to the nearest true point, or along the camera ray",
+    )
     p.add_argument("--est-traj", help="estimated camera trajectory (aligns the map, raycast)")
     p.add_argument("--gt-traj", help="true camera trajectory (TUM or run)")
     p.add_argument(
@@ -388,25 +405,33 @@ def build_parser() -> argparse.ArgumentParser:
         help=".npz with points_xyz (estimate frame) and stamps_s "
         "per estimated point, one to one with --est (raycast)",
     )
-    add_choice(p, "--align", AlignMode, AlignMode.SE3)
-    p.add_argument("--max-diff", type=float, default=0.01)
+    add_choice(
+        p,
+        "--align",
+        AlignMode,
+        AlignMode.SE3,
+        help="how --est-traj is aligned to --gt-traj (the map moves with it)",
+    )
+    p.add_argument(
+        "--max-diff", type=float, default=0.01, help="trajectory association max |dt| [s]"
+    )
     p.add_argument("--max-dist", type=float, default=np.inf, help="NN match limit [m]")
     p.add_argument("--symmetric", action="store_true", help="also GT -> estimate")
     p.add_argument("--voxel", type=float, default=0.05, help="raycast surface voxel [m]")
-    p.add_argument("--sequence")
-    p.add_argument("--method")
-    p.add_argument("--out")
-    p.add_argument("--plot-dir")
+    p.add_argument("--sequence", help="the row's sequence name (default: --gt's name)")
+    p.add_argument("--method", help="the row's method name (default: --est's name)")
+    p.add_argument("--out", help="write the rows to .csv or .json")
+    p.add_argument("--plot-dir", help="write the error plots here")
     p.set_defaults(func=_cmd_map)
 
     p = sub.add_parser("gtmap", help="ground-truth voxel map of a run (PLY/PCD)")
-    p.add_argument("run")
+    p.add_argument("run", help="run directory")
     p.add_argument("--out", required=True, help=".ply or .pcd (must not exist)")
     p.add_argument("--robot", help="only this robot (default: all)")
     p.add_argument("--camera", help="only this camera (default: all)")
-    p.add_argument("--voxel", type=float, default=0.05)
-    p.add_argument("--min-range", type=float, default=0.01)
-    p.add_argument("--max-range", type=float, default=10.0)
+    p.add_argument("--voxel", type=float, default=0.05, help="voxel size [m]")
+    p.add_argument("--min-range", type=float, default=0.01, help="nearer depth is left out [m]")
+    p.add_argument("--max-range", type=float, default=10.0, help="farther depth is left out [m]")
     p.add_argument("--stride", type=int, default=1, help="use every n-th pixel")
     p.add_argument(
         "--remove-dynamic",
@@ -419,7 +444,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="comma-separated instance classes (shell patterns) that move; default: "
         "people, flying objects and robots",
     )
-    p.add_argument("--no-color", action="store_true")
+    p.add_argument("--no-color", action="store_true", help="no RGB colours in the map")
     p.add_argument(
         "--lidar",
         metavar="ROBOT/LIDAR",
@@ -443,9 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar=("MIN_IOU", "MAX_IOU"),
         help="list pairs of the same world with IoU in this range",
     )
-    p.add_argument("--max-pairs", type=int)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--out")
+    p.add_argument("--max-pairs", type=int, help="--pairs: at most this many, drawn at random")
+    p.add_argument("--seed", type=int, default=0, help="seed of that draw")
+    p.add_argument("--out", help="write the rows to .csv or .json")
     p.set_defaults(func=_cmd_overlap)
 
     p = sub.add_parser("batch", help="evaluate many runs from a YAML list -> CSV/JSON")

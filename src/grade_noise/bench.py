@@ -16,6 +16,7 @@ from collections.abc import Callable
 import cv2
 import numpy as np
 
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_noise.depth import depth_noise, depth_preset
 from grade_noise.imu import imu_noise, imu_preset, initial_imu_state
@@ -67,6 +68,7 @@ def main(argv: list[str]) -> int:
         default=0.5,
         help="camera angular speed for blur/rolling shutter, rad/s",
     )
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     if args.repeats < 1 or not args.seconds > 0.0:
         parser.error("--repeats must be >= 1 and --seconds > 0")
@@ -137,4 +139,14 @@ def main(argv: list[str]) -> int:
         frame_s = 1 / rgb_rate + 1 / depth_fps + imu_per_frame / imu_per_msg
         print(f"  sum of models, {label:24s}: {_verdict(frame_s)}")
     print(f"  combined frame, {'full RGB model':23s}: {_verdict(1 / combined_fps)}")
+    rows = (
+        ("RGB blur + rolling shutter", round(blur_rs, 1), "frames/s"),
+        ("RGB full: blur + rolling shutter + shot/read", round(rgb_full, 1), "frames/s"),
+        ("depth stereo_3_5m", round(depth_fps, 1), "frames/s"),
+        ("IMU, one message per call (online)", round(imu_per_msg, 1), "msgs/s"),
+        ("IMU, 24000-sample blocks (offline)", round(imu_batch), "samples/s"),
+        ("combined frame (full RGB, depth, IMU)", round(combined_fps, 1), "frames/s"),
+    )
+    table = ResultTable("Noise models at 640x480 on one core", ("model", "rate", "unit"), rows)
+    write_results(args.json, "noise", argv, [table])
     return 0

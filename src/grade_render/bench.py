@@ -16,6 +16,7 @@ import tempfile
 from dataclasses import replace
 from pathlib import Path
 
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import add_choice, bench_parser, parse_bench_args
 from grade_render.render import render_run
 from grade_render.settings import PREVIOUS_CYCLES, Device, Engine, RenderSettings
@@ -50,8 +51,13 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--keep", type=Path, default=None, help="keep the renders in this folder")
     add_choice(parser, "--device", Device, Device.AUTO, help="(auto)")
     parser.add_argument(
-        "--engines", nargs="+", choices=[e.value for e in Engine], default=["filament", "cycles"]
+        "--engines",
+        nargs="+",
+        choices=[e.value for e in Engine],
+        default=["filament", "cycles"],
+        help="renderers to time (filament cycles)",
     )
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     # The default scenario (its rooms, lights and skinned people), short and at the bench size.
     scenario = load_scenario(
@@ -75,6 +81,7 @@ def main(argv: list[str]) -> int:
             f"{'CPU s/frame':>11} {'GRADE 1800 frames [h]':>22} {'load':>5}"
         )
         runs: list[tuple[str, RenderSettings]] = []
+        rows: list[tuple[Cell, ...]] = []
         if Engine.FILAMENT in args.engines:
             runs.append(("-", RenderSettings(engine=Engine.FILAMENT, frames=f"0:{args.frames}")))
         if Engine.CYCLES in args.engines:
@@ -96,4 +103,26 @@ def main(argv: list[str]) -> int:
                 f"{result.startup_s:>10.1f} {per_frame:>8.2f} {cpu:>11.2f} "
                 f"{per_frame * GRADE_FRAMES / 3600:>22.1f} {os.getloadavg()[0]:>5.1f}"
             )
+            rows.append(
+                (
+                    settings.engine.value,
+                    samples_text,
+                    result.device,
+                    round(result.startup_s, 1),
+                    round(per_frame, 2),
+                    round(cpu, 2),
+                    round(per_frame * GRADE_FRAMES / 3600, 1),
+                )
+            )
+    title = f"{args.frames} frame(s) of one {args.width}x{args.height} camera per engine setting"
+    columns = (
+        "engine",
+        "samples",
+        "device",
+        "start-up s",
+        "s/frame",
+        "CPU s/frame",
+        "GRADE's 1800 frames [h]",
+    )
+    write_results(args.json, "render", argv, [ResultTable(title, columns, tuple(rows))])
     return 0

@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser = command_parser("grade render", __doc__)
     add_recorded_run(parser)
     parser.add_argument("--out", type=Path, required=True, help="new (or resumed) run directory")
-    add_choice(parser, "--engine", Engine, Engine.CYCLES)
+    add_choice(parser, "--engine", Engine, Engine.CYCLES, help="renderer")
     default = RenderSettings()
     parser.add_argument(
         "--samples",

@@ -16,6 +16,7 @@ import numpy as np
 from rosbags.rosbag2 import Reader
 
 from grade_common import ros_distro
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.tum import ImageKind
 from grade_replay.bag.clip import ClipConfig, clip_bag
@@ -95,9 +96,10 @@ def _timed(func: Callable[[], object]) -> float:
 def main(argv: list[str]) -> int:
     """Generate the bag, time each tool and the plain copy, print MB/s and ratios."""
     parser = bench_parser("bag", __doc__)
-    parser.add_argument("--frames", type=int, default=100)
-    parser.add_argument("--width", type=int, default=640)
-    parser.add_argument("--height", type=int, default=480)
+    parser.add_argument("--frames", type=int, default=100, help="frames in the test bag (100)")
+    parser.add_argument("--width", type=int, default=640, help="image width (640)")
+    parser.add_argument("--height", type=int, default=480, help="image height (480)")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     with tempfile.TemporaryDirectory(prefix="grade_bench_bag_") as tmp_dir:
         tmp = Path(tmp_dir)
@@ -132,8 +134,17 @@ def main(argv: list[str]) -> int:
         baseline_mbps = size_mb / baseline_s
         print(f"{'tool':<22} {'seconds':>8} {'MB/s':>9} {'ratio vs rosbags copy':>22}")
         print(f"{'rosbags read+write':<22} {baseline_s:>8.3f} {baseline_mbps:>9.1f} {1.0:>22.2f}")
+        rows: list[tuple[Cell, ...]] = [
+            ("rosbags read+write", round(baseline_s, 3), round(baseline_mbps, 1), 1.0)
+        ]
         for name, run in runs.items():
             seconds = _timed(run)
             mbps = size_mb / seconds
             print(f"{name:<22} {seconds:>8.3f} {mbps:>9.1f} {mbps / baseline_mbps:>22.2f}")
+            rows.append((name, round(seconds, 3), round(mbps, 1), round(mbps / baseline_mbps, 2)))
+    title = (
+        f"Bag of {args.frames} frames x (rgb8 + 32FC1) {args.width}x{args.height}, {size_mb:.1f} MB"
+    )
+    columns = ("tool", "seconds", "MB/s", "ratio vs rosbags copy")
+    write_results(args.json, "bag", argv, [ResultTable(title, columns, tuple(rows))])
     return 0

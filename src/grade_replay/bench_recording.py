@@ -18,6 +18,7 @@ from pathlib import Path
 from grade_common.bagfile.compression import Compression
 from grade_common.bagfile.rosbag2 import Rosbag2Topic, Rosbag2Writer
 from grade_common.bagfile.scan import ChannelInfo, SchemaInfo, scan_mcap
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.rundir import RunLayout
 from grade_sim.config.scenario import load_scenario
@@ -90,6 +91,7 @@ def main(argv: list[str]) -> int:
         default=1,
         help="rounds over the compressions, interleaved, so a busy machine hits all alike",
     )
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     kinds = [Compression(c.strip()) for c in args.compressions.split(",") if c.strip()]
     path = args.scenario or default_scenario_path()
@@ -132,4 +134,23 @@ def main(argv: list[str]) -> int:
     for kind in kinds:
         rtfs = [r.rtf for r in results if r.compression is kind]
         print(f"mean RTF {kind.value}: {sum(rtfs) / len(rtfs):.3f} over {len(rtfs)} run(s)")
+    rows = tuple(
+        (
+            r.compression.value,
+            round(r.mb_per_sim_min),
+            round(base.bag_bytes / max(r.bag_bytes, 1), 2),
+            round(r.rtf, 3),
+            round(r.writer_mb_s),
+        )
+        for r in results
+    )
+    title = f"{path}, {args.duration_s:.1f} s simulated per run, ROS publishing off"
+    columns = (
+        "compression",
+        "MB per simulated minute",
+        f"size ratio vs {base.compression.value}",
+        "real-time factor",
+        "writer MB/s",
+    )
+    write_results(args.json, "recording", argv, [ResultTable(title, columns, rows)])
     return 0

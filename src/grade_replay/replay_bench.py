@@ -13,6 +13,7 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_replay.changes import ReplayChanges
 from grade_replay.replay import ReplayConfig, ReplayMode, replay_run
@@ -26,6 +27,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--width", type=int, default=320, help="camera width (320)")
     parser.add_argument("--height", type=int, default=240, help="camera height (240)")
     parser.add_argument("--people", type=int, default=4, help="walking people (4)")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     scenario = small_scenario(
         duration_s=args.duration,
@@ -53,6 +55,16 @@ def main(argv: list[str]) -> int:
             f"  {'original (grade run)':<22} {original.stats.wall_time_s:>13.2f} {rtf0:>7.2f} "
             f"{1.0:>7.2f} {'':>10} {'':>6}"
         )
+        rows: list[tuple[Cell, ...]] = [
+            (
+                "original (grade run)",
+                round(original.stats.wall_time_s, 2),
+                round(rtf0, 2),
+                1.0,
+                "-",
+                "-",
+            )
+        ]
         cases = [
             ("teleport replay", ReplayMode.TELEPORT, ReplayChanges()),
             ("velocity replay", ReplayMode.VELOCITY, ReplayChanges()),
@@ -69,8 +81,29 @@ def main(argv: list[str]) -> int:
                 f"  {label:<22} {stats.wall_time_s:>13.2f} {rtf:>7.2f} {ratio:>7.2f} "
                 f"{total:>10.2f} {result.fidelity.exact!s:>6}"
             )
+            exact = "yes" if result.fidelity.exact else "no"
+            rows.append(
+                (
+                    label,
+                    round(stats.wall_time_s, 2),
+                    round(rtf, 2),
+                    round(ratio, 2),
+                    round(total, 2),
+                    exact,
+                )
+            )
     print(
         "  ratio = replay RTF / original RTF (step loop only); total = whole replay_run call "
         "(scene rebuild, run, fidelity report)"
     )
+    title = (
+        f"{args.duration + 0.5:.1f} s at 240 Hz, one {args.width}x{args.height} camera at 30 Hz, "
+        f"{args.people} people, 2 flying objects"
+    )
+    columns = ("run", "loop wall s", "real-time factor", "vs original", "total s", "exact")
+    notes = (
+        "vs original: the replay's real-time factor over the original's (step loop only); total: "
+        "the whole replay (scene rebuild, run, fidelity report)."
+    )
+    write_results(args.json, "replay", argv, [ResultTable(title, columns, tuple(rows))], notes)
     return 0

@@ -49,21 +49,29 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
     reach = sub.add_parser("reach", help="reachability map of the table grid (Panda, IK)")
     reach.add_argument("--out", required=True, help="new .npz file; a .png is drawn beside it")
-    reach.add_argument("--seed", type=int, default=0)
-    reach.add_argument("--standoff-m", type=float, default=0.15)
+    reach.add_argument("--seed", type=int, default=0, help="seed of the IK restarts")
+    reach.add_argument(
+        "--standoff-m", type=float, default=0.15, help="tool centre point height above the table"
+    )
     gen = sub.add_parser("generate", help="candidate scenes into a new folder")
     gen.add_argument("--out", required=True, help="new folder")
-    gen.add_argument("--seed", type=int, default=0)
-    gen.add_argument("--count", type=int, default=164)
-    gen.add_argument("--objects-per-scene", type=int, default=5)
+    gen.add_argument(
+        "--seed", type=int, default=0, help="seed of the scenes (and their fixed orders)"
+    )
+    gen.add_argument("--count", type=int, default=164, help="candidate scenes to generate")
+    gen.add_argument("--objects-per-scene", type=int, default=5, help="objects on the table")
     gen.add_argument("--objects", help="object-set YAML (default: the shipped 16 objects)")
     gen.add_argument("--reach", help="reachability .npz (default: computed, seeded by --seed)")
     sel = sub.add_parser("select", help="the benchmark set out of a candidate folder")
     sel.add_argument("candidates", help="a folder made by `grade scenes generate`")
     sel.add_argument("--out", required=True, help="new folder")
-    sel.add_argument("--count", type=int, default=20)
-    sel.add_argument("--min-per-object", type=int, default=5)
-    sel.add_argument("--max-per-object", type=int, default=7)
+    sel.add_argument("--count", type=int, default=20, help="scenes to select")
+    sel.add_argument(
+        "--min-per-object", type=int, default=5, help="fewest selected scenes per object"
+    )
+    sel.add_argument(
+        "--max-per-object", type=int, default=7, help="most selected scenes per object"
+    )
     sel.add_argument("--seed", type=int, default=0, help="seed of the random baseline")
     sel.add_argument(
         "--no-references",
@@ -74,7 +82,12 @@ def build_parser() -> argparse.ArgumentParser:
     run = sub.add_parser("run", help="pick and place every scene of a selection with the Panda")
     run.add_argument("selection", help="a folder made by `grade scenes select`")
     run.add_argument("--out", required=True, help="run folder (an existing one is resumed)")
-    run.add_argument("--seed", type=int, default=0)
+    run.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the attempts' random draws (IK restarts, noise)",
+    )
     run.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
     run.add_argument("--pose-noise-m", type=float, default=0.0, help="perception noise (xy)")
     run.add_argument("--pose-noise-deg", type=float, default=0.0, help="perception noise")
@@ -89,7 +102,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     table.add_argument("selection", help="a folder made by `grade scenes select`")
     table.add_argument("--out", required=True, help="folder (an existing one is resumed)")
-    table.add_argument("--seed", type=int, default=0)
+    table.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the attempts' random draws (IK restarts, noise)",
+    )
     table.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
     table.add_argument(
         "--pipelines", default="ground_truth,model_based,model_free", help="comma-separated"
@@ -100,8 +118,10 @@ def build_parser() -> argparse.ArgumentParser:
     ovl.add_argument("live", help="image file of the live camera")
     ovl.add_argument("reference", help="the scene's reference image (grade scenes select)")
     ovl.add_argument("--out", required=True, help="new PNG")
-    ovl.add_argument("--live-weight", type=float, default=0.4)
-    ovl.add_argument("--reference-weight", type=float, default=0.6)
+    ovl.add_argument("--live-weight", type=float, default=0.4, help="the live image's weight")
+    ovl.add_argument(
+        "--reference-weight", type=float, default=0.6, help="the reference image's weight"
+    )
     return parser
 
 

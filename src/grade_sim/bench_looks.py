@@ -21,6 +21,7 @@ import time
 
 import numpy as np
 
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_sim.config.scenario import IMAGE_STREAMS, load_scenario
 from grade_sim.engine.bake.switch import with_bake
@@ -83,6 +84,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--pairs", type=int, default=80, help="baked/unbaked frame pairs at supersample 1.5 (80)"
     )
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     scenario = load_scenario(args.scenario or default_scenario_path(), {})
     scene = build_scene(scenario)
@@ -135,4 +137,24 @@ def main(argv: list[str]) -> int:
         "  (the baked model's build time includes the bake, or reading it from the cache "
         "when this world was baked before)"
     )
+    rows = tuple(
+        (
+            label,
+            round(float(med), 1),
+            round(float(med / median_ms[0]), 2),
+            round(float(mean), 1),
+            round(b, 1),
+        )
+        for (label, *_), med, mean, b in zip(VARIANTS, median_ms, mean_ms, build_s, strict=True)
+    )
+    title = (
+        f"{camera.width}x{camera.height}, RGB + depth + instances, {n} frames per setting in "
+        f"{args.rounds} rounds"
+    )
+    columns = ("setting", "median ms/frame", "vs first", "mean ms/frame", "model built in s")
+    notes = (
+        f"Baked / unbaked at supersample 1.5 in {len(ratio)} pairs on the same poses: median "
+        f"x{q50:.2f} (quartiles x{q25:.2f}-x{q75:.2f})."
+    )
+    write_results(args.json, "looks", argv, [ResultTable(title, columns, rows)], notes)
     return 0

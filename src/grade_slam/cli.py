@@ -35,7 +35,9 @@ def build_parser() -> argparse.ArgumentParser:
     track.add_argument("--out", type=Path, required=True, help="new TUM trajectory file")
     track.add_argument("--backend", default="open3d_rgbd", help=f"one of {sorted(BACKENDS)}")
     track.add_argument("--method", default="point_to_plane", help=f"one of {list(OdometryMethod)}")
-    track.add_argument("--depth-max-m", type=float, default=6.0)
+    track.add_argument(
+        "--depth-max-m", type=float, default=6.0, help="depth beyond this is ignored [m]"
+    )
     track.add_argument(
         "--mask-dynamic",
         action="store_true",

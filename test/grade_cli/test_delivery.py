@@ -232,3 +232,16 @@ def test_report_shows_each_counter_and_the_publish_timing_of_the_fullest_reliabl
     assert "8 (100.00 %)" in report
     imu_timing = [line for line in report.splitlines() if line.startswith("  /uav1/imu")]
     assert imu_timing == [f"  {'/uav1/imu':46s}     0.05    30.00    40.00      8"]
+
+
+def test_the_results_table_has_a_row_per_topic_and_a_column_per_qos() -> None:
+    from grade_cli.delivery import DeliveryResult, delivery_table
+
+    result = DeliveryResult(
+        published={"/a": 10},
+        noise_published={"/a_noisy": 4},
+        received={"reliable": {"/a": 10, "/a_noisy": 4}, "sensor": {"/a": 7}},
+    )
+    table = delivery_table(result)
+    assert table.columns == ("topic", "published", "received, reliable", "received, sensor")
+    assert table.rows == (("/a", 10, 10, 7), ("/a_noisy", 4, 4, 0))

@@ -16,7 +16,7 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_the_scenario_page_lists_every_key() -> None:
     page = reference.scenario_page()
     for key in config_keys(Scenario):
-        assert f"`{key.path}`\n: " in page, key.path
+        assert f"`{key.path}`{{#{reference.key_anchor(key.path)}}}\n: " in page, key.path
 
 
 def test_the_command_page_lists_every_command_and_option() -> None:
@@ -49,3 +49,30 @@ def test_the_api_pages_cover_the_cores_without_their_nodes() -> None:
     modules = reference.core_modules("grade_noise", ("grade_noise.node", "grade_noise.cli"))
     assert "grade_noise.imu" in modules
     assert not any(m.startswith(("grade_noise.node", "grade_noise.cli")) for m in modules)
+
+
+def test_every_option_of_the_command_page_has_a_meaning() -> None:
+    rows = [line for line in reference.cli_page().splitlines() if line.startswith("| `")]
+    assert rows
+    empty = [row for row in rows if row.rstrip(" |").endswith("|")]
+    assert not empty, "\n".join(empty)
+
+
+def test_every_scenario_key_has_its_own_anchor() -> None:
+    page = reference.scenario_page()
+    anchors = [reference.key_anchor(key.path) for key in config_keys(Scenario)]
+    assert len(set(anchors)) == len(anchors)
+    assert reference.key_anchor("robots[].cameras[].width") == "key-robots-cameras-width"
+    for anchor in anchors:
+        assert f"{{#{anchor}}}\n: " in page, anchor
+
+
+def test_the_formats_page_names_the_files_and_the_bag_from_the_code() -> None:
+    from grade_common import rundir, tum
+    from grade_common.bagfile import metadata
+
+    page = reference.formats_page()
+    for name in (rundir.RUN_YAML, rundir.RECORD_NPZ, tum.GROUNDTRUTH_TXT, tum.CAMERA_INFO_YAML):
+        assert f"`{name}`" in page, name
+    assert f"`{metadata.METADATA_YAML}` version {metadata.METADATA_VERSION}" in page
+    assert "| `/uav1/camera/rgb/image_raw` | `sensor_msgs/msg/Image` |" in page

@@ -20,6 +20,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_eval.realism.evaluate import evaluate_run
 from grade_eval.realism.samples import SampleSettings
@@ -51,6 +52,7 @@ def main(argv: list[str]) -> int:
     parser = bench_parser("realism", __doc__)
     parser.add_argument("runs", type=Path, nargs="+", help="recorded run directories")
     parser.add_argument("--frame-stride", type=int, default=3, help="every n-th camera frame (3)")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     python = mediapipe_python()  # before any work: a missing install fails at once
     settings = SampleSettings(frame_stride=args.frame_stride)
@@ -58,4 +60,25 @@ def main(argv: list[str]) -> int:
     for run in args.runs:
         rows.append((run.name, evaluate_run(run, settings, python=python)))
     print(table(rows))
+    columns = (
+        "run",
+        "people found",
+        "PCK@0.2",
+        "swapped",
+        "swapped, facing the camera",
+        "faces found",
+    )
+    cells = tuple(
+        (
+            name,
+            _fraction(s.found, s.people),
+            f"{100 * s.pck:.1f} %" if s.counted else "-",
+            _fraction(s.swapped, s.found),
+            _fraction(s.swapped_facing, s.facing),
+            _fraction(s.faces_found, s.faces_tried),
+        )
+        for name, s in rows
+    )
+    title = f"MediaPipe Pose and face detection, every {args.frame_stride}th camera frame"
+    write_results(args.json, "realism", argv, [ResultTable(title, columns, cells)])
     return 0

@@ -37,10 +37,10 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="tool", required=True)
 
     info = sub.add_parser("info", help="topics, types, counts, rates, duration, start marker")
-    info.add_argument("bag")
+    info.add_argument("bag", help="bag directory (read only)")
 
     clip = sub.add_parser("clip", help="keep a time window or everything after the start marker")
-    clip.add_argument("bag")
+    clip.add_argument("bag", help="bag directory (read only)")
     clip.add_argument("--out", required=True, help="new bag (must not exist)")
     clip.add_argument("--start", type=float, help="seconds after the bag's first message")
     clip.add_argument("--end", type=float, help="seconds after the bag's first message")
@@ -51,7 +51,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
 
     reindex = sub.add_parser("reindex", help="restamp topics of known rate to periodic series")
-    reindex.add_argument("bag")
+    reindex.add_argument("bag", help="bag directory (read only)")
     reindex.add_argument("--out", required=True, help="new bag (must not exist)")
     reindex.add_argument(
         "--rate",
@@ -78,7 +78,7 @@ def build_parser() -> argparse.ArgumentParser:
     reindex.add_argument("--depth-topic", help="32FC1 depth image topic for the cut-off")
 
     export = sub.add_parser("export", help="TUM trajectory and TUM RGB-D images")
-    export.add_argument("bag")
+    export.add_argument("bag", help="bag directory (read only)")
     export.add_argument("--out", required=True, help="new directory (must not exist)")
     export.add_argument("--pose-topic", help="PoseStamped or Odometry topic -> trajectory.txt")
     export.add_argument(

@@ -17,6 +17,7 @@ import time
 from dataclasses import replace
 from typing import Any
 
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.schema import from_mapping
 from grade_sim.config.scenario import IMAGE_STREAMS, CameraConfig, load_scenario
@@ -45,9 +46,10 @@ def main(argv: list[str]) -> int:
     parser = bench_parser("cameras", __doc__)
     add_scenario_argument(parser)
     parser.add_argument("--frames", type=int, default=30, help="frames per model (30)")
-    parser.add_argument("--width", type=int, default=640)
-    parser.add_argument("--height", type=int, default=480)
+    parser.add_argument("--width", type=int, default=640, help="camera width (640)")
+    parser.add_argument("--height", type=int, default=480, help="camera height (480)")
     parser.add_argument("--supersample", type=float, default=1.0, help="views' focal scale (1)")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     scenario = load_scenario(args.scenario or default_scenario_path())
     cameras = _cameras(args.width, args.height, args.supersample)
@@ -69,6 +71,7 @@ def main(argv: list[str]) -> int:
         )
         print(f"{'model':<17}{'views':>24}{'ms/frame':>10}{'remap ms':>10}{'x pinhole':>11}")
         base = seconds["pinhole"] / args.frames
+        rows: list[tuple[Cell, ...]] = []
         for cam in cameras:
             ms = 1e3 * seconds[cam.name] / args.frames
             rig = build_rig(cam)
@@ -86,6 +89,15 @@ def main(argv: list[str]) -> int:
                     rig.remap(frames)
                 remap_ms = 1e3 * (time.perf_counter() - t0) / args.frames
             print(f"{cam.name:<17}{views:>24}{ms:>10.1f}{remap_ms:>10.1f}{ms / 1e3 / base:>11.2f}")
+            rows.append(
+                (cam.name, views, round(ms, 1), round(remap_ms, 1), round(ms / 1e3 / base, 2))
+            )
     finally:
         engine.close()
+    title = (
+        f"One camera per model, {args.width}x{args.height}, RGB + depth + instances, "
+        f"supersample {args.supersample}, {args.frames} frames each"
+    )
+    columns = ("model", "views", "ms/frame", "remap ms", "x pinhole")
+    write_results(args.json, "cameras", argv, [ResultTable(title, columns, tuple(rows))])
     return 0

@@ -17,6 +17,7 @@ import time
 
 import numpy as np
 
+from grade_common.bench_results import Cell, ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_people.config import PeopleConfig
 from grade_people.crowd import Crowd
@@ -79,11 +80,13 @@ def main(argv: list[str]) -> int:
         "--people", type=int, nargs="+", default=sorted(ROOMS), help="crowd sizes (8 32 128)"
     )
     parser.add_argument("--no-fcl", action="store_true", help="skip the FCL placement check")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     print(
         f"{'people':>6} {'rooms':>5} {'update ms':>9} {'step us':>8} {'ms/sim s':>9} "
         f"{'% real':>6} {'fcl s':>7} {'min gap m':>9}"
     )
+    rows: list[tuple[Cell, ...]] = []
     for n in args.people:
         rooms = ROOMS.get(n, 6)
         r = _bench(n, rooms, args.duration_s, not args.no_fcl)
@@ -92,4 +95,18 @@ def main(argv: list[str]) -> int:
             f"{r['ms_per_sim_s']:>9.1f} {r['ms_per_sim_s'] / 10:>6.1f} {r['fcl_s']:>7.2f} "
             f"{r['min_gap_m']:>9.3f}"
         )
+        rows.append(
+            (
+                n,
+                f"{rooms}x{rooms}",
+                round(r["update_ms"], 2),
+                round(r["step_us"], 1),
+                round(r["ms_per_sim_s"], 1),
+                "-" if args.no_fcl else round(r["fcl_s"], 2),
+                round(r["min_gap_m"], 3),
+            )
+        )
+    columns = ("people", "rooms", "update ms", "step us", "ms per sim s", "fcl s", "min gap m")
+    title = f"Crowd of N people, {args.duration_s:g} s simulated"
+    write_results(args.json, "crowd", argv, [ResultTable(title, columns, tuple(rows))])
     return 0

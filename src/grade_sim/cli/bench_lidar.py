@@ -27,6 +27,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_sim.actors.flying import FlyingObjects
 from grade_sim.actors.people_group import People
@@ -68,6 +69,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument("--duration-s", type=float, default=2.0, help="simulated seconds (2)")
     parser.add_argument("--preset", default="hdl64e", help="lidar preset (hdl64e)")
     parser.add_argument("--repeats", type=int, default=5, help="scans timed per variant (5)")
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     base = load_scenario(
         args.scenario or default_scenario_path(),
@@ -143,4 +145,21 @@ def main(argv: list[str]) -> int:
         f"real-time factor ({args.duration_s:g} s simulated, no recording, no ROS): "
         f"without lidar {rtf_without:.3f}, with lidar {rtf_with:.3f}"
     )
+    labels = {
+        "ours": "full scan",
+        "poses": "full scan, people's poses computed too",
+        "cast": "cast only",
+        "bare": "bare Embree",
+        "decode": "bare Embree + hit decoding",
+    }
+    rows = tuple((labels[k], round(med[k], 1), round(low[k], 1)) for k in labels)
+    title = (
+        f"{args.preset}, {n_rays} rays per scan, ms per scan on one core ({args.repeats} rounds)"
+    )
+    notes = (
+        f"Real-time factor ({args.duration_s:g} s simulated, no recording, no ROS): without "
+        f"lidar {rtf_without:.3f}, with lidar {rtf_with:.3f}."
+    )
+    table = ResultTable(title, ("variant", "median ms", "min ms"), rows)
+    write_results(args.json, "lidar", argv, [table], notes)
     return 0

@@ -19,6 +19,7 @@ from pathlib import Path
 
 import numpy as np
 
+from grade_common.bench_results import ResultTable, add_json_argument, write_results
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_people.config import PersonBody, PersonMotion
 from grade_people.gait_stats import PersonGaitSamples, format_gait_stats, gait_stats
@@ -101,6 +102,7 @@ def main(argv: list[str]) -> int:
     parser.add_argument(
         "--gait-duration-s", type=float, default=9.0, help="simulated s for the gait (9)"
     )
+    add_json_argument(parser)
     args = parse_bench_args(parser, argv)
     if args.rounds < 1 or args.gait_people < 0:
         parser.error(
@@ -134,7 +136,14 @@ def main(argv: list[str]) -> int:
         f"median real-time factor: makehuman {med[PersonBody.MAKEHUMAN]:.3f}; makehuman / "
         f"skinned = {med[PersonBody.MAKEHUMAN] / med[PersonBody.SKINNED]:.3f} (target >= 0.90)"
     )
+    rtf = ResultTable(
+        f"Median real-time factor over {args.rounds} run(s) of {args.duration_s:g} simulated s, "
+        "no ROS publishing",
+        ("people", "real-time factor", "vs parts"),
+        tuple((b.value, round(med[b], 3), round(med[b] / med[PersonBody.PARTS], 3)) for b in med),
+    )
     if args.gait_people == 0:
+        write_results(args.json, "people", argv, [rtf])
         return 0
     gait = load_scenario(
         path,
@@ -148,5 +157,11 @@ def main(argv: list[str]) -> int:
         f"feet and gait: {args.gait_people} {args.gait_body} people, {args.gait_duration_s:.0f} s, "
         f"seed {gait.seed}, sampled every 4 physics steps"
     )
-    print(format_gait_stats(gait_stats(scene_gait_samples(build_scene(gait), 4))))
+    gait_text = format_gait_stats(gait_stats(scene_gait_samples(build_scene(gait), 4)))
+    print(gait_text)
+    notes = (
+        f"Feet and gait, {args.gait_people} {args.gait_body} people, "
+        f"{args.gait_duration_s:g} s, seed {gait.seed}: {' '.join(gait_text.split())}"
+    )
+    write_results(args.json, "people", argv, [rtf], notes)
     return 0

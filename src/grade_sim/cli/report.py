@@ -18,7 +18,7 @@ from grade_sim.report.trajectory_plot import trajectory_plot
 def build_parser() -> argparse.ArgumentParser:
     """The `grade report` argument parser."""
     parser = command_parser("grade report", __doc__)
-    parser.add_argument("run_dir", type=Path)
+    parser.add_argument("run_dir", type=Path, help="run directory")
     parser.add_argument("--no-images", action="store_true", help="only print the summary")
     return parser
 

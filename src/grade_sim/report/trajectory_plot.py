@@ -12,6 +12,18 @@ from grade_sim.actors.people_group import People
 from grade_sim.io.record import load_record, scene_from_record
 from grade_sim.scene import build_scene
 
+# Robots' colours: matplotlib's cycle less the people's orange and the flying objects' purple,
+# so a second robot is never drawn in the people's colour.
+ROBOT_COLORS = (
+    "tab:blue",
+    "tab:green",
+    "tab:red",
+    "tab:brown",
+    "tab:pink",
+    "tab:olive",
+    "tab:cyan",
+)
+
 
 def trajectory_plot(run_dir: Path, out: Path) -> Path:
     """Write a PNG top view of a run directory (needs record.npz and gt/<robot>/trajectory.txt)."""
@@ -42,10 +54,12 @@ def trajectory_plot(run_dir: Path, out: Path) -> Path:
     for otl in scene.group(FlyingObjects).timelines:
         p = otl.position_xyz[start:n]
         ax.plot(p[:, 0], p[:, 1], lw=0.8, ls="--", alpha=0.6, color="tab:purple")
-    for robot in scene.robots:
+    for k, robot in enumerate(scene.robots):
         xyz = read_poses(layout.trajectory(robot.model.name), allow_empty=True).positions_xyz
         if len(xyz):
-            ax.plot(xyz[:, 0], xyz[:, 1], lw=2, label=f"{robot.model.name} (ground truth)")
+            color = ROBOT_COLORS[k % len(ROBOT_COLORS)]
+            label = f"{robot.model.name} (ground truth)"
+            ax.plot(xyz[:, 0], xyz[:, 1], lw=2, color=color, label=label)
             ax.plot(xyz[0, 0], xyz[0, 1], "k^", ms=7)
     ax.plot([], [], color="tab:orange", label="people")
     ax.plot([], [], color="tab:purple", ls="--", label="flying objects")
