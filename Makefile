@@ -10,7 +10,7 @@ ENV := source scripts/env.sh
 # A per-run DDS domain (1..100) so parallel runs on one machine never hear each other.
 DOMAIN := $(shell echo $$(( ($$$$ % 100) + 1 )))
 
-.PHONY: setup setup-render setup-filament setup-realism doctor demo scenes test test-fast test-ros lint bench docs clean
+.PHONY: setup setup-render setup-filament setup-realism doctor demo scenes test test-fast test-ros test-docs lint bench docs clean
 
 setup:
 	@bash scripts/setup_env.sh
@@ -49,18 +49,23 @@ TEST_WORKERS ?= 2
 PYTEST_XDIST = -n $(TEST_WORKERS) --dist loadfile
 
 test: setup setup-render setup-filament setup-realism
-	@$(ENV) && $(DOCTOR) && python -m pytest $(PYTEST_XDIST) $(PYTEST_ARGS)
+	@$(ENV) && $(DOCTOR) && python -m pytest -m "not docs" $(PYTEST_XDIST) $(PYTEST_ARGS)
+
+# The docs site's checks: its build (warnings as errors, links, images) and every tutorial's
+# marked commands on small settings (pytest.ini's `docs` marker): CI's docs lane, after `make docs`.
+test-docs: setup setup-render
+	@$(ENV) && python -m pytest -m docs $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 # The ROS-facing tests only (nodes, launch files, lockstep, live delivery, live SLAM, the arm node:
 # pytest.ini's `ros` marker; bags, type hashes, grade doctor: `distro`): CI's second lane, on the
 # distro that is not the default (.ci/run). The colcon build of the system-ROS path (about 2 min)
 # runs in the first lane only, on Jazzy, the distro of apt-installed labs.
 test-ros: setup
-	@$(ENV) && $(DOCTOR) && python -m pytest -m "ros or distro" --ignore=test/test_system_ros.py \
+	@$(ENV) && $(DOCTOR) && python -m pytest -m "(ros or distro) and not docs" --ignore=test/test_system_ros.py \
 		$(PYTEST_XDIST) $(PYTEST_ARGS)
 
 test-fast: setup setup-render setup-filament setup-realism
-	@$(ENV) && python -m pytest -m "not slow" $(PYTEST_XDIST) $(PYTEST_ARGS)
+	@$(ENV) && python -m pytest -m "not slow and not docs" $(PYTEST_XDIST) $(PYTEST_ARGS)
 
 lint: setup
 	@$(ENV) && ruff check src test scripts && ruff format --check src test scripts && mypy

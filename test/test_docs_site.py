@@ -29,6 +29,7 @@ def test_the_checker_finds_a_missing_page_anchor_and_image(tmp_path: Path) -> No
 
 
 @pytest.mark.slow
+@pytest.mark.docs
 def test_the_site_builds_without_warnings_and_without_broken_links(tmp_path: Path) -> None:
     html = tmp_path / "html"
     build = subprocess.run(

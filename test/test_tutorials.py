@@ -15,6 +15,9 @@ from pathlib import Path
 
 import pytest
 
+# The docs lane (make test-docs), beside the site's build: each tutorial is minutes of runs.
+pytestmark = pytest.mark.docs
+
 ROOT = Path(__file__).resolve().parent.parent
 TUTORIALS = ROOT / "docs" / "tutorials"
 STEP = re.compile(r"```\{code-block\} bash\n:class: tutorial-step\n\n(.*?)```", re.S)
