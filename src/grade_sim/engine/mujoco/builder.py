@@ -60,6 +60,7 @@ URDF_COLLISION_GROUP = 3  # not rendered: cameras and segmentation see the visua
 # Collision bits: world geometry collides with robots, robots do not collide with each other.
 WORLD_CONTYPE, WORLD_CONAFFINITY = 1, 3
 ROBOT_CONTYPE = 2
+CHASSIS_CLEARANCE_M = 0.01  # a ground robot's body box above the floor (its wheels)
 
 _GEOM_TYPES = {
     "box": mujoco.mjtGeom.mjGEOM_BOX,
@@ -552,10 +553,19 @@ class _SceneBuilder:
         # The virtual joints: one massless-ish link body per joint, the last one is base_link.
         chain = [j for j in setup.model.joints if j.name != setup.model.camera_joint]
         parent = self.spec.worldbody
+        # A robot without a z joint (the ground robot) rides at its start height, its body box
+        # (the chassis) just clear of the floor on its wheels: sunk half into the floor, as it
+        # was, or resting on it, floor contacts brake every joint.
+        height = (
+            []
+            if any(j.name == "z" for j in chain)
+            else _g(setup.start_xyz[2] + CHASSIS_CLEARANCE_M)
+        )
         for k, joint in enumerate(chain):
             is_base = k == len(chain) - 1
             body_name = f"{name}/base_link" if is_base else f"{name}/{joint.name}_link"
-            parent = parent.add_body(name=body_name, gravcomp=1.0)
+            at = {"pos": [0.0, 0.0, *height]} if k == 0 and height else {}
+            parent = parent.add_body(name=body_name, gravcomp=1.0, **at)
             parent.add_joint(
                 name=f"{name}/{joint.name}",
                 type=_JOINT_TYPES[joint.kind],
