@@ -210,3 +210,19 @@ def test_table_refuses_a_folder_grade_did_not_write(tmp_path: Path) -> None:
         prepare_out(tmp_path)
     prepare_out(tmp_path / "new")
     prepare_out(tmp_path / "new")  # the OUT of an earlier run: accepted, to resume
+
+
+@pytest.mark.slow
+@pytest.mark.realism
+@pytest.mark.skipif(not _has_mediapipe(), reason="mediapipe is not installed: make setup-realism")
+def test_grade_slam_segment_scores_the_masks(
+    people_run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from grade_slam.cli import main
+
+    assert main(["segment", str(people_run), "--out", str(tmp_path / "m"), "--model", "pose"]) == 0
+    out = capsys.readouterr().out
+    frames = len(read_list(people_run / "rgb.txt"))
+    assert f"{frames} masks (pose)" in out
+    assert "against the ground-truth person masks" in out
+    assert len(list((tmp_path / "m").glob("*.png"))) == frames
