@@ -91,6 +91,9 @@ class World(Checked):
     room_size_m: tuple[float, float] | None = field(default=None, metadata=bounds(2.5, 30.0))
     wall_height_m: float | None = field(default=None, metadata=bounds(2.0, 10.0))
     furniture_per_room: tuple[int, int] | None = field(default=None, metadata=bounds(0, 12))
+    # people in this world's sequences with people (None: crowd.count); a larger world needs
+    # more for the same share of the frame
+    people: int | None = field(default=None, metadata=bounds(1, 64))
 
     def procedural(self) -> dict[str, Any]:
         """The keys of `environment.procedural` this world sets."""
@@ -210,7 +213,8 @@ def sequence_scenario(
         raise SlamConfigError(f"kind {kind!r} is not allowed; use any of {list(KINDS)}")
     spec = KINDS[kind]
     data = copy.deepcopy(base)
-    rooms = preset.world(world).procedural()
+    world_spec = preset.world(world)
+    rooms = world_spec.procedural()
     if rooms:
         environment = data.setdefault("environment", {})
         environment["procedural"] = {**environment.get("procedural", {}), **rooms}
@@ -218,7 +222,9 @@ def sequence_scenario(
     crowd = preset.crowd
     data["people"] = {
         **data.get("people", {}),
-        "count": crowd.count if spec.people else 0,
+        "count": (crowd.count if world_spec.people is None else world_spec.people)
+        if spec.people
+        else 0,
         "speed_mps": list(crowd.speed_mps),
         "walk_fraction": crowd.walk_fraction,
         "pause_s": list(crowd.pause_s),

@@ -176,6 +176,26 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
     write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
 
 
+def check_scenario(out: Path, name: str, scenario: dict[str, Any]) -> None:
+    """Record the scenario a sequence is made from (OUT/sequences/<name>.scenario.yaml), or
+    check that it is the recorded one: what OUT holds is reused only for the same scenario.
+
+    Raises:
+        SlamError: OUT holds the sequence made from another scenario (the preset changed).
+    """
+    path = out / "sequences" / f"{name}.scenario.yaml"
+    text = yaml.safe_dump(scenario, sort_keys=True)
+    if path.is_file():
+        if path.read_text() != text:
+            raise SlamError(
+                f"{path}: {name} in {out} was made from another scenario (the preset, its base "
+                "scenario or the options changed since); give a new OUT to run this one"
+            )
+        return
+    path.parent.mkdir(parents=True, exist_ok=True)
+    write_bytes(path, text.encode())
+
+
 def simulate(
     preset: GradePreset, base: dict[str, Any], seq: tuple[str, str, int], out: Path
 ) -> Path:
@@ -340,6 +360,7 @@ def run_table(
             for b in options.backends
             for r in range(options.repeats)
         }
+        check_scenario(options.out, name, sequence_scenario(preset, base, *seq))
         record_path = options.out / "sequences" / f"{name}.json"
         run_dir = options.out / "runs" / name
         if record_path.is_file() and all(p.is_file() for p in results.values()):

@@ -39,7 +39,8 @@ def test_shipped_preset_builds_a_valid_scenario_per_sequence() -> None:
         spec = KINDS[kind]
         assert scenario.seed == seed
         assert scenario.duration_s == 60.0
-        assert (scenario.people.count > 0) == spec.people
+        people = 56 if world == "hall" else preset.crowd.count
+        assert scenario.people.count == (people if spec.people else 0)
         flying = scenario.flying_objects.count
         assert flying == {"N": 0, "F": preset.few_flying, "L": preset.lot_flying}[spec.flying]
         robot = scenario.robots[0]

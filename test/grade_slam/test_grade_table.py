@@ -199,6 +199,12 @@ def test_table_resumes_after_a_kill(tmp_path: Path) -> None:
     again = subprocess.run(command, capture_output=True, text=True, check=False)
     assert again.returncode == 0, again.stdout + again.stderr
     assert "simulated" not in again.stdout
+    # another crowd makes other sequences: OUT's are not reused for them
+    preset.write_text(yaml.safe_dump({**PRESET, "crowd": {"count": 7}}))
+    changed = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert changed.returncode == 2
+    assert "small_people_N_H_s3 in" in changed.stdout
+    assert "was made from another scenario" in changed.stdout
 
 
 def test_table_refuses_a_folder_grade_did_not_write(tmp_path: Path) -> None:
