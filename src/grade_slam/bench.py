@@ -35,6 +35,7 @@ from grade_eval.report import Row, format_table, write_rows
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.scenarios import default_scenario_path
 from grade_sim.sim.run import run_scenario
+from grade_slam import grade_table
 from grade_slam.bench_summary import spread
 from grade_slam.bench_worlds import PACINGS, WORLDS, bench_scenario, work_dir
 from grade_slam.config import SlamConfig
@@ -137,7 +138,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="grade bench slam", description=__doc__)
     parser.add_argument("--seeds", type=int, default=2, help="seeds per world (2)")
     parser.add_argument("--first-seed", type=int, default=42)
-    parser.add_argument("--duration-s", type=float, default=20.0, help="simulated seconds (20)")
+    parser.add_argument(
+        "--duration-s", type=float, help="simulated seconds (20; --grade-table: the preset's, 60)"
+    )
     parser.add_argument("--width", type=int, help="camera width (320; --live: 640)")
     parser.add_argument("--height", type=int, help="camera height (240; --live: 480)")
     parser.add_argument("--method", default="point_to_plane", help="Open3D odometry method")
@@ -159,7 +162,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument(
         "--vocabulary", default="", help="ORB-SLAM3 vocabulary (default: grade's own)"
     )
-    parser.add_argument("--worlds", nargs="*", default=list(WORLDS), choices=list(WORLDS))
+    parser.add_argument(
+        "--worlds",
+        nargs="*",
+        help=f"{list(WORLDS)} (default all; --grade-table: the preset's worlds, rooms and hall)",
+    )
     parser.add_argument("--out", type=Path, help="also write the table (.csv or .json)")
     parser.add_argument("--keep", type=Path, help="keep runs and trajectories in this new folder")
     live = parser.add_argument_group(
@@ -177,6 +184,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     live.add_argument("--timeout-s", type=float, default=120.0, help="lockstep wait per frame")
     live.add_argument("--plot", type=Path, help="--live: also save the ATE plot (.png)")
+    grade_table.add_arguments(parser)
     return parser
 
 
@@ -185,6 +193,16 @@ def main(argv: list[str]) -> int:
     args, _ = build_parser().parse_known_args(argv)
     if args.repeats < 1:
         print(f"grade bench slam: --repeats {args.repeats} is invalid: at least 1")
+        return 2
+    args.duration_s_given = args.duration_s is not None
+    args.worlds_given = args.worlds is not None
+    if args.grade_table is not None:
+        return grade_table.main_grade_table(args)
+    args.duration_s = 20.0 if args.duration_s is None else args.duration_s
+    args.worlds = list(WORLDS) if args.worlds is None else args.worlds
+    unknown_worlds = sorted(set(args.worlds) - set(WORLDS))
+    if unknown_worlds:
+        print(f"grade bench slam: --worlds {unknown_worlds} unknown; allowed {list(WORLDS)}")
         return 2
     # ORB-SLAM3 RGB-D needs 640 x 480 to find the 500 features it initialises from in our rooms
     args.width = args.width or (640 if args.live else 320)

@@ -30,7 +30,7 @@ import yaml
 from grade_common.rundir import RunLayout
 from grade_common.tum import GROUNDTRUTH_TXT
 from grade_eval.core.align import AlignConfig, AlignMode
-from grade_eval.core.evaluate import TrajectoryEvalConfig, evaluate_trajectory
+from grade_eval.core.evaluate import TrajectoryEval, TrajectoryEvalConfig, evaluate_trajectory
 from grade_eval.core.tracking import TrackingConfig
 from grade_eval.core.trajectory import PoseTrajectory
 from grade_eval.errors import AlignmentError
@@ -228,14 +228,25 @@ def score(
     line exactly), after putting the first pose on the reference's (origin), said in the row.
     Too few poses for either: NaN. A gap longer than one frame period of `rate_hz` counts as
     lost (GRADE's 1/30 s for a 30 Hz camera; 0.1 s for a 10 Hz LiDAR)."""
+    result, mode = evaluate_aligned(reference, estimate, name, rate_hz)
+    if result is None:
+        return dict.fromkeys(_SCORES, math.nan), mode
+    return result.summary(), mode
+
+
+def evaluate_aligned(
+    reference: PoseTrajectory, estimate: PoseTrajectory, name: str, rate_hz: float
+) -> tuple[TrajectoryEval | None, AlignMode]:
+    """`score`'s evaluation itself (None: too few poses for any alignment), with the aligned
+    estimate the plots draw."""
     tracking = TrackingConfig(gap_threshold_s=1.0 / rate_hz + 1e-5)
     for mode in (AlignMode.SE3, AlignMode.ORIGIN):
         config = TrajectoryEvalConfig(align=AlignConfig(mode=mode), tracking=tracking)
         try:
-            return evaluate_trajectory(reference, estimate, config).summary(), mode
+            return evaluate_trajectory(reference, estimate, config), mode
         except AlignmentError as err:
             print(f"  {name}: no {mode.value} alignment: {err}", flush=True)
-    return dict.fromkeys(_SCORES, math.nan), AlignMode.ORIGIN
+    return None, AlignMode.ORIGIN
 
 
 def plot(rows: list[Row], path: Path) -> Path:

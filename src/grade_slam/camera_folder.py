@@ -20,7 +20,8 @@ from grade_slam.frames import RgbdFrame, dynamic_class_ids, dynamic_mask_of
 SEMANTIC = "semantic"  # the camera folder's semantic class images (docs/conventions.md)
 
 
-def _stamp_ns(stamp: str) -> int:
+def stamp_ns_of(stamp: str) -> int:
+    """A list file's stamp text (seconds) as integer nanoseconds, without float rounding."""
     seconds, _, fraction = stamp.partition(".")
     return int(seconds) * 10**9 + int((fraction + "000000000")[:9])
 
@@ -50,7 +51,7 @@ def read_camera_folder(
                 "(add it to the scenario's camera streams)"
             )
         semantic = dict(read_list(listing, error=SlamInputError))
-    common = sorted(set(rgb) & set(depth), key=_stamp_ns)
+    common = sorted(set(rgb) & set(depth), key=stamp_ns_of)
     if not common:
         raise SlamInputError(f"{root}: no stamp has both an RGB and a depth image")
     dynamic_ids = dynamic_class_ids(BASE_CLASSES)
@@ -66,7 +67,7 @@ def read_camera_folder(
                 raise SlamInputError(f"{root}: no readable semantic image of stamp {stamp}")
             mask = dynamic_mask_of(np.asarray(classes, dtype=np.uint16), dynamic_ids)
         yield RgbdFrame(
-            _stamp_ns(stamp),
+            stamp_ns_of(stamp),
             np.ascontiguousarray(bgr[:, :, ::-1]),
             (raw.astype(np.float32) / np.float32(info.depth_scale)),
             info.camera_matrix,
