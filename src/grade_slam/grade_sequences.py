@@ -11,9 +11,9 @@ Each sequence's camera records RGB, depth and the semantic class image (the orac
 segmenter score's ground truth), its robot carries a VLP-16 (the LiDAR backends), and its bag
 holds the IMU (the RGB-D-inertial backend).
 
-The simulator's UAV keeps roll and pitch at zero on its path (`robots.path_follower`), which is
-GRADE's stabilised flight: the H kinds. The kinds without H need roll and pitch that follow the
-flight, which no scenario key gives yet; a preset that lists them is refused with that reason.
+The H kinds fly level (`robots[].motion.stabilised: true`, the simulator's default); the kinds
+without H fly unstabilised (`stabilised: false`): the UAV rolls and pitches as a multirotor does
+to follow its path's accelerations (`grade_sim.robots.path_follower`).
 """
 
 from __future__ import annotations
@@ -71,12 +71,6 @@ KINDS: dict[str, SequenceKind] = {
         SequenceKind(True, Flying.LOT, stabilised),
     )
 }
-# What the kinds without H need from the simulator (docs/slam.md).
-UNSTABILISED_MISSING = (
-    "unstabilised flight (roll and pitch that follow the flight, as a multirotor tilts to "
-    "accelerate) needs a scenario key the simulator does not have yet; the UAV's path keeps roll "
-    "and pitch at zero, which is GRADE's stabilised flight (the _H kinds)"
-)
 
 
 @dataclass(frozen=True)
@@ -147,8 +141,6 @@ class GradePreset(Checked):
                 raise SlamConfigError(
                     f"preset.kinds: {kind!r} is not allowed; use any of {list(KINDS)}"
                 )
-            if not KINDS[kind].stabilised:
-                raise SlamConfigError(f"preset.kinds: {kind!r}: {UNSTABILISED_MISSING}")
         if self.few_flying >= self.lot_flying:
             raise SlamConfigError(
                 f"preset.few_flying: {self.few_flying} must be below lot_flying ({self.lot_flying})"
@@ -232,6 +224,7 @@ def sequence_scenario(
     flying = {Flying.NONE: 0, Flying.FEW: preset.few_flying, Flying.LOT: preset.lot_flying}
     data["flying_objects"] = {**data.get("flying_objects", {}), "count": flying[spec.flying]}
     robot = data["robots"][0]
+    robot["motion"] = {**robot.get("motion", {}), "stabilised": spec.stabilised}
     robot["cameras"] = [
         {
             **robot["cameras"][0],

@@ -63,7 +63,6 @@ def test_shorter_sequences_and_other_seeds_by_override() -> None:
     ("overrides", "message"),
     [
         ({"kinds": ["people_X_H"]}, r"preset.kinds: 'people_X_H' is not allowed; use any of"),
-        ({"kinds": ["people_F"]}, r"'people_F': unstabilised flight .* needs a scenario key"),
         ({"kinds": []}, r"preset.kinds: empty"),
         ({"seeds": []}, r"preset.seeds: empty"),
         ({"duration_s": 0.5}, r"duration_s: value 0.5 is out of range; allowed \[1.0, 3600.0\]"),
