@@ -8,7 +8,7 @@ the flush. This machine's speed drifts by a third from minute to minute, so the 
 compared only where they ran at the same time: each pair starts both sides' long runs together,
 then both sides' short runs together (which comes first alternates by pair), and the comparison
 is the median over pairs of the per-pair ratios. A run of each side alone gives the absolute
-figures.
+figures. One short run of each side before the pairs fills the caches a first run fills.
 
 No ROS and no simulator imports: the sides are commands (argv, environment, folder), so a
 checkout of an older commit with its own environment can be one side.
@@ -230,6 +230,9 @@ def compare(
         raise ConfigError(f"--long-s: {long_s}; allowed: more than --short-s ({short_s})")
     sides = (yours, baseline)
     result = Comparison(long_s, short_s, {s.name: list(s.argv) for s in sides})
+    # One short run of each side first, not counted: a checkout's first run fills caches (numba's
+    # compiled kernels, the baked lighting) that would otherwise land in one pair's long run.
+    run_together(sides, short_s, [logs / f"warm_up_{s.name}.log" for s in sides], runner)
     for i in range(pairs):
         # Alternate which length runs first, so a drift over the pair hits long and short alike.
         order = (long_s, short_s) if i % 2 == 0 else (short_s, long_s)

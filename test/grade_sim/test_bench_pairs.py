@@ -78,8 +78,10 @@ def test_compare_pairs_alternate_and_setup_cancels(tmp_path: Path) -> None:
         report=lambda _line: None,
     )
     assert len(result.pairs) == 3
-    # Pair 1 runs long first, pair 2 short first; both sides of a length run together.
-    firsts = [calls[4 * i][1] for i in range(3)]
+    # A warm-up run of each side, then pair 1 runs long first, pair 2 short first; both sides
+    # of a length run together.
+    assert [d for _, d in calls[:2]] == [2.0, 2.0]
+    firsts = [calls[2 + 4 * i][1] for i in range(3)]
     assert firsts == [12.0, 2.0, 12.0]
     assert result.pairs[0]["yours"] == WholeRun(10.0, 10.0, 15.0)
     assert result.pairs[0]["baseline"] == WholeRun(10.0, 20.0, 30.0)
