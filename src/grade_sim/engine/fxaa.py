@@ -30,6 +30,9 @@ EDGE_THRESHOLD = 0.125
 EDGE_THRESHOLD_MIN = 0.0312
 SUBPIX = 0.75
 _STEPS = np.array([1.0, 1.0, 1.0, 1.0, 1.0, 1.5, 2.0, 2.0, 2.0, 2.0, 4.0, 8.0])
+# How far a change in the input can move an output pixel: along a row (or a column) this many
+# pixels, the edge walk's reach plus the bilinear sample's neighbour; across it, one.
+REACH_ALONG_PX = int(np.ceil(_STEPS.sum())) + 1
 
 
 @numba.njit(nogil=True, cache=True, inline="always")
