@@ -2,8 +2,9 @@
 """Compare two run directories for byte-identical behaviour.
 
 `python scripts/compare_runs.py RUN_A RUN_B` checks what a refactor must not change: every bag
-message (topic, log time, CDR payload, in order), every file under gt/ (PNGs, trajectory.txt,
-instances.yaml, ...) byte for byte, and every array of record.npz bit for bit. Timings, wall-clock
+message (topic, log time, CDR payload, in order), every file under gt/ (trajectory.txt,
+instances.yaml, ...) byte for byte, PNGs by their decoded pixels (an encoder may write other
+bytes for the same image), and every array of record.npz bit for bit. Timings, wall-clock
 fields and plots are not compared. Exit code 0 when identical, 1 otherwise (the differences are
 listed), 2 on bad input.
 """
@@ -69,8 +70,28 @@ def _digest(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _same_file(a: Path, b: Path) -> bool:
+    """Byte for byte; PNGs with other bytes by their decoded pixels (dtype, shape, values)."""
+    if _digest(a) == _digest(b):
+        return True
+    if a.suffix.lower() != ".png":
+        return False
+    import cv2
+
+    pixels_a = cv2.imread(str(a), cv2.IMREAD_UNCHANGED)
+    pixels_b = cv2.imread(str(b), cv2.IMREAD_UNCHANGED)
+    if pixels_a is None or pixels_b is None:
+        return False
+    return bool(
+        pixels_a.dtype == pixels_b.dtype
+        and pixels_a.shape == pixels_b.shape
+        and (pixels_a == pixels_b).all()
+    )
+
+
 def compare_trees(dir_a: Path, dir_b: Path, label: str) -> list[str]:
-    """Differences between two folders' files, byte for byte (empty when identical)."""
+    """Differences between two folders' files (empty when identical): byte for byte, PNGs by
+    their decoded pixels."""
     files_a = {p.relative_to(dir_a) for p in dir_a.rglob("*") if p.is_file()}
     files_b = {p.relative_to(dir_b) for p in dir_b.rglob("*") if p.is_file()}
     diffs = [f"{label}: only in the first run: {p}" for p in sorted(files_a - files_b)]
@@ -78,7 +99,7 @@ def compare_trees(dir_a: Path, dir_b: Path, label: str) -> list[str]:
     diffs += [
         f"{label}: {p} differs"
         for p in sorted(files_a & files_b)
-        if _digest(dir_a / p) != _digest(dir_b / p)
+        if not _same_file(dir_a / p, dir_b / p)
     ]
     return diffs
 

@@ -68,7 +68,7 @@ SIM_LAYERS: list[set[str]] = [
     {"io"},
     {"sim"},
     {"report"},
-    {"node", "bench_looks", "cli"},
+    {"node", "bench_looks", "bench_pairs", "cli"},
 ]
 SIM_RANK = {part: rank for rank, parts in enumerate(SIM_LAYERS) for part in parts}
 _MODULE_STRING = re.compile(r"^(grade_[a-z]+)(\.[a-z_.]+)?(:[a-z_]+)?$")

@@ -64,3 +64,19 @@ def test_missing_messages_and_files(compare: ModuleType, tmp_path: Path) -> None
 def test_not_a_run_directory(compare: ModuleType, tmp_path: Path) -> None:
     a = _make_run(tmp_path / "a", ["x"])
     assert compare.main([str(a), str(tmp_path / "nope")]) == 2
+
+
+def test_pngs_compare_by_decoded_pixels(compare: ModuleType, tmp_path: Path) -> None:
+    """Another encoder's bytes for the same pixels pass; one changed pixel is reported."""
+    import cv2
+
+    image = (np.arange(48 * 64, dtype=np.uint16) * 7).reshape(48, 64)
+    a = _make_run(tmp_path / "a", ["x"])
+    b = _make_run(tmp_path / "b", ["x"])
+    assert cv2.imwrite(str(a / "gt" / "r1" / "d.png"), image, [cv2.IMWRITE_PNG_COMPRESSION, 1])
+    assert cv2.imwrite(str(b / "gt" / "r1" / "d.png"), image, [cv2.IMWRITE_PNG_COMPRESSION, 9])
+    assert (a / "gt" / "r1" / "d.png").read_bytes() != (b / "gt" / "r1" / "d.png").read_bytes()
+    assert compare.compare_runs(a, b) == []
+    image[3, 5] += 1
+    assert cv2.imwrite(str(b / "gt" / "r1" / "d.png"), image)
+    assert compare.compare_runs(a, b) == ["gt: r1/d.png differs"]

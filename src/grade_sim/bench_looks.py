@@ -2,7 +2,8 @@
 
 Builds the default scenario's world once and renders its camera (RGB, depth and instances, as the
 simulator does) along the robots' tour with each render setting in turn: supersampling 1 (off),
-1.5, 2, 1.5 with shadows, and 1.5 with the baked lighting (lights.bake). The settings take turns
+1 with FXAA (the default antialiasing), 1.5, 2, 1.5 with shadows, and 1.5 with the baked
+lighting (lights.bake). The settings take turns
 in short blocks over several rounds, so load from other processes affects them alike. Each
 frame is timed; the result is each setting's median frame time and its ratio to supersampling 1
 (a median, so that a burst of load on a few frames does not move it; the mean is printed too).
@@ -29,21 +30,22 @@ from grade_sim.engine.mujoco.engine import MujocoEngine
 from grade_sim.scenarios import add_scenario_argument, default_scenario_path
 from grade_sim.scene import Scene, build_scene
 
-# label, supersample, shadows, baked lighting
-VARIANTS: tuple[tuple[str, float, bool, bool], ...] = (
-    ("supersample 1", 1.0, False, False),
-    ("supersample 1.5", 1.5, False, False),
-    ("supersample 2", 2.0, False, False),
-    ("supersample 1.5 + shadows", 1.5, True, False),
-    ("supersample 1.5 + baked", 1.5, False, True),
+# label, supersample, shadows, baked lighting, FXAA
+VARIANTS: tuple[tuple[str, float, bool, bool, bool], ...] = (
+    ("supersample 1", 1.0, False, False, False),
+    ("supersample 1 + FXAA", 1.0, False, False, True),
+    ("supersample 1.5", 1.5, False, False, False),
+    ("supersample 2", 2.0, False, False, False),
+    ("supersample 1.5 + shadows", 1.5, True, False, False),
+    ("supersample 1.5 + baked", 1.5, False, True, False),
 )
 
 
-def _variant(scene: Scene, supersample: float, shadows: bool, baked: bool) -> Scene:
+def _variant(scene: Scene, supersample: float, shadows: bool, baked: bool, fxaa: bool) -> Scene:
     sc = scene.scenario
     scenario = dataclasses.replace(
         sc,
-        render=dataclasses.replace(sc.render, supersample=supersample),
+        render=dataclasses.replace(sc.render, supersample=supersample, fxaa=fxaa),
         lights=dataclasses.replace(sc.lights, shadows=shadows),
     )
     return with_bake(dataclasses.replace(scene, scenario=scenario), baked)
@@ -91,9 +93,9 @@ def main(argv: list[str]) -> int:
     setup = scene.robots[0]
     camera = setup.model.config.cameras[0]
     engines, build_s = [], []
-    for _, ss, sh, baked in VARIANTS:
+    for _, ss, sh, baked, fx in VARIANTS:
         t0 = time.perf_counter()
-        engines.append(MujocoEngine(_variant(scene, ss, sh, baked)))
+        engines.append(MujocoEngine(_variant(scene, ss, sh, baked, fx)))
         build_s.append(time.perf_counter() - t0)
     per_round = max(1, args.frames // args.rounds)
     n = per_round * args.rounds

@@ -29,6 +29,7 @@ from grade_replay.replay import (
 )
 from grade_sim.actors.people_group import People
 from grade_sim.config.scenario import scenario_from_mapping, scenario_to_mapping
+from grade_sim.engine import fxaa
 from grade_sim.io.record import load_record
 from grade_sim.robots.model import robot_model
 from grade_sim.scene import build_scene
@@ -162,11 +163,15 @@ def test_replay_hiding_people_removes_exactly_them(
         person_px = np.isin(inst_a[t], people)
         seen += int(person_px.sum())
         assert not np.isin(inst_b[t], people).any(), t
-        # Outside the people nothing changes: colour, depth, and the other instances. Colour
-        # is antialiased (supersampled 1.5x: a pixel averages its footprint in the larger image,
-        # which reaches past the pixel centre the exact mask samples), so a person's outline
-        # also tints pixels up to two pixels from its exact mask; nothing further away changes.
+        # Outside the people nothing changes: depth and the other instances. Colour changes
+        # near them: within two pixels of a person's mask (their contact shadows, the mask's
+        # own pixel centres), and FXAA (render.fxaa) then reaches from there one pixel across
+        # an edge and REACH_ALONG_PX along it (its walk to the edge's ends); nothing further.
         near_person = binary_dilation(person_px, structure=np.ones((5, 5), dtype=bool))
+        reach = 2 * fxaa.REACH_ALONG_PX + 1
+        near_person = binary_dilation(near_person, structure=np.ones((3, reach), dtype=bool)) | (
+            binary_dilation(near_person, structure=np.ones((reach, 3), dtype=bool))
+        )
         assert not (rgb_a[t] != rgb_b[t]).any(axis=2)[~near_person].any(), t
         assert (dep_a[t] == dep_b[t])[~person_px].all(), t
         assert (inst_a[t] == inst_b[t])[~person_px].all(), t

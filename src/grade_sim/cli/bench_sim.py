@@ -5,6 +5,12 @@ Runs config/indoor_uav.yaml (one 640x480 camera with RGB, depth and instances at
 ground truth and the experiment record (streamed to disk), and by default also publishing every
 message on ROS 2 as sim_node does. The run directory is deleted afterwards unless --keep.
 
+`--baseline DIR` compares whole runs of this checkout and another one (e.g. a worktree of an
+older commit, set up with its own environment) side by side in pairs (`--pairs`, 4): each pair
+starts both sides' `--long-s` runs together, then their `--short-s` runs; each side's figures
+are the difference long minus short of its process's wall time and user+sys CPU, and the
+ratios yours/baseline are reported per pair and as the median, beside each side run alone.
+
 `--pipeline both` runs the scenario sequential and parallel in turn (`--rounds` times each,
 alternating, so a machine's changing load hits both alike) and prints their real-time factors
 side by side with the parallel/sequential ratio; `--lidar PRESET` adds a lidar to every robot.
@@ -27,6 +33,7 @@ from tqdm import tqdm
 from grade_common.cli_args import bench_parser, parse_bench_args
 from grade_common.errors import ConfigError
 from grade_common.rundir import RUN_YAML, SIMULATOR_KEY, RunLayout
+from grade_sim.cli import bench_whole_run
 from grade_sim.config.scenario import Pipeline, Scenario, SimConfig, load_scenario
 from grade_sim.scenarios import (
     add_scenario_argument,
@@ -69,7 +76,10 @@ def main(argv: list[str]) -> int:
     )
     parser.add_argument("--rounds", type=int, default=1, help="runs of each with --pipeline both")
     parser.add_argument("--lidar", default=None, help="add a lidar of this preset (e.g. hdl64e)")
+    bench_whole_run.add_arguments(parser)
     args = parse_bench_args(parser, argv)
+    if args.baseline is not None:
+        return bench_whole_run.run(args)
     if args.ground_truth:
         from grade_sim.cli.bench_ground_truth import run
 

@@ -1,8 +1,8 @@
 """Ground truth per camera in the TUM RGB-D layout, plus instance masks and boxes.
 
-Image files are encoded and written by one background thread (OpenCV releases the GIL), so PNG
-compression overlaps rendering on a 2-core machine. Only frames from the experiment start on are
-written; the bag keeps the bootstrap too.
+Image files are encoded (grade_common.png_file: numpy row filters, ISA-L deflate; both release
+the GIL) and written by one background thread, so PNG compression overlaps rendering on a 2-core
+machine. Only frames from the experiment start on are written; the bag keeps the bootstrap too.
 
 The opt-in ground-truth images (docs/ground_truth.md) go beside them: semantic/ (uint16 class
 ids, gt/classes.yaml), normals/ and flow/ (16-bit PNG encodings of grade_common.gt_png), each
@@ -25,13 +25,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-import cv2
 import numpy as np
 import yaml
 from numpy.typing import NDArray
 
 from grade_common.atomic import PARTIAL_MARK, StagedOutput
 from grade_common.gt_png import flow_to_png_u16, normals_to_png_u16
+from grade_common.png_file import RowFilter, encode_png
 from grade_common.rotations import quat_to_matrix
 from grade_common.rundir import CLASSES_YAML, INSTANCES_YAML
 from grade_common.tum import (
@@ -72,33 +72,18 @@ from grade_sim.sensors.schedule import RateSchedule
 
 QUEUE_FRAMES = 16
 
-# PNG row filter and zlib strategy per image folder (the zlib level is record.png_compression).
-# Lossless whatever they are: only the CPU time and the file size change. Chosen on frames of the
-# default scenario (640x480, level 1, one core; libpng's default, with the level alone, tries
-# every filter on every row): rgb 13.7 -> 6.5 ms and 287 -> 264 kB; depth 3.3 -> 1.3 ms, 18.6 ->
-# 18.3 kB; instance 2.8 -> 1.1 ms, 5.8 -> 4.9 kB; normals 10.4 -> 4.6 ms, 113 -> 107 kB; flow
-# 10.2 -> 4.4 ms, 66.8 -> 66.5 kB (docs/recording.md).
-PNG_FILTER_STRATEGY: dict[str, tuple[int, int]] = {
-    ImageKind.RGB.value: (cv2.IMWRITE_PNG_FILTER_SUB, cv2.IMWRITE_PNG_STRATEGY_HUFFMAN_ONLY),
-    ImageKind.DEPTH.value: (cv2.IMWRITE_PNG_FILTER_UP, cv2.IMWRITE_PNG_STRATEGY_DEFAULT),
-    ImageKind.INSTANCE.value: (cv2.IMWRITE_PNG_FILTER_UP, cv2.IMWRITE_PNG_STRATEGY_RLE),
-    Stream.SEMANTIC.value: (cv2.IMWRITE_PNG_FILTER_UP, cv2.IMWRITE_PNG_STRATEGY_RLE),
-    Stream.NORMALS.value: (cv2.IMWRITE_PNG_FILTER_UP, cv2.IMWRITE_PNG_STRATEGY_RLE),
-    Stream.FLOW.value: (cv2.IMWRITE_PNG_FILTER_UP, cv2.IMWRITE_PNG_STRATEGY_DEFAULT),
+# PNG row filter per image folder (the compression level is record.png_compression; encoding in
+# grade_common.png_file). Lossless whatever they are: only the CPU time and the file size change.
+# SUB suits RGB's smooth rows, UP the flat patches of depth, ids, normals and flow
+# (docs/recording.md).
+PNG_ROW_FILTER: dict[str, RowFilter] = {
+    ImageKind.RGB.value: RowFilter.SUB,
+    ImageKind.DEPTH.value: RowFilter.UP,
+    ImageKind.INSTANCE.value: RowFilter.UP,
+    Stream.SEMANTIC.value: RowFilter.UP,
+    Stream.NORMALS.value: RowFilter.UP,
+    Stream.FLOW.value: RowFilter.UP,
 }
-
-
-def png_params(kind: str, level: int) -> list[int]:
-    """cv2.imwrite parameters of a ground-truth PNG of this kind (a PNG_FILTER_STRATEGY key)."""
-    row_filter, strategy = PNG_FILTER_STRATEGY[kind]
-    return [
-        cv2.IMWRITE_PNG_COMPRESSION,
-        int(level),
-        cv2.IMWRITE_PNG_FILTER,
-        row_filter,
-        cv2.IMWRITE_PNG_STRATEGY,
-        strategy,
-    ]
 
 
 def _normals_png(frame: CameraFrame) -> NDArray[np.uint16] | None:
@@ -196,7 +181,7 @@ class GroundTruthWriter:
         self.root = gt_root
         self.scene = scene
         self.start_step = start_step
-        self._png = {kind: png_params(kind, png_compression) for kind in PNG_FILTER_STRATEGY}
+        self._png_level = png_compression
         depth_png.warm_up()  # compiled in the set-up, not at the first frame
         gt_root.mkdir(parents=True, exist_ok=True)
         (gt_root / INSTANCES_YAML).write_text(
@@ -259,7 +244,8 @@ class GroundTruthWriter:
                 continue
             try:
                 for path, array, kind in job.images:
-                    self._write_png(path, array, self._png[kind])
+                    png = encode_png(array, PNG_ROW_FILTER[kind], self._png_level)
+                    self._write_png(path, png)
                 for f, line in job.lines:
                     f.write(line)
                 for f in {id(f): f for f, _ in job.lines}.values():
@@ -267,7 +253,7 @@ class GroundTruthWriter:
             except BaseException as err:  # reported in close(); never lose it silently
                 self._error = err
 
-    def _write_png(self, path: Path, array: np.ndarray, params: list[int]) -> None:
+    def _write_png(self, path: Path, png: bytes) -> None:
         """Write at a temporary name beside `path` and move it into place.
 
         The first image of a folder, and any image replacing a file, goes through
@@ -278,14 +264,12 @@ class GroundTruthWriter:
         folder = path.parent
         if folder not in self._checked_folders or path.exists():
             with StagedOutput(path, overwrite=True) as tmp:
-                if not cv2.imwrite(str(tmp), array, params):
-                    raise OSError(f"cannot write {path}")
+                tmp.write_bytes(png)
             self._checked_folders.add(folder)
             return
         tmp = path.with_name(f".{path.stem}{PARTIAL_MARK}-{os.getpid()}{path.suffix}")
         try:
-            if not cv2.imwrite(str(tmp), array, params):
-                raise OSError(f"cannot write {path}")
+            tmp.write_bytes(png)
             os.replace(tmp, path)
         except BaseException:
             tmp.unlink(missing_ok=True)
@@ -320,7 +304,7 @@ class GroundTruthWriter:
             job.images.append(
                 (
                     files.root / "rgb" / f"{t}.png",
-                    cv2.cvtColor(frame.rgb, cv2.COLOR_RGB2BGR),
+                    frame.rgb,
                     ImageKind.RGB.value,
                 )
             )
@@ -354,8 +338,6 @@ class GroundTruthWriter:
             image = encode(frame)
             if image is None:
                 continue
-            if image.ndim == 3:
-                image = np.ascontiguousarray(image[..., ::-1])  # OpenCV writes B, G, R
             job.images.append((files.root / kind / f"{t}.png", image, kind))
             job.lines.append((files.extra_list(kind), list_line(t, kind)))
 

@@ -180,7 +180,8 @@ def _room_scene(
             people={"count": people},
             flying_objects={"count": 0},
             lights={"count": 2, "bake": {"enabled": True, **bake, **COARSE_BAKE}},
-            render={"supersample": supersample},
+            # No FXAA: these tests compare pixels of the shading passes, unblended.
+            render={"supersample": supersample, "fxaa": False},
             robots=[{"name": "uav1", "motion": {"mode": "commands"}, "cameras": [camera]}],
         )
     )

@@ -1,4 +1,4 @@
-"""The ground-truth PNGs' row filters and zlib strategies: lossless, and really the ones chosen."""
+"""The ground-truth PNGs (grade_common.png_file): lossless, standard, with the chosen filters."""
 
 from __future__ import annotations
 
@@ -9,16 +9,9 @@ import cv2
 import numpy as np
 import pytest
 
-from grade_sim.io.ground_truth import PNG_FILTER_STRATEGY, png_params
-
-# PNG filter type bytes (ISO/IEC 15948, 9.2) of OpenCV's filter flags.
-FILTER_BYTE = {
-    cv2.IMWRITE_PNG_FILTER_NONE: 0,
-    cv2.IMWRITE_PNG_FILTER_SUB: 1,
-    cv2.IMWRITE_PNG_FILTER_UP: 2,
-    cv2.IMWRITE_PNG_FILTER_AVG: 3,
-    cv2.IMWRITE_PNG_FILTER_PAETH: 4,
-}
+from grade_common.errors import ConfigError
+from grade_common.png_file import RowFilter, encode_png
+from grade_sim.io.ground_truth import PNG_ROW_FILTER
 
 
 def _image(kind: str, rng: np.random.Generator) -> np.ndarray:
@@ -55,27 +48,66 @@ def _rows(png: bytes) -> tuple[list[int], bytes]:
     return [raw[r * stride] for r in range(height)], idat
 
 
-@pytest.mark.parametrize("kind", sorted(PNG_FILTER_STRATEGY))
+def _bgr(image: np.ndarray) -> np.ndarray:
+    """What OpenCV decodes an image written R, G, B as: B, G, R."""
+    return image[..., ::-1] if image.ndim == 3 else image
+
+
+@pytest.mark.parametrize("kind", sorted(PNG_ROW_FILTER))
 def test_each_kind_decodes_to_the_same_pixels_with_its_row_filter(kind: str) -> None:
     image = _image(kind, np.random.default_rng(3))
-    ok, png = cv2.imencode(".png", image, png_params(kind, 1))
-    assert ok
-    np.testing.assert_array_equal(cv2.imdecode(png, cv2.IMREAD_UNCHANGED), image)
-    filters, _ = _rows(png.tobytes())
-    row_filter, _ = PNG_FILTER_STRATEGY[kind]
-    assert set(filters) == {FILTER_BYTE[row_filter]}
+    png = encode_png(image, PNG_ROW_FILTER[kind], 1)
+    decoded = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    np.testing.assert_array_equal(decoded, _bgr(image))
+    filters, _ = _rows(png)
+    assert set(filters) == {int(PNG_ROW_FILTER[kind])}
+
+
+@pytest.mark.parametrize("row_filter", list(RowFilter))
+@pytest.mark.parametrize("level", [1, 2, 3, 9])
+@pytest.mark.parametrize("kind", ["rgb", "depth", "flow"])
+def test_every_filter_and_level_is_lossless_and_readable_by_libpng(
+    kind: str, level: int, row_filter: RowFilter
+) -> None:
+    image = _image(kind, np.random.default_rng(5))
+    png = encode_png(image, row_filter, level)
+    decoded = cv2.imdecode(np.frombuffer(png, np.uint8), cv2.IMREAD_UNCHANGED)
+    assert decoded.dtype == image.dtype
+    np.testing.assert_array_equal(decoded, _bgr(image))
+
+
+def test_same_pixels_as_opencvs_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    image = _image("rgb", np.random.default_rng(6))
+    assert cv2.imwrite(str(tmp_path / "cv.png"), _bgr(image))
+    (tmp_path / "own.png").write_bytes(encode_png(image, RowFilter.SUB))
+    own = cv2.imread(str(tmp_path / "own.png"), cv2.IMREAD_UNCHANGED)
+    np.testing.assert_array_equal(own, cv2.imread(str(tmp_path / "cv.png"), cv2.IMREAD_UNCHANGED))
 
 
 def test_level_zero_stores_the_rows_uncompressed() -> None:
     image = _image("rgb", np.random.default_rng(4))
-    _, stored = cv2.imencode(".png", image, png_params("rgb", 0))
-    _, idat = _rows(stored.tobytes())
+    stored = encode_png(image, RowFilter.SUB, 0)
+    _, idat = _rows(stored)
     assert len(idat) > image.size  # deflate's stored blocks: every byte plus headers
-    np.testing.assert_array_equal(cv2.imdecode(stored, cv2.IMREAD_UNCHANGED), image)
+    decoded = cv2.imdecode(np.frombuffer(stored, np.uint8), cv2.IMREAD_UNCHANGED)
+    np.testing.assert_array_equal(decoded, _bgr(image))
+
+
+@pytest.mark.parametrize(
+    ("image", "level", "match"),
+    [
+        (np.zeros((4, 4), np.float32), 1, "dtype: float32; allowed: uint8, uint16"),
+        (np.zeros((4, 4, 4), np.uint8), 1, r"shape: \(4, 4, 4\)"),
+        (np.zeros((4, 4), np.uint8), 10, "level: 10; allowed: 0 to 9"),
+    ],
+)
+def test_bad_images_and_levels_are_named(image: np.ndarray, level: int, match: str) -> None:
+    with pytest.raises(ConfigError, match=match):
+        encode_png(image, RowFilter.UP, level)
 
 
 def test_every_image_the_writer_writes_has_an_encoding() -> None:
     from grade_common.gt_png import EXTRA_IMAGE_KINDS
     from grade_common.tum import IMAGE_KINDS
 
-    assert set(PNG_FILTER_STRATEGY) == {k.value for k in IMAGE_KINDS} | set(EXTRA_IMAGE_KINDS)
+    assert set(PNG_ROW_FILTER) == {k.value for k in IMAGE_KINDS} | set(EXTRA_IMAGE_KINDS)

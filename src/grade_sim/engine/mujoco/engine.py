@@ -23,6 +23,7 @@ from numpy.typing import NDArray
 from grade_common.rotations import R_LINK_OPTICAL, matrix_to_quat, quat_to_matrix
 from grade_common.types import FloatArray
 from grade_sim.config.scenario import CameraConfig, Stream
+from grade_sim.engine import fxaa
 from grade_sim.engine.flow import (
     PoseSnapshot,
     flow_from_points_before,
@@ -179,6 +180,8 @@ class MujocoEngine:
         # Leave out of each pass what lies wholly outside the view (view_cull; off: draw all).
         self.cull_unseen = True
         pixel_kernels.warm_up()
+        if scene.scenario.render.fxaa:
+            fxaa.warm_up()
         if self._contact is not None:
             contact_shadows.warm_up()
         view_cull.warm_up()
@@ -513,6 +516,9 @@ class MujocoEngine:
                 self._render_data,
                 self._hidden,
             )
+        if out_rgb is not None and self.scene.scenario.render.fxaa:
+            # After the contact shadows: their soft edges are part of the image FXAA smooths.
+            out_rgb = fxaa.fxaa(out_rgb)
         if not segment:
             return CameraFrame(out_rgb, out_depth if Stream.DEPTH in streams else None, None), None
         instance = pixel_kernels.instances(geoms, self._geom_instance, self._skin_instance)
