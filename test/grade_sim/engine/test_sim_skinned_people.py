@@ -32,7 +32,7 @@ def _scenario(robot: dict[str, Any], body: str) -> dict[str, Any]:
         "flying_objects": {"count": 0},
         "lights": {"shadows": False},
         # No antialiasing: the test compares where RGB changes with the exact mask.
-        "render": {"supersample": 1.0},
+        "render": {"supersample": 1.0, "fxaa": False},
         "robots": [
             {"name": "uav1", "cameras": [{"name": "camera", "width": 160, "height": 120}], **robot}
         ],
