@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 import os
 from pathlib import Path
+from typing import Any
 
 import cv2
 import numpy as np
@@ -22,6 +23,16 @@ from grade_sim.engine.mujoco.builder import build_model
 from grade_sim.scene import build_scene
 
 
+def offscreen_renderer(model: Any, height: int, width: int) -> Any:
+    """A MuJoCo renderer of `model` at height x width, its offscreen framebuffer grown to fit
+    (the simulator sizes it for the scenario's own cameras only)."""
+    import mujoco
+
+    model.vis.global_.offwidth = max(model.vis.global_.offwidth, width)
+    model.vis.global_.offheight = max(model.vis.global_.offheight, height)
+    return mujoco.Renderer(model, height, width)
+
+
 def render_reference(scene_file: str | Path, settle_s: float = 1.0) -> NDArray[np.uint8]:
     """The scene's reference RGB image (height x width x 3) after `settle_s` of physics."""
     os.environ.setdefault("MUJOCO_GL", "egl")
@@ -32,8 +43,6 @@ def render_reference(scene_file: str | Path, settle_s: float = 1.0) -> NDArray[n
     scene = build_scene(tabletop_scenario(scene_file, max(settle_s, 0.01)))
     built = build_model(scene)
     model = built.model
-    model.vis.global_.offwidth = max(model.vis.global_.offwidth, cam.width)
-    model.vis.global_.offheight = max(model.vis.global_.offheight, cam.height)
     # Aspect ratio: MuJoCo's fovy is vertical; the scene file gives the horizontal one.
     fovy = 2 * math.degrees(
         math.atan(math.tan(math.radians(cam.hfov_deg) / 2) * cam.height / cam.width)
@@ -57,7 +66,7 @@ def render_reference(scene_file: str | Path, settle_s: float = 1.0) -> NDArray[n
     camera.distance = float(np.linalg.norm(offset))
     camera.azimuth = math.degrees(math.atan2(offset[1], offset[0]))
     camera.elevation = math.degrees(math.atan2(offset[2], math.hypot(offset[0], offset[1])))
-    renderer = mujoco.Renderer(model, cam.height, cam.width)
+    renderer = offscreen_renderer(model, cam.height, cam.width)
     try:
         renderer.update_scene(data, camera)
         image: NDArray[np.uint8] = renderer.render().copy()

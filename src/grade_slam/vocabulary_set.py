@@ -91,10 +91,16 @@ def _scenario_text() -> str:
 
 
 def recipe_key(recipe: VocabularyRecipe) -> str:
-    """16 hex digits of the SHA-256 of the recipe, the scenario file's text and the version."""
+    """16 hex digits of the SHA-256 of the recipe, the training scenario with every default
+    filled in (a new default look, e.g. the antialiasing, renders other images) and the
+    version."""
+    from grade_sim.config.scenario import scenario_from_mapping, scenario_to_mapping
+
+    scenario = scenario_to_mapping(scenario_from_mapping(yaml.safe_load(_scenario_text())))
     blob = json.dumps(
-        {"version": VOCABULARY_VERSION, "recipe": asdict(recipe), "scenario": _scenario_text()},
+        {"version": VOCABULARY_VERSION, "recipe": asdict(recipe), "scenario": scenario},
         sort_keys=True,
+        default=str,
     )
     return hashlib.sha256(blob.encode()).hexdigest()[:16]
 

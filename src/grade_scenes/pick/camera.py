@@ -11,6 +11,7 @@ import numpy as np
 
 from grade_common.types import FloatArray
 from grade_scenes.pick.world import PickWorld
+from grade_scenes.render import offscreen_renderer
 
 
 @dataclass
@@ -25,7 +26,7 @@ class Cameras:
 
     def _get(self) -> mujoco.Renderer:
         if self._renderer is None:
-            self._renderer = mujoco.Renderer(self.world.model, self.height, self.width)
+            self._renderer = offscreen_renderer(self.world.model, self.height, self.width)
             self._option = mujoco.MjvOption()
             self._option.sitegroup[:] = 0  # robosuite's grip markers are sites: not in images
         return self._renderer

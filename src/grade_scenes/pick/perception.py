@@ -36,6 +36,7 @@ from grade_scenes.errors import ObjectSetError
 from grade_scenes.perceive.cloud import CameraView, SegmentConfig, Segments, segment_table
 from grade_scenes.perceive.register import Fit, Model, RegisterConfig, assign
 from grade_scenes.pick.world import HEAD_CAMERA, PickWorld
+from grade_scenes.render import offscreen_renderer
 
 
 class Pipeline(enum.Enum):
@@ -121,7 +122,7 @@ class _Camera:
 
     def __init__(self, world: PickWorld, config: PerceptionConfig, rng: np.random.Generator):
         self.config, self.rng = config, rng
-        self.renderer = mujoco.Renderer(world.model, config.height, config.width)
+        self.renderer = offscreen_renderer(world.model, config.height, config.width)
         self.option = mujoco.MjvOption()
         self.option.sitegroup[:] = 0
 
