@@ -63,7 +63,9 @@ def test_sigkill_then_recover(
     capsys: pytest.CaptureFixture[str],
     small_data: Callable[..., dict[str, Any]],
 ) -> None:
-    partial = _run_and_kill(tmp_path, small_data(duration_s=600.0), frames=24)
+    # Long enough that the kill comes mid-run (at ~1 s), short enough that drawing the scene
+    # (every actor's whole timeline) takes no time.
+    partial = _run_and_kill(tmp_path, small_data(duration_s=20.0), frames=24)
     layout = RunLayout(partial)
     before = file_digests(partial)
 
