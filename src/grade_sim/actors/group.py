@@ -101,23 +101,10 @@ class ActorGroup(Protocol):
         ...
 
 
-@dataclass(frozen=True, kw_only=True)
-class PlannedGroup(Generic[S, T]):
-    """A base for groups whose motion is planned when the scene is drawn: one spec and one
-    timeline per actor, no run state, and the protocol's defaults for actors that cast no
-    contact shadow, are no obstacle to a crowd and meet no person's planned path. A subclass
-    gives `kind` and the methods that depend on what its actors are."""
-
-    specs: tuple[S, ...] = ()
-    timelines: tuple[T, ...] = ()
-    n_steps: int = 1
-
-    def __len__(self) -> int:
-        return len(self.specs)
-
-    def with_timelines(self) -> Iterator[tuple[S, T]]:
-        """Each actor's spec with its timeline."""
-        return zip(self.specs, self.timelines, strict=True)
+class PlannedDefaults:
+    """The protocol's defaults for actors whose motion is known when the scene is drawn: no run
+    state, no contact shadow, no obstacle to a crowd, no part in people's planned paths, and a
+    replay that regenerates them. A group overrides what its actors do otherwise."""
 
     def shadow_casters(self) -> tuple[ShadowCaster, ...]:
         return ()
@@ -141,6 +128,24 @@ class PlannedGroup(Generic[S, T]):
 
     def replayed(self, recorded: Mapping[str, np.ndarray]) -> Self:
         return self  # planned motion regenerates from the seed
+
+
+@dataclass(frozen=True, kw_only=True)
+class PlannedGroup(PlannedDefaults, Generic[S, T]):
+    """A base for groups planned when the scene is drawn with one spec and one timeline per
+    actor (`PlannedDefaults` for the rest). A subclass gives `kind` and the methods that depend
+    on what its actors are."""
+
+    specs: tuple[S, ...] = ()
+    timelines: tuple[T, ...] = ()
+    n_steps: int = 1
+
+    def __len__(self) -> int:
+        return len(self.specs)
+
+    def with_timelines(self) -> Iterator[tuple[S, T]]:
+        """Each actor's spec with its timeline."""
+        return zip(self.specs, self.timelines, strict=True)
 
 
 def body_slices(groups: tuple[ActorGroup, ...]) -> list[slice]:

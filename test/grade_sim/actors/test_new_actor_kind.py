@@ -5,7 +5,7 @@ with no change anywhere else."""
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -14,12 +14,9 @@ import numpy as np
 import pytest
 
 from grade_common.types import FloatArray
-from grade_people.crowd import RobotObstacle
-from grade_people.people import PersonSpec, PersonTimeline
 from grade_replay.replay import RecordDriver
-from grade_sim.actors.geometry import ActorGeometry, Box3D, InstanceInfo, RigidPart, ShadowCaster
-from grade_sim.actors.group import ActorGroup
-from grade_sim.actors.placement import Collision
+from grade_sim.actors.geometry import ActorGeometry, Box3D, InstanceInfo, RigidPart
+from grade_sim.actors.group import ActorGroup, PlannedDefaults
 from grade_sim.io.record import load_record, scene_from_record
 from grade_sim.scene import Scene, build_scene
 from grade_sim.sim.run import SimulatorSpec, run_scenario
@@ -31,9 +28,10 @@ RADIUS_M = 0.3
 
 
 @dataclass(frozen=True, kw_only=True)
-class RollingBall:
+class RollingBall(PlannedDefaults):
     """One ball rolling sideways across the view of a robot: position (n, 3) and wxyz
-    quaternion (n, 4) at every physics step, spinning as it rolls."""
+    quaternion (n, 4) at every physics step, spinning as it rolls. `PlannedDefaults` gives the
+    protocol's methods for actors planned ahead (no shadow, no obstacle, no run state)."""
 
     name: str = "ball_0"
     instance_id: int = 0
@@ -83,26 +81,6 @@ class RollingBall:
 
     def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
         return [Box3D(self.instance_id, positions[0].copy(), np.full(3, 2 * RADIUS_M), np.eye(3))]
-
-    def shadow_casters(self) -> tuple[ShadowCaster, ...]:
-        return ()
-
-    def obstacles(self, step: int) -> list[RobotObstacle]:
-        return []
-
-    def collisions_with(
-        self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
-    ) -> list[Collision]:
-        return []
-
-    def advance(self, step: int, obstacles: Callable[[], list[RobotObstacle]]) -> None:
-        return None
-
-    def started(self) -> RollingBall:
-        return self
-
-    def already_run(self) -> bool:
-        return False
 
     def record(self, n_steps: int) -> dict[str, np.ndarray]:
         return {
