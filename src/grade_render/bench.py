@@ -5,8 +5,8 @@ default) and renders the same frames with Filament, with Cycles as it was set be
 work and with Cycles at its defaults (or at each --samples). Prints each engine's start-up
 (worker start to its first word: loading the engine and the scene) apart from its steady
 seconds per frame (wall, and the CPU time of the worker's threads: on a shared machine the
-steadier of the two), the load average, and how long GRADE's sequence (60 s of one camera at
-30 Hz = 1800 frames) would take.
+steadier of the two), how busy the machine was (`load`: processes waiting for a core), and how
+long GRADE's sequence (60 s of one camera at 30 Hz = 1800 frames) would take.
 """
 
 from __future__ import annotations
