@@ -92,6 +92,32 @@ class WorkerEnvironment:
                 f"`{self.setup_command}`\n{log_tail(log)}"
             )
 
+    def run_job(
+        self,
+        python: str,
+        script: Path,
+        job_dir: Path,
+        on_event: Callable[[dict[str, Any]], None],
+        *,
+        failure: type[GradeError],
+        name: str,
+        env: dict[str, str] | None = None,
+    ) -> str:
+        """Run the worker `script` on `job_dir` with `python` (run_json_worker; its stderr goes
+        to job_dir/worker.log) and return that log.
+
+        Raises:
+            error: `python` cannot import `module` (the message names the set-up command).
+            failure: the worker exited non-zero ("the `name` failed", with the log's tail).
+        """
+        code, log = run_json_worker(
+            python, script, [str(job_dir)], job_dir / "worker.log", on_event, env=env
+        )
+        if code != 0:
+            self.check_import(python, log)
+            raise failure(f"the {name} failed (exit {code}):\n{log_tail(log)}")
+        return log
+
 
 def run_json_worker(
     python: str,

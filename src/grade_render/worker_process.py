@@ -6,7 +6,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from grade_common.venv_worker import WorkerEnvironment, log_tail, run_json_worker
+from grade_common.venv_worker import WorkerEnvironment
 from grade_render.errors import SETUP_COMMAND, RenderError, RenderSetupError
 
 WORKER = Path(__file__).with_name("blender_worker.py")
@@ -52,11 +52,7 @@ def run_worker(
         RenderError: the worker failed (its last error lines are in the message).
     """
     exe = python or blender_python()
-    # The log is a file, not a pipe: a full stderr pipe would block Blender.
-    code, err = run_json_worker(
-        exe, worker, [str(job_dir)], job_dir / "worker.log", on_event, env=env
+    name = "Blender" if worker == WORKER else worker.stem
+    BLENDER.run_job(
+        exe, worker, job_dir, on_event, failure=RenderError, name=f"{name} render worker", env=env
     )
-    if code != 0:
-        BLENDER.check_import(exe, err)
-        name = "Blender" if worker == WORKER else worker.stem
-        raise RenderError(f"the {name} render worker failed (exit {code}):\n{log_tail(err)}")

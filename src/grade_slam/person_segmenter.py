@@ -11,6 +11,7 @@ by the share of person pixels it misses (`MaskScore`).
 
 from __future__ import annotations
 
+import dataclasses
 import enum
 import json
 import tempfile
@@ -24,23 +25,14 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.tum import ImageKind, list_file, read_list
-from grade_common.venv_worker import WorkerEnvironment, log_tail, run_json_worker
+from grade_common.venv_worker import log_tail
+from grade_eval.realism.worker import MEDIAPIPE as REALISM_MEDIAPIPE
 from grade_slam.camera_folder import stamp_ns_of
 from grade_slam.errors import SlamConfigError, SlamError, SlamInputError
 
 WORKER = Path(__file__).with_name("person_segmenter_worker.py")
-# the interpreter that imports mediapipe (default: the checkout's .venv-realism)
-PYTHON_ENV = "GRADE_MEDIAPIPE_PYTHON"
-MEDIAPIPE_VERSION = "0.10.21"
-MEDIAPIPE = WorkerEnvironment(
-    module="mediapipe",
-    env_var=PYTHON_ENV,
-    venv=".venv-realism",
-    setup_command="make setup-realism",
-    missing="MediaPipe is not installed (its own environment .venv-realism, about 0.4 GB)",
-    wanted=f"mediapipe {MEDIAPIPE_VERSION}",
-    error=SlamConfigError,
-)
+# The realism score's MediaPipe (.venv-realism, $GRADE_MEDIAPIPE_PYTHON), failing as a SLAM set-up.
+MEDIAPIPE = dataclasses.replace(REALISM_MEDIAPIPE, error=SlamConfigError)
 
 
 class SegmenterModel(enum.StrEnum):
@@ -141,10 +133,9 @@ def run_worker(
             "out": str(out_dir),
         }
         (job_dir / "job.json").write_text(json.dumps(job))
-        code, log = run_json_worker(exe, WORKER, [str(job_dir)], job_dir / "worker.log", on_event)
-    if code != 0:
-        MEDIAPIPE.check_import(exe, log)
-        raise SlamError(f"the person segmenter worker failed (exit {code}):\n{log_tail(log)}")
+        log = MEDIAPIPE.run_job(
+            exe, WORKER, job_dir, on_event, failure=SlamError, name="person segmenter worker"
+        )
     if len(seen) != len(images):
         raise SlamError(
             f"the person segmenter worker answered {len(seen)} of {len(images)} images:\n"

@@ -61,3 +61,37 @@ def test_check_import_raises_only_for_a_worker_that_could_not_import_the_module(
     )
     assert f"No module named '{MISSING}'" in str(err.value)  # the log's tail follows
     ENVIRONMENT.check_import(sys.executable, "Traceback ...\nValueError: something else")
+
+
+class _WorkerError(GradeError):
+    pass
+
+
+def test_run_job_returns_the_log_and_reads_every_event(tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(
+        "import json, sys\n"
+        "print(json.dumps({'job': sys.argv[1]}))\n"
+        "print('a library line', file=sys.stderr)\n"
+    )
+    events: list[dict[str, object]] = []
+    log = ENVIRONMENT.run_job(
+        sys.executable, script, tmp_path, events.append, failure=_WorkerError, name="test worker"
+    )
+    assert events == [{"job": str(tmp_path)}]
+    assert log == (tmp_path / "worker.log").read_text() == "a library line\n"
+
+
+def test_run_job_names_the_set_up_or_the_failed_worker(tmp_path: Path) -> None:
+    script = tmp_path / "worker.py"
+    script.write_text(f"import {MISSING}\n")
+    with pytest.raises(_SetupError, match="install it with `make setup-nothing`"):
+        ENVIRONMENT.run_job(
+            sys.executable, script, tmp_path, print, failure=_WorkerError, name="test worker"
+        )
+    script.write_text("import sys\nprint('it broke', file=sys.stderr)\nsys.exit(3)\n")
+    with pytest.raises(_WorkerError) as err:
+        ENVIRONMENT.run_job(
+            sys.executable, script, tmp_path, print, failure=_WorkerError, name="test worker"
+        )
+    assert str(err.value) == "the test worker failed (exit 3):\nit broke"

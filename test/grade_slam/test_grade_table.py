@@ -15,6 +15,7 @@ import pytest
 import yaml
 
 from grade_common.tum import read_list
+from grade_eval.realism.worker import PYTHON_ENV
 from grade_sim.config.scenario import scenario_from_mapping
 from grade_sim.sim.run import run_scenario
 from grade_slam.config import SlamConfig
@@ -23,7 +24,6 @@ from grade_slam.errors import SlamConfigError, SlamInputError
 from grade_slam.grade_sequences import load_preset, sequence_scenario
 from grade_slam.offline import track_camera_folder
 from grade_slam.person_segmenter import (
-    PYTHON_ENV,
     LearnedMasks,
     MaskScore,
     SegmenterModel,

@@ -12,7 +12,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
-from grade_common.venv_worker import WorkerEnvironment, log_tail, run_json_worker
+from grade_common.venv_worker import WorkerEnvironment, log_tail
 from grade_eval.errors import RealismError, RealismSetupError
 from grade_eval.realism.landmarks import MEDIAPIPE_POSE_LANDMARKS
 
@@ -97,10 +97,9 @@ def run_mediapipe(
         job_dir = Path(tmp)
         (job_dir / "job.json").write_text(json.dumps(settings.__dict__))
         np.savez(job_dir / "crops.npz", body=body, face=face)
-        code, err = run_json_worker(exe, WORKER, [str(job_dir)], job_dir / "worker.log", on_event)
-    if code != 0:
-        MEDIAPIPE.check_import(exe, err)
-        raise RealismError(f"the MediaPipe worker failed (exit {code}):\n{log_tail(err)}")
+        err = MEDIAPIPE.run_job(
+            exe, WORKER, job_dir, on_event, failure=RealismError, name="MediaPipe worker"
+        )
     if seen["body"] != len(body) or seen["face"] != len(face):
         raise RealismError(
             f"the MediaPipe worker answered {seen['body']}/{len(body)} body and "
