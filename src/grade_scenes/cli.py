@@ -44,6 +44,20 @@ SETTLE_FILE = "settle.yaml"
 POSE_CHECK_FILE = "pose_check.yaml"
 
 
+def _add_attempt_arguments(parser: argparse.ArgumentParser) -> None:
+    """What `run` and `table` both take: the selection, the (resumable) output, the seed and
+    how many scenes."""
+    parser.add_argument("selection", help="a folder made by `grade scenes select`")
+    parser.add_argument("--out", required=True, help="folder (an existing one is resumed)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the attempts' random draws (IK restarts, noise)",
+    )
+    parser.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = command_parser("grade scenes", __doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -80,15 +94,7 @@ def build_parser() -> argparse.ArgumentParser:
         help="skip rendering the reference images (references/scene_NNN.png)",
     )
     run = sub.add_parser("run", help="pick and place every scene of a selection with the Panda")
-    run.add_argument("selection", help="a folder made by `grade scenes select`")
-    run.add_argument("--out", required=True, help="run folder (an existing one is resumed)")
-    run.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the attempts' random draws (IK restarts, noise)",
-    )
-    run.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+    _add_attempt_arguments(run)
     run.add_argument("--pose-noise-m", type=float, default=0.0, help="perception noise (xy)")
     run.add_argument("--pose-noise-deg", type=float, default=0.0, help="perception noise")
     run.add_argument("--no-sheets", dest="sheets", action="store_false", help="no contact sheets")
@@ -100,15 +106,7 @@ def build_parser() -> argparse.ArgumentParser:
     table = sub.add_parser(
         "table", help="SceneReplica's tables: every pipeline x ordering over a selection"
     )
-    table.add_argument("selection", help="a folder made by `grade scenes select`")
-    table.add_argument("--out", required=True, help="folder (an existing one is resumed)")
-    table.add_argument(
-        "--seed",
-        type=int,
-        default=0,
-        help="seed of the attempts' random draws (IK restarts, noise)",
-    )
-    table.add_argument("--scenes", type=int, help="only the first N scenes of the selection")
+    _add_attempt_arguments(table)
     table.add_argument(
         "--pipelines", default="ground_truth,model_based,model_free", help="comma-separated"
     )

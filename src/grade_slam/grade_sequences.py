@@ -24,9 +24,8 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, ClassVar
 
-import yaml
-
 from grade_common.schema import KEY_PATH, Checked, Wording, bounds, from_mapping, named_items, text
+from grade_common.textfile import read_yaml
 from grade_slam.errors import SlamConfigError
 
 WORDING = replace(KEY_PATH, error=SlamConfigError, root="preset")
@@ -41,9 +40,9 @@ CAMERA_STREAMS = ("rgb", "depth", "semantic")
 class Flying(enum.StrEnum):
     """GRADE's flying-object levels."""
 
-    NONE = "N"
-    FEW = "F"
-    LOT = "L"
+    NONE = "N"  # no flying objects
+    FEW = "F"  # the preset's few_flying objects
+    LOT = "L"  # the preset's lot_flying objects
 
 
 @dataclass(frozen=True)
@@ -170,10 +169,7 @@ def load_preset(path: str | Path, overrides: dict[str, Any] | None = None) -> Gr
         SlamConfigError: unreadable file, unknown key or bad value (names the key and value).
     """
     file = Path(path)
-    try:
-        data = yaml.safe_load(file.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise SlamConfigError(f"{file}: cannot read the preset ({err})") from err
+    data = read_yaml(file, "the GRADE-table preset", error=SlamConfigError)
     if not isinstance(data, dict):
         raise SlamConfigError(f"{file}: a preset is a mapping of keys, got {type(data).__name__}")
     data.update(overrides or {})

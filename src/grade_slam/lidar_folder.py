@@ -12,9 +12,9 @@ from fnmatch import fnmatchcase
 from pathlib import Path
 
 import numpy as np
-import yaml
 
 from grade_common import kitti
+from grade_common.textfile import read_yaml
 from grade_slam.camera_folder import stamp_ns_of
 from grade_slam.errors import SlamInputError
 from grade_slam.frames import DYNAMIC_CLASSES
@@ -33,10 +33,7 @@ def dynamic_label_ids(folder: str | Path) -> frozenset[int]:
         SlamInputError: classes.yaml is missing or not a mapping.
     """
     path = Path(folder) / kitti.CLASSES_YAML
-    try:
-        classes = yaml.safe_load(path.read_text())
-    except (OSError, yaml.YAMLError) as err:
-        raise SlamInputError(f"{path}: cannot read the LiDAR's classes ({err})") from err
+    classes = read_yaml(path, "the LiDAR's classes", error=SlamInputError)
     if not isinstance(classes, dict):
         raise SlamInputError(f"{path}: expected class id -> name, got {classes!r}")
     return frozenset(
