@@ -28,9 +28,9 @@ from grade_control.geometry import wrap_angle
 class Phase(enum.Enum):
     """What the explorer is doing."""
 
-    LOOKING_AROUND = "looking_around"
-    GOING = "going"
-    FINISHED = "finished"
+    LOOKING_AROUND = "looking_around"  # turning in place to map what surrounds the robot
+    GOING = "going"  # following the path to the chosen frontier goal
+    FINISHED = "finished"  # a full turn found no reachable frontier: the map is complete
 
 
 @dataclass(frozen=True)

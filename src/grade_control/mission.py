@@ -39,16 +39,16 @@ from grade_control.geometry import wrap_angle
 class YawPolicy(Enum):
     """How the yaw goal of a waypoint is chosen."""
 
-    FIXED = "fixed"
-    FACE_TRAVEL = "face_travel"
+    FIXED = "fixed"  # the waypoint's own yaw_deg
+    FACE_TRAVEL = "face_travel"  # along the leg from the previous waypoint (kept on vertical legs)
 
 
 class MissionPhase(Enum):
     """Where the mission is."""
 
-    GOING = "going"
-    HOVERING = "hovering"
-    DONE = "done"
+    GOING = "going"  # flying to the current waypoint
+    HOVERING = "hovering"  # arrived: holding the waypoint for its hover time
+    DONE = "done"  # the last waypoint's hover time has passed
 
 
 @dataclass(frozen=True)

@@ -26,9 +26,9 @@ from grade_noise.scratch import ScratchFrame, scratch_frame
 class DepthModel(enum.Enum):
     """Which axial error model to use."""
 
-    STEREO = "stereo"
-    STRUCTURED_LIGHT = "structured_light"
-    NONE = "none"
+    STEREO = "stereo"  # error grows with depth squared (subpixel disparity over the baseline)
+    STRUCTURED_LIGHT = "structured_light"  # Kinect-like: a + b (z - z0)^2 about a sweet spot
+    NONE = "none"  # no axial error: range cut-off and quantisation only
 
 
 @dataclass(frozen=True)

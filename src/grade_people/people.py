@@ -48,9 +48,11 @@ BLEND_TAU_S = 0.35  # time constant of every blend between motions (grade_people
 
 
 class PartShape(enum.Enum):
-    CAPSULE = "capsule"
-    SPHERE = "sphere"
-    BOX = "box"
+    """The geom of one rigid body part (people.body: parts)."""
+
+    CAPSULE = "capsule"  # limbs and torso: radius and half length
+    SPHERE = "sphere"  # the head: radius
+    BOX = "box"  # the feet: half sizes
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,11 @@ from grade_slam.lidar_odometry import LIDAR_BACKENDS, LidarBackend, LidarBackend
 
 
 class Readiness(StrEnum):
-    READY = "ready"
-    FIRST_USE = "builds on first use"
-    MISSING = "missing"
+    """Whether a backend can run now (the value is what `grade slam backends` prints)."""
+
+    READY = "ready"  # installed, with everything it reads
+    FIRST_USE = "builds on first use"  # installed; a cached input (the vocabulary) is made once
+    MISSING = "missing"  # not installed or broken: the row names the fix
 
 
 @dataclass(frozen=True)

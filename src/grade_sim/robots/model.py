@@ -15,8 +15,10 @@ from grade_sim.config.scenario import RobotConfig, RobotKind
 
 
 class JointKind(enum.Enum):
-    SLIDE = "slide"
-    HINGE = "hinge"
+    """MuJoCo's joint types that robot models use."""
+
+    SLIDE = "slide"  # translation along the axis (m)
+    HINGE = "hinge"  # rotation about the axis (rad)
 
 
 @dataclass(frozen=True)

@@ -36,9 +36,9 @@ NEAR_M = 1e-3
 class VisibilitySource(enum.Enum):
     """The render buffer the visibility flags come from."""
 
-    DEPTH = "depth"
-    INSTANCE = "instance"
-    NONE = "none"
+    DEPTH = "depth"  # visible where nothing in the depth image lies in front of the joint
+    INSTANCE = "instance"  # visible where the instance mask shows the body's own id
+    NONE = "none"  # no buffer: every keypoint inside the image counts as visible
 
 
 @dataclass(frozen=True)
