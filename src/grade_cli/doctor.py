@@ -16,6 +16,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from grade_common import doctor
+from grade_common.cli_args import command_parser
 from grade_common.doctor import Finding, Need, State
 from grade_common.venv_worker import WorkerEnvironment
 
@@ -127,10 +128,10 @@ def findings(python: str, runs_dir: Path) -> list[Finding]:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
-        prog="grade doctor",
-        description="What works on this machine and the command that fixes each part that "
-        "does not. Exit 1 when a required part is broken.",
+    parser = command_parser(
+        "grade doctor",
+        "What works on this machine and the command that fixes each part that does not.\n"
+        "Exit 1 when a required part is broken.",
     )
     parser.add_argument(
         "--python",

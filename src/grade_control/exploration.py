@@ -38,20 +38,20 @@ class Plan:
     """A path for the controller: (N, 3) x, y, yaw (the altitude is the node's)."""
 
     poses_xy_yaw: FloatArray
-    reason: str
+    reason: str  # for the log: "look around", or why this frontier goal was chosen
 
 
 @dataclass(frozen=True)
 class MissionSettings:
     """Tolerances of the exploration decisions."""
 
-    goal_tolerance_m: float = 0.3
-    yaw_tolerance_rad: float = 0.2
-    look_timeout_s: float = 40.0
-    min_goal_distance_m: float = 1.0
-    stuck_timeout_s: float = 8.0
-    progress_m: float = 0.2
-    lookahead_m: float = 2.0
+    goal_tolerance_m: float = 0.3  # a goal this close counts as reached
+    yaw_tolerance_rad: float = 0.2  # a look-around this short of a full turn counts as one
+    look_timeout_s: float = 40.0  # a look-around ends after this long, full turn or not
+    min_goal_distance_m: float = 1.0  # frontier goals nearer than this are not chosen
+    stuck_timeout_s: float = 8.0  # no progress for this long: the goal is given up
+    progress_m: float = 0.2  # getting this much closer to the goal counts as progress
+    lookahead_m: float = 2.0  # an obstacle on this much of the path ahead makes a new plan
 
 
 @dataclass

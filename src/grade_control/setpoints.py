@@ -100,10 +100,10 @@ class _Position(_Setpoint):
 class _Velocity(_Setpoint):
     mode = SetpointMode.VELOCITY
 
-    start_s: float
-    start: FloatArray
-    velocity: FloatArray
-    low: FloatArray
+    start_s: float  # when the velocity setpoint was accepted
+    start: FloatArray  # (J,) joint positions then (NaN until the first measurement)
+    velocity: FloatArray  # (J,) per joint, held from start_s on
+    low: FloatArray  # (J,) the joint limits the integrated position stops at
     high: FloatArray
 
     def sample(self, now_s: float, measured: FloatArray) -> tuple[FloatArray, FloatArray]:
@@ -118,9 +118,9 @@ class _Velocity(_Setpoint):
 class _Trajectory(_Setpoint):
     mode = SetpointMode.TRAJECTORY
 
-    times_s: FloatArray
-    positions: FloatArray
-    velocities: FloatArray
+    times_s: FloatArray  # (N,) increasing
+    positions: FloatArray  # (N, J), interpolated linearly between the times
+    velocities: FloatArray  # (N, J)
 
     def stale(self, now_s: float, timeout_s: float) -> bool:
         return now_s - float(self.times_s[-1]) > timeout_s

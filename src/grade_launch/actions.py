@@ -90,8 +90,8 @@ class Group(_Conditional):
 class IncludeArg(_Located):
     """One `arg` of an `include`."""
 
-    name: Template
-    value: Template
+    name: Template  # a `name` the included file declares with `arg`
+    value: Template  # resolved in the including file's context
 
 
 @dataclass(frozen=True)
@@ -131,8 +131,8 @@ class ParamValue(_Located):
 class Remap(_Located):
     """A node `remap` from one topic/service name to another."""
 
-    source: Template
-    target: Template
+    source: Template  # `from`: the name the node's code uses
+    target: Template  # `to`: the name it gets on the graph
 
 
 @dataclass(frozen=True)

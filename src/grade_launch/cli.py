@@ -14,6 +14,7 @@ import sys
 import tempfile
 from pathlib import Path
 
+from grade_common.cli_args import command_parser
 from grade_launch.errors import LaunchFileError
 from grade_launch.executor import plan_launch
 from grade_launch.plan import LaunchPlan
@@ -24,9 +25,9 @@ from grade_launch.validate import check_launch_files
 
 def build_parser() -> argparse.ArgumentParser:
     """The `grade launch` argument parser."""
-    parser = argparse.ArgumentParser(
-        prog="grade launch",
-        description="Run a ROS 2 YAML launch file (the subset GRADE uses) like `ros2 launch`: "
+    parser = command_parser(
+        "grade launch",
+        "Run a ROS 2 YAML launch file (the subset GRADE uses) like `ros2 launch`:\n"
         "`grade launch FILE [name:=value ...]` or `grade launch PKG FILE_NAME ...`.",
     )
     parser.add_argument(

@@ -78,10 +78,10 @@ def imu_preset(name: str) -> ImuNoiseParams:
 class ImuNoiseState:
     """Biases carried between calls: random-walk part and constant turn-on part, per sensor."""
 
-    gyro_bias: FloatArray
-    accel_bias: FloatArray
-    gyro_turn_on: FloatArray
-    accel_turn_on: FloatArray
+    gyro_bias: FloatArray  # (3,) rad/s, the random walk so far (starts at zero)
+    accel_bias: FloatArray  # (3,) m/s^2, likewise
+    gyro_turn_on: FloatArray  # (3,) rad/s, drawn once at turn-on
+    accel_turn_on: FloatArray  # (3,) m/s^2, drawn once at turn-on
 
 
 def initial_imu_state(params: ImuNoiseParams, rng: np.random.Generator) -> ImuNoiseState:

@@ -75,6 +75,16 @@ ORB_SLAM3_INSTALL = (
     "libegl1 libgl1 libsm6 libice6 libx11-6 libxext6)"
 )
 
+# What both ORB-SLAM3 modes share: the package, its own process, the vocabulary made beforehand.
+_ORB_SLAM3 = BackendSpec(
+    module="pyorbslam3",
+    install=ORB_SLAM3_INSTALL,
+    build=_build_orb_slam3,
+    description="ORB-SLAM3 RGB-D: tracking, local mapping, loop closing (pyorbslam3)",
+    isolated=True,
+    prepare=_prepare_orb_vocabulary,
+)
+
 BACKENDS: dict[str, BackendSpec] = {
     "open3d_rgbd": BackendSpec(
         module="open3d",
@@ -82,22 +92,12 @@ BACKENDS: dict[str, BackendSpec] = {
         build=_build_open3d,
         description="Open3D multi-scale RGB-D odometry, frame to frame (open3d / open3d-cpu)",
     ),
-    "orb_slam3_rgbd": BackendSpec(
-        module="pyorbslam3",
-        install=ORB_SLAM3_INSTALL,
-        build=_build_orb_slam3,
-        description="ORB-SLAM3 RGB-D: tracking, local mapping, loop closing (pyorbslam3)",
-        isolated=True,
-        prepare=_prepare_orb_vocabulary,
-    ),
-    "orb_slam3_rgbd_inertial": BackendSpec(
-        module="pyorbslam3",
-        install=ORB_SLAM3_INSTALL,
+    "orb_slam3_rgbd": _ORB_SLAM3,
+    "orb_slam3_rgbd_inertial": dataclasses.replace(
+        _ORB_SLAM3,
         build=_build_orb_slam3_inertial,
         description="ORB-SLAM3 RGB-D-inertial: RGB-D plus the robot's IMU (pyorbslam3)",
         needs_imu=True,
-        isolated=True,
-        prepare=_prepare_orb_vocabulary,
     ),
 }
 

@@ -97,9 +97,9 @@ class RaycastConfig:
     step_fraction: float = 0.25
     min_range_m: float = 0.01
     max_range_m: float = 10.0
-    chunk_rays: int = 65536
-    block_steps: int = 16
-    refine_neighbours: int = 64
+    chunk_rays: int = 65536  # rays marched at once (bounds the memory of a batch)
+    block_steps: int = 16  # samples per block between two empty-space skips
+    refine_neighbours: int = 64  # GT points near a first hit searched for the exact one
 
     def __post_init__(self) -> None:
         check_voxel_size(self.voxel_size_m)

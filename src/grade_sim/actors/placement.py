@@ -57,9 +57,11 @@ class Collision:
 
 @dataclass(frozen=True)
 class Rejection:
+    """An actor left out of the scene because its trace still collided after the retries."""
+
     name: str
     instance_id: int
-    reason: str
+    reason: str  # the last collision found (Collision.reason)
 
 
 @dataclass(frozen=True)

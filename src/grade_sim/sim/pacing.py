@@ -136,11 +136,13 @@ class PaceSchedule:
 
 @dataclass
 class _Span:
-    start_s: float = 0.0
+    """The counts behind a PaceReport, over one report period or the whole run."""
+
+    start_s: float = 0.0  # wall clock when the span started
     started: bool = False
-    sim_ns: int = 0
-    behind_s: float = 0.0
-    late: int = 0
+    sim_ns: int = 0  # simulated time released
+    behind_s: float = 0.0  # summed lateness of the late messages (PaceReport.behind_s)
+    late: int = 0  # messages that arrived after their release time
     messages: int = 0
 
     def start(self, at_s: float) -> None:

@@ -40,14 +40,16 @@ class Part:
     """One solid of a design, as its extent in the piece frame (metres)."""
 
     name: str
-    lo: Vec3
-    hi: Vec3
+    lo: Vec3  # the corner of least x, y, z
+    hi: Vec3  # the opposite corner
     material: Material
-    shape: StaticShape = StaticShape.BOX
+    shape: StaticShape = StaticShape.BOX  # CYLINDER: upright, its radius half the x extent
 
 
 @dataclass(frozen=True)
 class Design:
+    """A kind of furniture: its parts in the piece frame (x depth, y width, z up from the floor)."""
+
     kind: str
     size_xyz: Vec3  # footprint depth (x), width (y) and height
     parts: tuple[Part, ...]

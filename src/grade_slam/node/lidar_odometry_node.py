@@ -41,9 +41,12 @@ class LidarNodeParameters(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
+    # the scans of /<robot>/<lidar>/points
     robot: str = field(default="uav1", metadata=ros_name())
     lidar: str = field(default="lidar", metadata=ros_name())
+    # the estimate's frame: the first scan's sensor frame
     map_frame: str = field(default="lidar_map", metadata=text(MAP_FRAME_PATTERN))
+    # a TUM file written at shutdown ("": none)
     trajectory_output: str = field(default="", metadata=text(allow_empty=True))
 
 

@@ -57,8 +57,10 @@ class SlamNodeParameters(Checked):
 
     WORDING: ClassVar[Wording] = PARAMETER_WORDING
 
+    # the images of /<robot>/<camera>/...
     robot: str = field(default="uav1", metadata=ros_name())
     camera: str = field(default="camera", metadata=ros_name())
+    # the estimate's frame: the first tracked camera
     map_frame: str = field(default="map", metadata=text(MAP_FRAME_PATTERN))
     # REP 105: publish map_frame -> <robot>/<odom_frame> on /tf
     publish_tf: bool = True
