@@ -1,10 +1,14 @@
 """`grade bench slam --grade-table OUT --merge FOLDER...`: the folders' sequences are checked
-against the preset, and a `grade batch` of the table gives the rows of one --grade-table run."""
+against the preset, and a `grade batch` of the table, killed and resumed, gives the rows of one
+--grade-table run."""
 
 from __future__ import annotations
 
 import csv
+import os
+import signal
 import subprocess
+import time
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -145,7 +149,7 @@ def _rows(table: Path) -> list[dict[str, str]]:
 
 
 @pytest.mark.slow
-def test_a_batch_of_the_table_gives_the_rows_of_one_run(tmp_path: Path) -> None:
+def test_a_killed_batch_of_the_table_resumes_and_gives_the_rows_of_one_run(tmp_path: Path) -> None:
     preset = _preset(tmp_path / "p")
     single = tmp_path / "single"
     backends = ("--backends", "kiss_icp", "kiss_icp_masked")
@@ -184,8 +188,20 @@ def test_a_batch_of_the_table_gives_the_rows_of_one_run(tmp_path: Path) -> None:
     )
     batch_dir = tmp_path / "batch"
     command = ["grade", "batch", str(sweep), "--out", str(batch_dir), "--workers", "1", "--quiet"]
+    # killed once its first job is complete: the rerun runs only the second
+    proc = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, start_new_session=True
+    )
+    try:
+        while not (batch_dir / "jobs" / "small_static_H_s3").is_dir() and proc.poll() is None:
+            time.sleep(0.05)
+        assert proc.poll() is None, proc.communicate()[0]
+        os.killpg(proc.pid, signal.SIGKILL)  # the batch, its worker and the job's processes
+    finally:
+        proc.wait()
     batch = subprocess.run(command, capture_output=True, text=True, check=False)
     assert batch.returncode == 0, batch.stdout + batch.stderr
+    assert "ran 1, skipped 1 complete" in batch.stdout
     merged = _rows(batch_dir / "table" / "table.csv")
     assert len(merged) == 2 * 2  # 2 sequences x 2 backends
     assert all(float(r["frames"]) > 0 and float(r["ate_rmse_m"]) >= 0.0 for r in merged)  # no NaN
