@@ -5,6 +5,7 @@ then build the dataset once every job is complete.
     DIR/jobs/<id>/        a complete job: run/, noisy_bag/, replay_<name>/, export/
     DIR/logs/<id>.log     every attempt's commands and output
     DIR/dataset/          splits, COCO, YOLO, eval tables, README.md (grade_batch.dataset)
+    DIR/table/            a slam_table sweep's merged table, instead (grade_batch.slam_table)
     DIR/locks/            batch.lock (this batch process), <id>.lock (the worker running <id>)
 
 A rerun with the same sweep skips complete jobs and runs pending and failed ones. A job folder
@@ -156,7 +157,7 @@ def _run_jobs(
     skipped = tuple(j.job_id for j in jobs if manifest.jobs[j.job_id].status is JobStatus.COMPLETE)
     todo = [j for j in jobs if manifest.jobs[j.job_id].status is not JobStatus.COMPLETE]
     grade = find_grade() if todo else ""
-    noise = spec.sweep.pipeline.noise
+    noise, table = spec.sweep.pipeline.noise, spec.sweep.pipeline.slam_table
     plans = [
         JobPlan(
             job=j,
@@ -165,6 +166,7 @@ def _run_jobs(
             batch_dir=str(batch_dir),
             grade_exe=grade,
             num_cpus=spec.sweep.resources.num_cpus,
+            table_preset=str(spec.path_of(table.preset)) if table is not None else None,
         )
         for j in todo
     ]

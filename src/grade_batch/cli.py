@@ -3,8 +3,9 @@
 Runs every job of the sweep (grade run -> noise -> replays -> COCO/YOLO labels) on a local
 process pool (default, --workers N) or on Ray (--ray auto | local | ADDRESS), keeps
 DIR/manifest.json, and builds DIR/dataset/ (splits, COCO, YOLO, eval tables, README card) once
-every job is complete. Rerun the same command to finish a killed or failed batch: complete jobs
-are skipped, the others run again.
+every job is complete; a sweep of GRADE's SLAM table (pipeline.slam_table) merges its jobs'
+tables into DIR/table/ instead. Rerun the same command to finish a killed or failed batch:
+complete jobs are skipped, the others run again.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from grade_batch.dataset import build_dataset
 from grade_batch.jobs import expand
 from grade_batch.pipeline import find_grade
 from grade_batch.runners import LocalPool, RayRunner, Runner
+from grade_batch.slam_table import merge_table
 from grade_batch.spec import Resources, load_sweep
 
 
@@ -42,7 +44,9 @@ def build_parser() -> argparse.ArgumentParser:
         "instance on 127.0.0.1 with --workers CPUs) or a cluster address",
     )
     parser.add_argument(
-        "--no-dataset", action="store_true", help="run the jobs only; do not build DIR/dataset/"
+        "--no-dataset",
+        action="store_true",
+        help="run the jobs only; do not build DIR/dataset/ (or merge DIR/table/)",
     )
     parser.add_argument("--quiet", action="store_true", help="no progress bar")
     return parser
@@ -74,7 +78,12 @@ def run(args: argparse.Namespace) -> int:
             )
         print("rerun the same command to retry them", file=sys.stderr)
         return 1
-    if not args.no_dataset:
+    if args.no_dataset:
+        return 0
+    if spec.sweep.pipeline.slam_table is not None:
+        table = merge_table(spec, args.out.resolve(), expand(spec), find_grade())
+        print(f"table: {table / 'table.csv'} (summary: {table / 'summary.md'})")
+    else:
         dataset = build_dataset(
             spec, args.out.resolve(), expand(spec), outcome.manifest, find_grade()
         )

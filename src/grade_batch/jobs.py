@@ -2,8 +2,9 @@
 
 A job is plain data (it crosses process and Ray boundaries): its id (a folder name and the
 dataset's sequence name), the scenario file, the seed, the overrides and the ROS domain it runs
-in. The overrides become `grade run --set TOP_KEY=VALUE` arguments: each changed top-level key
-is passed whole, so relative paths in the scenario still resolve against its own folder.
+in; a job of a slam_table sweep names the table's world and kind instead of a scenario. The
+overrides become `grade run --set TOP_KEY=VALUE` arguments: each changed top-level key is passed
+whole, so relative paths in the scenario still resolve against its own folder.
 """
 
 from __future__ import annotations
@@ -33,9 +34,19 @@ class Job:
     seed: int
     settings: tuple[tuple[str, Any], ...]  # dotted key -> parsed value, group `set` first
     domain_id: int
+    table_sequence: tuple[str, str] | None = None  # (world, kind) of a slam_table sweep
 
     def describe(self) -> dict[str, Any]:
         """The job's settings as the manifest and failure reports show them."""
+        if self.table_sequence is not None:
+            world, kind = self.table_sequence
+            return {
+                "group": self.group,
+                "world": world,
+                "kind": kind,
+                "seed": self.seed,
+                "ros_domain_id": self.domain_id,
+            }
         return {
             "group": self.group,
             "scenario": self.scenario,
@@ -87,12 +98,14 @@ def expand(spec: SweepFile) -> list[Job]:
                     index=index,
                     job_id=job_id,
                     group=group.name,
-                    scenario=str(spec.path_of(group.scenario)),
+                    scenario=str(spec.path_of(group.scenario)) if group.scenario else "",
                     seed=seed,
                     settings=base + combo,
                     domain_id=first + index % (last - first + 1),
+                    table_sequence=(group.world, group.kind) if group.world else None,
                 )
-                top_level_changes(job)  # reports a bad key now, not in a worker later
+                if job.table_sequence is None:
+                    top_level_changes(job)  # reports a bad key now, not in a worker later
                 jobs.append(job)
     ids = [j.job_id for j in jobs]
     if len(set(ids)) != len(ids):

@@ -9,6 +9,11 @@ job's ROS_DOMAIN_ID and CPU share:
     grade replay run --out replay_<name> --light-scale F --hide CLASS      (pipeline.replays)
     COCO / YOLO labels of run and every replay into export/<run|replay_name>/  (pipeline.export)
 
+A job of a slam_table sweep has one step instead, which simulates, segments and tracks its
+sequence of GRADE's table (grade_slam.grade_table):
+
+    grade bench slam --grade-table slam_table --preset P --worlds W --kinds K --table-seeds S ...
+
 The job folder is staged (grade_common.atomic): it appears under jobs/<id> only when every step
 succeeded; a failed or killed job leaves only its log. While it runs, the worker holds the job's
 lock file (locks/<id>.lock, grade_batch.lock), and every step process dies with the worker
@@ -46,6 +51,7 @@ from grade_common.rundir import (
 from grade_common.transport import transport_environment
 
 RUN_DIR = "run"
+TABLE_JOB_DIR = "slam_table"
 NOISY_BAG = "noisy_bag"
 EXPORT_DIR = "export"
 LOGS_DIR = "logs"
@@ -74,6 +80,7 @@ class JobPlan:
     batch_dir: str  # absolute path of the batch folder
     grade_exe: str  # the `grade` command
     num_cpus: float
+    table_preset: str | None = None  # absolute path of pipeline.slam_table.preset
 
 
 @dataclass(frozen=True)
@@ -134,8 +141,24 @@ def job_environment(plan: JobPlan) -> dict[str, str]:
     return env
 
 
-def _commands(plan: JobPlan) -> list[tuple[str, list[str]]]:
+def _table_command(plan: JobPlan) -> list[str]:
+    """The job's sequence of GRADE's table, its world and kind from the job's group."""
+    step, sequence = plan.pipeline.slam_table, plan.job.table_sequence
+    if step is None or sequence is None or plan.table_preset is None:
+        raise BatchError(f"job {plan.job.job_id}: not a job of a slam_table sweep")
+    world, kind = sequence
+    return [
+        *(plan.grade_exe, "bench", "slam", "--grade-table", TABLE_JOB_DIR),
+        *step.arguments(plan.table_preset),
+        *("--worlds", world, "--kinds", kind, "--table-seeds", str(plan.job.seed)),
+    ]
+
+
+def job_commands(plan: JobPlan) -> list[tuple[str, list[str]]]:
+    """The job's step processes, in order: (step name, command line)."""
     job, pipeline, grade = plan.job, plan.pipeline, plan.grade_exe
+    if pipeline.slam_table is not None:
+        return [("slam table", _table_command(plan))]
     steps: list[tuple[str, list[str]]] = []
     run = [grade, "run", job.scenario, "--out", RUN_DIR, "--quiet"]
     for item in job.run_overrides():
@@ -166,7 +189,7 @@ def _relative_replay_source(replay: Path) -> None:
 
 def _run_steps(plan: JobPlan, stage: Path, log: Path) -> None:
     env = job_environment(plan)
-    for name, cmd in _commands(plan):
+    for name, cmd in job_commands(plan):
         with log.open("a") as out:
             out.write(f"$ {' '.join(cmd)}\n")
             out.flush()

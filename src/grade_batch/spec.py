@@ -32,6 +32,10 @@ from grade_common.schema import (
 WORDING = replace(KEY_PATH, error=BatchConfigError, root="sweep")
 # A dotted scenario key: `people.count`, `robots.0.cameras.0.width` (list items by index).
 KEY_PATTERN = r"[A-Za-z_][A-Za-z0-9_]*(\.([A-Za-z_][A-Za-z0-9_]*|[0-9]+))*"
+# GRADE's 8 sequence kinds (grade_slam.grade_sequences.KINDS, which grade_batch may not import;
+# test_batch_spec checks that the two agree) and a preset world's name.
+TABLE_KIND_PATTERN = r"(static|people_[NFL])(_H)?"
+TABLE_WORLD_PATTERN = r"[a-z][a-z0-9_]*"
 Scalar = int | float | bool | str
 
 
@@ -61,10 +65,15 @@ class Axis(Checked):
 class Group(Checked):
     """Jobs of one scenario: every seed x every product combination x every zip position.
 
+    In a sweep with `pipeline.slam_table`, a group is one world and kind of GRADE's table
+    instead (one job per seed), and has no scenario or overrides.
+
     Attributes:
         name: the group's name (folder and sequence prefix).
-        scenario: scenario file, relative to the sweep file.
         seeds: the scenario seeds (one job each per combination).
+        scenario: scenario file, relative to the sweep file (not in a slam_table sweep).
+        world: a world of the table's preset (slam_table sweeps only).
+        kind: one of GRADE's kinds (slam_table sweeps only).
         set: overrides applied to every job of the group.
         product: axes combined as a cartesian product.
         zip: axes of equal length, walked together.
@@ -72,8 +81,10 @@ class Group(Checked):
 
     WORDING = WORDING
     name: str = field(metadata=ros_name())
-    scenario: str
     seeds: tuple[int, ...] = field(metadata=bounds(0, 2**31 - 1))
+    scenario: str = field(default="", metadata=text(allow_empty=True))
+    world: str = field(default="", metadata=text(TABLE_WORLD_PATTERN, allow_empty=True))
+    kind: str = field(default="", metadata=text(TABLE_KIND_PATTERN, allow_empty=True))
     set: tuple[Setting, ...] = ()
     product: tuple[Axis, ...] = field(default=(), metadata=named_items("key"))
     zip: tuple[Axis, ...] = field(default=(), metadata=named_items("key"))
@@ -177,14 +188,45 @@ class EvalSettings(Checked):
 
 
 @dataclass(frozen=True)
+class SlamTableStep(Checked):
+    """GRADE's dynamic-SLAM table, one sequence per job: `grade bench slam --grade-table
+    slam_table --preset PRESET --worlds W --kinds K --table-seeds SEED ...`, with the world and
+    kind of the job's group; the batch then merges the jobs' tables into DIR/table.
+
+    Attributes:
+        preset: the table's preset file, relative to the sweep file.
+        backends: the table's backends (empty: every backend of the table).
+        repeats: scored runs of each backend on each sequence.
+        duration_s: the sequences' length (None: the preset's).
+    """
+
+    WORDING = WORDING
+    preset: str
+    backends: tuple[str, ...] = field(default=(), metadata=text(r"[a-z][a-z0-9_]*"))
+    repeats: int = field(default=1, metadata=bounds(1, 100))
+    duration_s: float | None = field(default=None, metadata=bounds(1.0, 3600.0))
+
+    def arguments(self, preset: str) -> list[str]:
+        """The `grade bench slam --grade-table` options every job and the merge share."""
+        args = ["--preset", preset, "--repeats", str(self.repeats)]
+        if self.backends:
+            args += ["--backends", *self.backends]
+        if self.duration_s is not None:
+            args += ["--duration-s", repr(self.duration_s)]
+        return args
+
+
+@dataclass(frozen=True)
 class Pipeline(Checked):
-    """The steps of every job after `grade run` (each optional)."""
+    """The steps of every job after `grade run` (each optional), or GRADE's SLAM table, which
+    simulates its sequence itself (`slam_table`, alone)."""
 
     WORDING = WORDING
     noise: NoiseStep | None = None
     replays: tuple[ReplayVariant, ...] = field(default=(), metadata=named_items("name"))
     export: ExportSettings | None = field(default_factory=ExportSettings)
     eval: EvalSettings | None = None
+    slam_table: SlamTableStep | None = None
 
     def validate(self, path: str) -> None:
         names = [r.name for r in self.replays]
@@ -192,6 +234,19 @@ class Pipeline(Checked):
             raise BatchConfigError(f"pipeline.replays: duplicate names {names}")
         if self.eval is not None and self.noise is None:
             raise BatchConfigError("pipeline.eval: needs pipeline.noise (it scores noisy odometry)")
+        if self.slam_table is not None:
+            steps = {
+                "noise": self.noise is not None,
+                "replays": bool(self.replays),
+                "export": self.export is not None,
+                "eval": self.eval is not None,
+            }
+            for step, present in steps.items():
+                if present:
+                    raise BatchConfigError(
+                        f"pipeline.{step}: not allowed with pipeline.slam_table (its jobs run no "
+                        f"`grade run`); remove it{' or set it to null' if step == 'export' else ''}"
+                    )
 
 
 @dataclass(frozen=True)
@@ -243,6 +298,30 @@ class Sweep(Checked):
             raise BatchConfigError(f"groups: duplicate names {names}")
         if self.domain_ids[0] > self.domain_ids[1]:
             raise BatchConfigError(f"domain_ids: {list(self.domain_ids)} must be [first, last]")
+        for group in self.groups:
+            _check_group_kind(group, table=self.pipeline.slam_table is not None)
+
+
+def _check_group_kind(group: Group, *, table: bool) -> None:
+    """A scenario group names a scenario and no table sequence; a slam_table group the
+    opposite (its job simulates the preset's sequence itself)."""
+    where = f"groups.{group.name}"
+    if table:
+        for key in ("world", "kind"):
+            if not getattr(group, key):
+                raise BatchConfigError(f"{where}.{key}: required with pipeline.slam_table")
+        for key in ("scenario", "set", "product", "zip"):
+            if getattr(group, key):
+                raise BatchConfigError(
+                    f"{where}.{key}: not allowed with pipeline.slam_table (the preset makes "
+                    "the scenario); remove it"
+                )
+        return
+    if not group.scenario:
+        raise BatchConfigError(f"{where}.scenario: required (a scenario file)")
+    for key in ("world", "kind"):
+        if getattr(group, key):
+            raise BatchConfigError(f"{where}.{key}: only with pipeline.slam_table; remove it")
 
 
 @dataclass(frozen=True)
@@ -288,9 +367,11 @@ def load_sweep(path: str | Path) -> SweepFile:
     except BatchConfigError as err:
         raise BatchConfigError(f"{file}: {err}") from err
     spec = SweepFile(sweep, file.resolve().parent)
-    needed = [(f"groups.{g.name}.scenario", g.scenario) for g in sweep.groups]
+    needed = [(f"groups.{g.name}.scenario", g.scenario) for g in sweep.groups if g.scenario]
     if sweep.pipeline.noise is not None:
         needed.append(("pipeline.noise.params", sweep.pipeline.noise.params))
+    if sweep.pipeline.slam_table is not None:
+        needed.append(("pipeline.slam_table.preset", sweep.pipeline.slam_table.preset))
     for key, rel in needed:
         if not spec.path_of(rel).is_file():
             raise BatchConfigError(f"{file}: {key}: file {str(spec.path_of(rel))!r} does not exist")

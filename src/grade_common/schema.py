@@ -211,6 +211,14 @@ def convert(
             # `number | None`: a number out of range is reported with its range, not as "not
             # a number or null".
             return convert(present[0], value, path, meta, wording)
+        if (
+            len(present) == 1
+            and dataclasses.is_dataclass(present[0])
+            and isinstance(value, Mapping)
+        ):
+            # `Section | None` given a mapping: a bad key inside is reported with its own path,
+            # not as "not a mapping or null".
+            return convert(present[0], value, path, meta, wording)
         for option in options:
             if option is type(None):
                 continue

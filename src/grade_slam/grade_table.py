@@ -16,6 +16,10 @@ stopped: run the same command again.
     OUT/summary.md                       backend x kind, and the segmenter per sequence
     OUT/plots/ate_vs_dynamic.png, OUT/plots/trajectories_<sequence>.png
 
+With `--merge FOLDER...` it runs nothing: it builds OUT's table from the stored results of
+other OUT folders of the same preset (the jobs of a `grade batch` slam_table sweep, one
+sequence each; grade_slam.grade_table_merge).
+
 Scores are GRADE's (`grade_eval`): ATE RMSE and RPE after SE(3) alignment (origin alignment
 where the flight is too straight, said in the `align` column), missing time and tracking rate
 with a gap of one frame period.
@@ -64,6 +68,14 @@ from grade_slam.grade_sequences import (
     sequence_scenario,
     sequences,
 )
+from grade_slam.grade_table_files import (
+    RECORDS_DIR,
+    RESULTS_DIR,
+    SCENARIO_SUFFIX,
+    result_stem,
+    scenario_text,
+)
+from grade_slam.grade_table_merge import merge_folders
 from grade_slam.lidar_folder import track_lidar_folder
 from grade_slam.lidar_odometry import LidarOdometryConfig
 from grade_slam.offline import track_camera_folder
@@ -183,8 +195,8 @@ def check_scenario(out: Path, name: str, scenario: dict[str, Any]) -> None:
     Raises:
         SlamError: OUT holds the sequence made from another scenario (the preset changed).
     """
-    path = out / "sequences" / f"{name}.scenario.yaml"
-    text = yaml.safe_dump(scenario, sort_keys=True)
+    path = out / RECORDS_DIR / f"{name}{SCENARIO_SUFFIX}"
+    text = scenario_text(scenario)
     if path.is_file():
         if path.read_text() != text:
             raise SlamError(
@@ -262,7 +274,7 @@ def sequence_record(
     run_dir: Path, masks: LearnedMasks | None, options: TableOptions, out: Path
 ) -> dict[str, Any]:
     """The sequence's dynamic-pixel share and segmenter score, measured now unless stored."""
-    path = out / "sequences" / f"{run_dir.name}.json"
+    path = out / RECORDS_DIR / f"{run_dir.name}.json"
     if path.is_file():
         return _read_json(path)
     pixels = sequence_pixels(camera_dir(run_dir), masks)
@@ -292,8 +304,8 @@ def track(
     preset: GradePreset,
 ) -> dict[str, Any]:
     """One scored run of `backend` on the sequence, tracked now unless stored."""
-    name = f"{run_dir.name}__{backend}__r{repeat}"
-    result_path = out / "results" / f"{name}.json"
+    name = result_stem(run_dir.name, backend, repeat)
+    result_path = out / RESULTS_DIR / f"{name}.json"
     if result_path.is_file():
         return _read_json(result_path)
     result_path.parent.mkdir(parents=True, exist_ok=True)
@@ -356,12 +368,12 @@ def run_table(
         world, kind, seed = seq
         name = sequence_name(*seq)
         results = {
-            (b, r): options.out / "results" / f"{name}__{b}__r{r}.json"
+            (b, r): options.out / RESULTS_DIR / f"{result_stem(name, b, r)}.json"
             for b in options.backends
             for r in range(options.repeats)
         }
         check_scenario(options.out, name, sequence_scenario(preset, base, *seq))
-        record_path = options.out / "sequences" / f"{name}.json"
+        record_path = options.out / RECORDS_DIR / f"{name}.json"
         run_dir = options.out / "runs" / name
         if record_path.is_file() and all(p.is_file() for p in results.values()):
             record = _read_json(record_path)  # done: its run is not needed again
@@ -459,7 +471,7 @@ def segmenter_rows(out: Path, names: list[str]) -> list[Row]:
     """Per sequence: frames, dynamic and person share, the segmenter's IoU and missed share."""
     rows: list[Row] = []
     for name in names:
-        record = _read_json(out / "sequences" / f"{name}.json")
+        record = _read_json(out / RECORDS_DIR / f"{name}.json")
         rows.append(
             {
                 "sequence": name,
@@ -505,12 +517,12 @@ def plot_trajectories(out: Path, name: str, backends: tuple[str, ...], path: Pat
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    record = _read_json(out / "sequences" / f"{name}.json")
+    record = _read_json(out / RECORDS_DIR / f"{name}.json")
     fig, ax = plt.subplots(figsize=(6.5, 6.0))
     ref = np.array(record["reference_xy"])
     ax.plot(ref[:, 0], ref[:, 1], "k--", lw=1.5, label="ground truth")
     for i, backend in enumerate(backends):
-        result_path = out / "results" / f"{name}__{backend}__r0.json"
+        result_path = out / RESULTS_DIR / f"{result_stem(name, backend, 0)}.json"
         if not result_path.is_file():
             continue
         result = _read_json(result_path)
@@ -586,6 +598,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--table-seeds", nargs="*", type=int, help="these seeds (default: the preset's)"
     )
     group.add_argument(
+        "--merge",
+        nargs="+",
+        type=Path,
+        metavar="FOLDER",
+        help="simulate and track nothing: build OUT's table from these --grade-table folders' "
+        "stored results (same preset, --backends, --repeats and --duration-s; the jobs of a "
+        "`grade batch` slam_table sweep)",
+    )
+    group.add_argument(
         "--segmenter",
         default=DEFAULT_MODEL.value,
         choices=[m.value for m in SegmenterModel],
@@ -616,7 +637,7 @@ def main_grade_table(args: argparse.Namespace) -> int:
             keep = [w for w in preset.worlds if w.name in args.worlds]
             preset = GradePreset(**{**preset.__dict__, "worlds": tuple(keep)})
         vocabulary = args.vocabulary
-        if any(not TABLE_BACKENDS[b].lidar for b in backends):
+        if not args.merge and any(not TABLE_BACKENDS[b].lidar for b in backends):
             from grade_slam.vocabulary_set import resolve_vocabulary
 
             vocabulary = str(resolve_vocabulary(args.vocabulary, log=print))
@@ -629,6 +650,8 @@ def main_grade_table(args: argparse.Namespace) -> int:
             keep_runs=args.keep_runs,
         )
         prepare_out(options.out)
+        if args.merge:
+            preset = merge_folders(preset, options.out, backends, args.repeats, list(args.merge))
         rows = run_table(preset, options)
         write_report(rows, preset, options)
     except SlamError as err:

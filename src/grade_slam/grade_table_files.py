@@ -1,0 +1,28 @@
+"""Where a `grade bench slam --grade-table` OUT keeps what it stores of each sequence; the one
+owner of those names for the table (grade_table) and the merge of tables (grade_table_merge).
+
+    OUT/sequences/<sequence>.scenario.yaml   the scenario the sequence was made from
+    OUT/sequences/<sequence>.json            its dynamic-pixel share and segmenter score
+    OUT/results/<sequence>__<backend>__r<k>.json (+ .txt)   one scored run (and its trajectory)
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import yaml
+
+RECORDS_DIR = "sequences"
+RESULTS_DIR = "results"
+SCENARIO_SUFFIX = ".scenario.yaml"
+
+
+def scenario_text(scenario: dict[str, Any]) -> str:
+    """A sequence's scenario as OUT records it."""
+    text: str = yaml.safe_dump(scenario, sort_keys=True)
+    return text
+
+
+def result_stem(sequence: str, backend: str, repeat: int) -> str:
+    """A scored run's file name without its suffix."""
+    return f"{sequence}__{backend}__r{repeat}"
