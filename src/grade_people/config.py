@@ -85,8 +85,8 @@ class PeopleConfig:
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
     # Of the choices after each stop: how often the next one is a walk.
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
-    # Of the walks: how many end beside a robot's planned path, ahead of the robot (the person
-    # crosses or faces its camera) instead of anywhere; scripted crowds only (docs/people.md).
+    # Of the walks: how many go to meet a robot beside its planned path and on past it, toward
+    # or across its camera, instead of anywhere (scripted crowds only: docs/crowd.md)
     toward_robots: float = field(default=0.0, metadata=bounds(0.0, 1.0))
     # Body model: makehuman, skinned mannequins or rigid parts.
     body: PersonBody = PersonBody.MAKEHUMAN

@@ -39,7 +39,7 @@ def test_shipped_preset_builds_a_valid_scenario_per_sequence() -> None:
         spec = KINDS[kind]
         assert scenario.seed == seed
         assert scenario.duration_s == 60.0
-        people = 56 if world == "hall" else preset.crowd.count
+        people = 32 if world == "hall" else preset.crowd.count
         assert scenario.people.count == (people if spec.people else 0)
         assert scenario.people.toward_robots == preset.crowd.toward_robots
         flying = scenario.flying_objects.count
