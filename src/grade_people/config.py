@@ -85,6 +85,9 @@ class PeopleConfig:
     motions: tuple[PersonMotion, ...] = (PersonMotion.WALK, PersonMotion.STAND, PersonMotion.TURN)
     # Of the choices after each stop: how often the next one is a walk.
     walk_fraction: float = field(default=0.75, metadata=bounds(0.0, 1.0))
+    # Of the walks: how many go to meet a robot beside its planned path and on past it, toward
+    # or across its camera, instead of anywhere (scripted crowds only: docs/crowd.md)
+    toward_robots: float = field(default=0.0, metadata=bounds(0.0, 1.0))
     # Body model: makehuman, skinned mannequins or rigid parts.
     body: PersonBody = PersonBody.MAKEHUMAN
     # scripted (from the seed before the run) or reactive (stepped live, steerable).
@@ -97,6 +100,11 @@ class PeopleConfig:
     clips: tuple[str, ...] = ()
 
     def validate(self, path: str) -> None:
+        if self.toward_robots > 0.0 and self.mode is CrowdMode.REACTIVE:
+            raise ConfigError(
+                f"{path}.toward_robots: {self.toward_robots} needs mode: scripted (the goals "
+                f"come from the robots' planned paths); got mode: reactive, where it must be 0"
+            )
         if len(self.clips) > MAX_CLIPS:
             raise ConfigError(f"{path}.clips: {len(self.clips)} files; allowed at most {MAX_CLIPS}")
         if PersonMotion.CLIP in self.motions and not self.clips:

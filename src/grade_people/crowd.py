@@ -40,6 +40,7 @@ from grade_people.people import (
     phase_step_rad,
 )
 from grade_people.seat import Seat
+from grade_people.toward import meet_robot
 
 _LOG = logging.getLogger(__name__)
 
@@ -172,6 +173,8 @@ class Crowd:
         clip_durations_s: length of each of people.clips.
         seats: the world's chairs (World.seats), for `sit` stops.
         names: the people's names, for the notes (default: "person <index>").
+        robot_plans: the robots' planned paths (scripted mode), where `people.toward_robots`
+            of the walks go (none: every walk draws its goal anywhere).
     """
 
     def __init__(
@@ -186,8 +189,10 @@ class Crowd:
         clip_durations_s: Sequence[float] = (),
         seats: Sequence[Seat] = (),
         names: Sequence[str] = (),
+        robot_plans: RobotSchedule | None = None,
     ) -> None:
         n = len(heights_m)
+        self._robot_plans = robot_plans
         self.names = tuple(names) if names else tuple(f"person {i}" for i in range(n))
         # Why people did not sit when they drew a `sit` stop (also logged).
         self.notes: list[str] = []
@@ -511,6 +516,11 @@ class Crowd:
         if self._others and rng.random() >= self.config.walk_fraction:
             return self._pause_plan(i, step)
         start = self._snap_free(self.position_xy[i])
+        # No draw at all with toward_robots 0: scenarios without it stay as they were.
+        if self.config.toward_robots > 0.0 and rng.random() < self.config.toward_robots:
+            path = self._path_toward_robots(i, start, step)
+            if path is not None:
+                return _Plan(Activity.WALK, path[1:], started_step=step)
         for _ in range(20):
             goal = sample_free_point(self.planning, rng)
             if np.linalg.norm(goal - start) < MIN_GOAL_DISTANCE_M:
@@ -519,6 +529,28 @@ class Crowd:
             if path is not None:
                 return _Plan(Activity.WALK, path[1:], started_step=step)
         return self._pause_plan(i, step)  # boxed in: stand instead of walking through walls
+
+    def _path_toward_robots(self, i: int, start: FloatArray, step: int) -> list[FloatArray] | None:
+        """A path that meets a robot beside its planned path and goes on past it (toward.py);
+        None without planned robots, or when no meeting point can be reached."""
+        plans = self._robot_plans
+        if plans is None or not plans.names:
+            return None
+        points = meet_robot(
+            start,
+            float(self.pref_speed[i]),
+            step,
+            self.dt_s,
+            plans.position_xyz[..., :2],
+            plans.yaw_rad,
+            plans.radius_m,
+            self.radius_m + self.config.avoidance.robot_clearance_m,
+            MIN_GOAL_DISTANCE_M,
+            self.planning,
+            self._rng,
+        )
+        path = None if points is None else plan_path(self.planning, start, points[0])
+        return None if path is None or points is None else [*path, *points[1:]]
 
     def _pause_plan(self, i: int, step: int, no_sit: bool = False) -> _Plan:
         rng = self._rng

@@ -373,7 +373,9 @@ def _plan_people(
         timelines = tuple(start.crowd().timelines)
         return _PeopleMotion(people, timelines, start, PlacementReport(), clips)
     obstacles = MovingObstacles(schedule, discs)
-    planner = crowd_planner(world, scenario.people, n_steps, dt, obstacles, starts, durations)
+    planner = crowd_planner(
+        world, scenario.people, n_steps, dt, obstacles, starts, durations, robot_plans=schedule
+    )
 
     def animals_check(
         people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]

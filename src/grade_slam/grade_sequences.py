@@ -107,6 +107,9 @@ class Crowd(Checked):
     speed_mps: tuple[float, float] = field(default=(0.8, 1.4), metadata=bounds(0.1, 3.0))
     # of the choices after each stop, how often the next is a walk (more walking, more motion)
     walk_fraction: float = field(default=0.9, metadata=bounds(0.0, 1.0))
+    # of the walks, how many end beside the UAV's path ahead of it, so that people cross and
+    # face the camera as in TUM's walking sequences (people.toward_robots)
+    toward_robots: float = field(default=0.0, metadata=bounds(0.0, 1.0))
     pause_s: tuple[float, float] = field(default=(0.5, 2.0), metadata=bounds(0.0, 600.0))
 
 
@@ -215,6 +218,7 @@ def sequence_scenario(
         else 0,
         "speed_mps": list(crowd.speed_mps),
         "walk_fraction": crowd.walk_fraction,
+        "toward_robots": crowd.toward_robots,
         "pause_s": list(crowd.pause_s),
     }
     flying = {Flying.NONE: 0, Flying.FEW: preset.few_flying, Flying.LOT: preset.lot_flying}

@@ -39,8 +39,9 @@ def test_shipped_preset_builds_a_valid_scenario_per_sequence() -> None:
         spec = KINDS[kind]
         assert scenario.seed == seed
         assert scenario.duration_s == 60.0
-        people = 56 if world == "hall" else preset.crowd.count
+        people = 32 if world == "hall" else preset.crowd.count
         assert scenario.people.count == (people if spec.people else 0)
+        assert scenario.people.toward_robots == preset.crowd.toward_robots
         flying = scenario.flying_objects.count
         assert flying == {"N": 0, "F": preset.few_flying, "L": preset.lot_flying}[spec.flying]
         robot = scenario.robots[0]
@@ -68,6 +69,10 @@ def test_shorter_sequences_and_other_seeds_by_override() -> None:
         ({"duration_s": 0.5}, r"duration_s: value 0.5 is out of range; allowed \[1.0, 3600.0\]"),
         ({"few_flying": 20}, r"few_flying: 20 must be below lot_flying \(16\)"),
         ({"crowd": {"count": 0}}, r"crowd.count: value 0 is out of range; allowed \[1, 64\]"),
+        (
+            {"crowd": {"toward_robots": 1.5}},
+            r"crowd.toward_robots: value 1.5 is out of range; allowed \[0.0, 1.0\]",
+        ),
         (
             {"worlds": [{"name": "hall", "rooms_x": 9}]},
             r"worlds.hall.rooms_x: value 9 is out of range",

@@ -381,8 +381,10 @@ def crowd_planner(
     robots: Callable[[int], list[RobotObstacle]],
     start_clear_of: Sequence[RobotObstacle] = (),
     clip_durations_s: Sequence[float] = (),
+    robot_plans: RobotSchedule | None = None,
 ) -> Planner:
-    """Plans a scripted crowd of the given people (the default planner of place_scripted_crowd)."""
+    """Plans a scripted crowd of the given people (the default planner of place_scripted_crowd);
+    `robot_plans`: the robots' planned paths, for people.toward_robots."""
 
     def make(people: Sequence[PersonSpec], rng: np.random.Generator) -> Crowd:
         return Crowd(
@@ -396,6 +398,7 @@ def crowd_planner(
             clip_durations_s,
             world.seats,
             [p.name for p in people],
+            robot_plans,
         )
 
     return CrowdPlanner(make, robots)

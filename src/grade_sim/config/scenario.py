@@ -635,6 +635,15 @@ class Scenario:
             raise ConfigError(
                 f"robots: duplicate robot names {names}; each needs its own namespace"
             )
+        planned = (MotionMode.PATH, MotionMode.TELEPORT)
+        if self.people.toward_robots > 0.0 and all(
+            r.motion.mode not in planned for r in self.robots
+        ):
+            raise ConfigError(
+                f"people.toward_robots: {self.people.toward_robots} needs a robot whose "
+                f"motion.mode is path or teleport (a planned path to walk toward); got modes "
+                f"{[r.motion.mode.value for r in self.robots]}"
+            )
         # Cameras are sampled on physics steps: a faster rate would silently come out slower.
         for i, r in enumerate(self.robots):
             for j, cam in enumerate(r.cameras):
