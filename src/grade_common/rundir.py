@@ -1,13 +1,14 @@
 """The run directory as code: the names every tool writes and reads (docs/conventions.md).
 
-RUN/run.yaml        scenario snapshot, backend, status, the ROS 2 distro/rclpy/RMW (`ros`), and a
-                    replay's `noise_seed`
+RUN/run.yaml        scenario snapshot, backend, status, the ROS 2
+                    distro/rclpy/RMW (`ros`), a replay's `noise_seed`
 RUN/summary.json    topic counts and rates, timings
 RUN/bag/            rosbag2 (MCAP)
 RUN/record.npz      experiment record
-RUN/placement.yaml  what the FCL placement check of the people did and whom it rejected
-RUN/gt/instances.yaml, RUN/gt/classes.yaml (semantic classes), RUN/gt/<robot>/trajectory.txt,
-RUN/gt/<robot>/<camera>/ (TUM RGB-D)
+RUN/placement.yaml  what the FCL placement check of the people did and
+                    whom it rejected
+RUN/gt/             instances.yaml, classes.yaml (semantic classes),
+                    <robot>/trajectory.txt, <robot>/<camera>/ (TUM RGB-D)
 """
 
 from __future__ import annotations
