@@ -22,10 +22,10 @@ import subprocess
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from grade_common.bench_results import Cell, ResultTable
 from grade_common.errors import ConfigError
 
 
@@ -54,13 +54,6 @@ class WholeRun:
     def cpu_per_sim_s(self) -> float:
         """CPU seconds (all threads, all children) per simulated second."""
         return self.cpu_s / self.sim_s
-
-    def as_dict(self) -> dict[str, float]:
-        return {
-            **asdict(self),
-            "real_time_factor": round(self.real_time_factor, 4),
-            "cpu_per_sim_s": round(self.cpu_per_sim_s, 4),
-        }
 
 
 def whole_run(long: ProcessCost, short: ProcessCost, long_s: float, short_s: float) -> WholeRun:
@@ -185,21 +178,55 @@ class Comparison:
     def median(self) -> PairRatios:
         return median_ratios(self.pair_ratios)
 
-    def as_dict(self) -> dict[str, Any]:
-        return {
-            "long_s": self.long_s,
-            "short_s": self.short_s,
-            "commands": self.commands,
-            "pairs": [
-                {
-                    **{k: v.as_dict() for k, v in p.items()},
-                    "ratios": asdict(r),
-                }
-                for p, r in zip(self.pairs, self.pair_ratios, strict=True)
-            ],
-            "median_ratios": asdict(self.median) if self.pair_ratios else None,
-            "alone": {k: v.as_dict() for k, v in self.alone.items()},
-        }
+    def tables(self) -> list[ResultTable]:
+        """The comparison as a results file's tables (grade_common.bench_results): every pair's
+        figures and ratios with the median last, and each side alone."""
+        names = list(self.commands)
+        per_side = ("CPU s per sim s", "RTF")
+        columns = (
+            "pair",
+            *(f"{n} {c}" for n in names for c in per_side),
+            "CPU ratio",
+            "RTF ratio",
+        )
+        rows: list[tuple[Cell, ...]] = []
+        for k, (figures, r) in enumerate(zip(self.pairs, self.pair_ratios, strict=True)):
+            side_cells = [
+                round(v, 3)
+                for n in names
+                for v in (figures[n].cpu_per_sim_s, figures[n].real_time_factor)
+            ]
+            rows.append(
+                (k + 1, *side_cells, round(r.cpu_per_sim_s, 3), round(r.real_time_factor, 3))
+            )
+        if self.pair_ratios:
+            m = self.median
+            blank: tuple[Cell, ...] = ("",) * (len(names) * len(per_side))
+            rows.append(("median", *blank, round(m.cpu_per_sim_s, 3), round(m.real_time_factor, 3)))
+        title = (
+            f"Whole runs side by side, {self.long_s:g} s minus {self.short_s:g} s simulated "
+            f"({names[0]} / {names[1]})"
+        )
+        out = [ResultTable(title, columns, tuple(rows))]
+        if self.alone:
+            out.append(
+                ResultTable(
+                    "Each side alone",
+                    ("side", "CPU s per sim s", "RTF", "wall s", "CPU s", "sim s"),
+                    tuple(
+                        (
+                            n,
+                            round(a.cpu_per_sim_s, 3),
+                            round(a.real_time_factor, 3),
+                            round(a.wall_s, 2),
+                            round(a.cpu_s, 2),
+                            round(a.sim_s, 3),
+                        )
+                        for n, a in self.alone.items()
+                    ),
+                )
+            )
+        return out
 
 
 def compare(

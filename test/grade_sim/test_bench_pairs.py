@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grade_common.errors import ConfigError
+from grade_common.bench_results import read_results, write_results
+from grade_common.errors import ConfigError, OutputExistsError
 from grade_sim.bench_pairs import (
     PairRatios,
     ProcessCost,
@@ -87,9 +88,27 @@ def test_compare_pairs_alternate_and_setup_cancels(tmp_path: Path) -> None:
     assert result.pairs[0]["baseline"] == WholeRun(10.0, 20.0, 30.0)
     assert result.median == PairRatios(pytest.approx(0.5), pytest.approx(2.0))  # type: ignore[arg-type]
     assert set(result.alone) == {"yours", "baseline"}
-    d = result.as_dict()
-    assert d["median_ratios"]["cpu_per_sim_s"] == pytest.approx(0.5)
-    assert d["pairs"][0]["yours"]["real_time_factor"] == pytest.approx(1.0)
+    pairs_table, alone_table = result.tables()
+    assert pairs_table.columns == (
+        "pair",
+        "yours CPU s per sim s",
+        "yours RTF",
+        "baseline CPU s per sim s",
+        "baseline RTF",
+        "CPU ratio",
+        "RTF ratio",
+    )
+    assert pairs_table.rows[0] == (1, 1.5, 1.0, 3.0, 0.5, 0.5, 2.0)
+    assert pairs_table.rows[-1] == ("median", "", "", "", "", 0.5, 2.0)
+    assert [row[0] for row in alone_table.rows] == ["yours", "baseline"]
+    # what `grade bench sim --baseline DIR --json OUT` writes: a results file the docs read
+    out = tmp_path / "results.json"
+    write_results(out, "sim", ["--baseline", "DIR", "--json", str(out)], result.tables())
+    read = read_results(out)
+    assert read.command == "grade bench sim --baseline DIR"
+    assert read.tables[0].rows[-1] == ("median", "", "", "", "", 0.5, 2.0)
+    with pytest.raises(OutputExistsError):  # a results file is never overwritten
+        write_results(out, "sim", [], result.tables())
 
 
 @pytest.mark.parametrize(

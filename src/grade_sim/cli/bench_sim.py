@@ -79,7 +79,9 @@ def main(argv: list[str]) -> int:
     bench_whole_run.add_arguments(parser)
     args = parse_bench_args(parser, argv)
     if args.baseline is not None:
-        return bench_whole_run.run(args)
+        return bench_whole_run.run(args, argv)
+    if args.json is not None:
+        parser.error("--json: written by --baseline comparisons only; give --baseline DIR")
     if args.ground_truth:
         from grade_sim.cli.bench_ground_truth import run
 

@@ -8,12 +8,12 @@ DIR/scripts/env.sh. grade_sim.bench_pairs pairs the runs and takes the differenc
 from __future__ import annotations
 
 import argparse
-import json
 import os
+import shlex
 import tempfile
 from pathlib import Path
 
-from grade_common.atomic import write_bytes
+from grade_common.bench_results import write_results
 from grade_common.errors import ConfigError
 from grade_sim.bench_pairs import Comparison, Side, compare, figures_text
 
@@ -64,7 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="GRADE_ROS_DISTRO for the baseline's env.sh (checkouts with several distros)",
     )
     parser.add_argument("--no-alone", action="store_true", help="skip the runs of each side alone")
-    parser.add_argument("--json", type=Path, default=None, help="write the results here")
+    parser.add_argument(
+        "--json",
+        type=Path,
+        metavar="OUT",
+        help="with --baseline: also write the comparison to this new JSON file "
+        "(grade_common.bench_results)",
+    )
 
 
 def _bench_args(args: argparse.Namespace, pipeline: str | None) -> list[str]:
@@ -111,8 +117,9 @@ def sides(args: argparse.Namespace) -> tuple[Side, Side]:
     return mine, baseline
 
 
-def run(args: argparse.Namespace) -> int:
-    """The paired comparison of `grade bench sim --baseline DIR`; prints it, writes --json."""
+def run(args: argparse.Namespace, argv: list[str]) -> int:
+    """The paired comparison of `grade bench sim --baseline DIR` (`argv` its options); prints
+    it, writes --json."""
     mine, baseline = sides(args)
     logs = Path(tempfile.mkdtemp(prefix="grade-bench-pairs-"))
     print(f"whole runs: {args.long_s:g} s minus {args.short_s:g} s simulated; logs in {logs}")
@@ -129,10 +136,14 @@ def run(args: argparse.Namespace) -> int:
         report=lambda line: print(line, flush=True),
     )
     _print_summary(result)
-    if args.json is not None:
-        text = json.dumps(result.as_dict(), indent=2) + "\n"
-        write_bytes(args.json, text.encode(), overwrite=True)
-        print(f"written: {args.json}")
+    commands = "; ".join(f"{name}: {shlex.join(argv_)}" for name, argv_ in result.commands.items())
+    write_results(
+        args.json,
+        "sim",
+        argv,
+        result.tables(),
+        notes=f"CPU is user + system of each process and its children; commands ({commands})",
+    )
     return 0
 
 
