@@ -23,10 +23,8 @@ import numpy as np
 import yaml
 
 from grade_common.share import shipped_file
-from grade_sim.actors.people_group import People
-from grade_sim.actors.robot_discs import planned_robot_schedule
 from grade_sim.config.scenario import Scenario, scenario_from_mapping
-from grade_sim.scene import build_scene
+from grade_sim.scene import build_scene, people_facing_robot
 from grade_sim.sim.run import run_scenario
 from grade_slam.dynamic_pixels import sequence_pixels
 from grade_slam.grade_sequences import PRESET_FILE, load_preset, sequence_scenario
@@ -53,28 +51,8 @@ def scenario(world: str, people: int, toward: float, seed: int, duration_s: floa
 
 def facing_share(scenario: Scenario) -> float:
     """Of the (step, person) pairs with the person in front of the UAV, the share facing it."""
-    scene = build_scene(scenario)
-    schedule = planned_robot_schedule(
-        [(r.model.config, r.follower) for r in scene.robots],
-        scene.n_steps,
-        scenario.physics_dt_s,
-        scenario.bootstrap_s,
-    )
-    robot = schedule.position_xyz[:, 0, :2]
-    yaw = schedule.yaw_rad[:, 0]
-    ahead = np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
-    seen = facing = 0
-    for _, timeline in scene.group(People).with_timelines():
-        rel = timeline.position_xy - robot
-        dist = np.linalg.norm(rel, axis=1)
-        cos = np.einsum("ij,ij->i", rel, ahead) / np.maximum(dist, 1e-9)
-        view = (dist < VIEW_M) & (cos > np.cos(HALF_FOV_RAD))
-        heading = timeline.heading_rad
-        looks = np.stack([np.cos(heading), np.sin(heading)], axis=1)
-        toward = np.einsum("ij,ij->i", looks, -rel) > 0.0
-        seen += int(view.sum())
-        facing += int((view & toward).sum())
-    return facing / max(seen, 1)
+    counts = people_facing_robot(build_scene(scenario), VIEW_M, HALF_FOV_RAD)
+    return counts.facing / max(counts.in_view, 1)
 
 
 def main() -> int:

@@ -412,3 +412,41 @@ def _free_start(
         "could not place robots collision-free after 99 tries; "
         "use a larger environment or fewer robots"
     )
+
+
+@dataclass(frozen=True)
+class FacingCounts:
+    """How often a scene's people stand in front of its first robot and face it, over every
+    (step, person) pair (`pairs`): `in_view` within a forward camera's reach of the robot's
+    planned pose, `facing` those of them whose heading is within 90 degrees of pointing at it
+    (people.toward_robots' measure, docs/crowd.md)."""
+
+    pairs: int
+    in_view: int
+    facing: int
+
+
+def people_facing_robot(scene: Scene, view_m: float, half_fov_rad: float) -> FacingCounts:
+    """The FacingCounts of `scene`: a person is in view within `view_m` of the first robot and
+    `half_fov_rad` of its planned heading."""
+    schedule = planned_robot_schedule(
+        [(r.model.config, r.follower) for r in scene.robots],
+        scene.n_steps,
+        scene.scenario.physics_dt_s,
+        scene.scenario.bootstrap_s,
+    )
+    robot = schedule.position_xyz[:, 0, :2]
+    yaw = schedule.yaw_rad[:, 0]
+    ahead = np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
+    pairs = in_view = facing = 0
+    for _, timeline in scene.group(People).with_timelines():
+        rel = timeline.position_xy - robot
+        dist = np.linalg.norm(rel, axis=1)
+        cos = np.einsum("ij,ij->i", rel, ahead) / np.maximum(dist, 1e-9)
+        view = (dist < view_m) & (cos > np.cos(half_fov_rad))
+        looks = np.stack([np.cos(timeline.heading_rad), np.sin(timeline.heading_rad)], axis=1)
+        toward = np.einsum("ij,ij->i", looks, -rel) > 0.0
+        pairs += len(dist)
+        in_view += int(view.sum())
+        facing += int((view & toward).sum())
+    return FacingCounts(pairs, in_view, facing)

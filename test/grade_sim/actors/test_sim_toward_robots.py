@@ -9,8 +9,7 @@ import pytest
 from grade_people.config import PersonMotion
 from grade_people.people import MOTION_CODES
 from grade_sim.actors.people_group import People
-from grade_sim.actors.robot_discs import planned_robot_schedule
-from grade_sim.scene import Scene, build_scene
+from grade_sim.scene import Scene, build_scene, people_facing_robot
 from scenario_kit import small_scenario
 
 WALK = MOTION_CODES[PersonMotion.WALK]
@@ -26,26 +25,8 @@ def _facing_in_front(scene: Scene) -> float:
     """Of all (step, person) pairs: the share with the person in front of the robot (within
     VIEW_M and 45 degrees of its heading, a forward camera's view) and facing it (heading
     within 90 degrees of pointing at the robot)."""
-    schedule = planned_robot_schedule(
-        [(r.model.config, r.follower) for r in scene.robots],
-        scene.n_steps,
-        scene.scenario.physics_dt_s,
-        scene.scenario.bootstrap_s,
-    )
-    robot = schedule.position_xyz[:, 0, :2]
-    yaw = schedule.yaw_rad[:, 0]
-    ahead = np.stack([np.cos(yaw), np.sin(yaw)], axis=1)
-    facing = total = 0
-    for _, timeline in scene.group(People).with_timelines():
-        rel = timeline.position_xy - robot
-        dist = np.linalg.norm(rel, axis=1)
-        cos = np.einsum("ij,ij->i", rel, ahead) / np.maximum(dist, 1e-9)
-        view = (dist < VIEW_M) & (cos > np.cos(np.pi / 4))
-        looks = np.stack([np.cos(timeline.heading_rad), np.sin(timeline.heading_rad)], axis=1)
-        toward = np.einsum("ij,ij->i", looks, -rel) > 0.0
-        facing += int((view & toward).sum())
-        total += len(dist)
-    return facing / total
+    counts = people_facing_robot(scene, VIEW_M, np.pi / 4)
+    return counts.facing / counts.pairs
 
 
 @pytest.mark.slow
