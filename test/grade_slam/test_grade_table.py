@@ -78,6 +78,10 @@ def _has_mediapipe() -> bool:
     return subprocess.run([python, "-c", "import mediapipe"], check=False).returncode == 0
 
 
+# For tests that track only the LiDAR: the images are not looked at, a small camera renders fast.
+SMALL_CAMERA = {"width": 160, "height": 120}
+
+
 def _preset_file(folder: Path, **changes: Any) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     (folder / "base.yaml").write_text(yaml.safe_dump(BASE))
@@ -159,9 +163,7 @@ def test_learned_mask_backend_on_a_few_frames(people_run: Path, tmp_path: Path) 
 
 @pytest.mark.slow
 def test_table_resumes_after_a_kill(tmp_path: Path) -> None:
-    # a small camera: the LiDAR backends resume here, the images are not looked at
-    small_camera = {"width": 160, "height": 120}
-    preset = _preset_file(tmp_path / "preset", **small_camera)
+    preset = _preset_file(tmp_path / "preset", **SMALL_CAMERA)
     out = tmp_path / "out"
     command = [
         *("grade", "bench", "slam", "--grade-table", str(out), "--preset", str(preset)),
@@ -203,7 +205,7 @@ def test_table_resumes_after_a_kill(tmp_path: Path) -> None:
     assert again.returncode == 0, again.stdout + again.stderr
     assert "simulated" not in again.stdout
     # another crowd makes other sequences: OUT's are not reused for them
-    preset.write_text(yaml.safe_dump({**PRESET, **small_camera, "crowd": {"count": 7}}))
+    preset.write_text(yaml.safe_dump({**PRESET, **SMALL_CAMERA, "crowd": {"count": 7}}))
     changed = subprocess.run(command, capture_output=True, text=True, check=False)
     assert changed.returncode == 2
     assert "small_people_N_H_s3 in" in changed.stdout

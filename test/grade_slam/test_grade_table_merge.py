@@ -15,7 +15,7 @@ from typing import Any
 
 import pytest
 import yaml
-from test_grade_table import BASE, PRESET
+from test_grade_table import BASE, PRESET, SMALL_CAMERA, _preset_file
 
 from grade_common.output_guard import write_marker
 from grade_slam.errors import SlamError
@@ -23,16 +23,10 @@ from grade_slam.grade_sequences import GradePreset, load_preset, sequence_scenar
 from grade_slam.grade_table_files import scenario_text
 from grade_slam.grade_table_merge import merge_folders as merge
 
-# the tiny preset of test_grade_table with a small camera: the LiDAR backend does not need more
-TINY = {**PRESET, "width": 160, "height": 120}
-
 
 def _preset(folder: Path, **changes: Any) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "base.yaml").write_text(yaml.safe_dump(BASE))
-    path = folder / "preset.yaml"
-    path.write_text(yaml.safe_dump({**TINY, **changes}))
-    return path
+    """test_grade_table's tiny preset with a small camera: the LiDAR backend needs no more."""
+    return _preset_file(folder, **{**SMALL_CAMERA, **changes})
 
 
 def _job_folder(folder: Path, preset: GradePreset, kind: str, results: bool = True) -> Path:
