@@ -223,7 +223,14 @@ def simulate(
         overwrite = True  # this command's own run, stopped early: simulate it again
     scenario = scenario_from_mapping(sequence_scenario(preset, base, *seq))
     start, cpu = time.perf_counter(), cpu_s()
-    run_scenario(scenario, run_dir, overwrite=overwrite)
+    status = run_scenario(scenario, run_dir, overwrite=overwrite).stats.status
+    if status != RunStatus.COMPLETE.value:
+        # Ctrl-C or a kill's SIGTERM ends the simulation early with a readable run: no mask,
+        # share or score may come from it (the next command simulates the sequence again)
+        raise SlamError(
+            f"{run_dir.name}: the simulation stopped early (run.yaml status {status}); run the "
+            "same command again to resume"
+        )
     print(
         f"  simulated {run_dir.name} in {time.perf_counter() - start:.0f} s "
         f"({cpu_s() - cpu:.0f} CPU s)",

@@ -212,6 +212,33 @@ def test_table_resumes_after_a_kill(tmp_path: Path) -> None:
     assert "was made from another scenario" in changed.stdout
 
 
+@pytest.mark.slow
+def test_a_stopped_simulation_stops_the_table_and_leaves_no_score(tmp_path: Path) -> None:
+    # long enough that Ctrl-C lands while it simulates; it is stopped after a few frames
+    preset = _preset_file(tmp_path / "preset", duration_s=30.0, **SMALL_CAMERA)
+    out = tmp_path / "out"
+    command = [
+        *("grade", "bench", "slam", "--grade-table", str(out), "--preset", str(preset)),
+        *("--backends", "kiss_icp"),
+    ]
+    proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # a frame in the staging folder: the simulation loop is running
+        while proc.poll() is None and not any((out / "runs").glob(".small_static_H_s3.*/**/*.png")):
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGINT)
+        stdout = proc.communicate(timeout=120)[0]
+    finally:
+        proc.kill()
+    assert proc.returncode == 2, stdout
+    assert "small_static_H_s3: the simulation stopped early" in stdout
+    # nothing measured on the stopped run: the next command simulates it again
+    assert not (out / "sequences" / "small_static_H_s3.json").exists()
+    assert not list((out / "results").glob("*.json"))
+    status = yaml.safe_load((out / "runs" / "small_static_H_s3" / "run.yaml").read_text())
+    assert status["status"] != "complete"
+
+
 def test_table_refuses_a_folder_grade_did_not_write(tmp_path: Path) -> None:
     from grade_slam.errors import SlamError
     from grade_slam.grade_table import prepare_out
