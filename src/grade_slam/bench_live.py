@@ -149,6 +149,17 @@ def run_one_live(
     size = (args.width, args.height)
     data = bench_scenario(base, world, seed, args.duration_s, size, ("rgb", "depth", "semantic"))
     name = f"{backend}_{world.replace('+', '_')}_seed{seed}_run{repeat}"
+    row: Row = {"backend": backend, "world": world, "seed": float(seed), "repeat": float(repeat)}
+    row.update(run_live(data, name, backend, args, work))
+    return row
+
+
+def run_live(
+    data: dict[str, Any], name: str, backend: str, args: argparse.Namespace, work: Path
+) -> Row:
+    """Simulate the scenario `data` (adapted in place to the backend) with the backend's node
+    live (args: pacing, timeout_s, vocabulary), into work/<name>; the scores and frame counts.
+    Also the live half of `grade bench slam --grade-table OUT --live-check`."""
     run_dir, estimate = work / name, work / f"{name}_slam.txt"
     setup = live_setup(data, backend)
     params = dict(setup.params)
@@ -196,17 +207,13 @@ def run_one_live(
     if match is None or not estimate.is_file():
         raise RuntimeError(f"{name}: {setup.node} wrote no trajectory:\n{text[-3000:]}")
     bootstrap_s = float(data.get("bootstrap_s", 1.0))
-    published = round((bootstrap_s + args.duration_s) * setup.rate_hz) + 1
+    published = round((bootstrap_s + float(data["duration_s"])) * setup.rate_hz) + 1
     if setup.node == "lidar_odometry_node":
         reference = read_tum(RunLayout(run_dir).robot_dir(robot) / setup.sensor / GROUNDTRUTH_TXT)
     else:
         reference = CameraStream.open(run_dir, robot, setup.sensor).trajectory
     summary, align = score(reference, read_tum(estimate), name, setup.rate_hz)
     return {
-        "backend": backend,
-        "world": world,
-        "seed": float(seed),
-        "repeat": float(repeat),
         "align": align.value,
         "frames_published": float(published),
         "frames_received": float(match.group(1)),

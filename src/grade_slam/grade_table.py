@@ -69,6 +69,8 @@ from grade_slam.grade_sequences import (
     sequences,
 )
 from grade_slam.grade_table_files import (
+    DEFAULT_LIVE_BACKENDS,
+    LIVE_CHECK_MD,
     RECORDS_DIR,
     RESULTS_DIR,
     SCENARIO_SUFFIX,
@@ -614,6 +616,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "`grade batch` slam_table sweep)",
     )
     group.add_argument(
+        "--live-check",
+        nargs="*",
+        metavar="BACKEND",
+        help="then fly one sequence per kind (the first world and seed) with these backends "
+        f"live in lockstep (default {list(DEFAULT_LIVE_BACKENDS)}) and write "
+        f"OUT/{LIVE_CHECK_MD}: live against the table's offline runs (grade_table_live)",
+    )
+    group.add_argument(
         "--segmenter",
         default=DEFAULT_MODEL.value,
         choices=[m.value for m in SegmenterModel],
@@ -661,6 +671,12 @@ def main_grade_table(args: argparse.Namespace) -> int:
             preset = merge_folders(preset, options.out, backends, args.repeats, list(args.merge))
         rows = run_table(preset, options)
         write_report(rows, preset, options)
+        if args.live_check is not None:
+            from grade_slam.grade_table_live import live_check
+
+            args.vocabulary = vocabulary
+            live_backends = tuple(args.live_check) or DEFAULT_LIVE_BACKENDS
+            live_check(preset, options.out, live_backends, args)
     except SlamError as err:
         print(f"grade bench slam --grade-table: {err}")
         return 2

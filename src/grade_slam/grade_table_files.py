@@ -4,6 +4,8 @@ owner of those names for the table (grade_table) and the merge of tables (grade_
     OUT/sequences/<sequence>.scenario.yaml   the scenario the sequence was made from
     OUT/sequences/<sequence>.json            its dynamic-pixel share and segmenter score
     OUT/results/<sequence>__<backend>__r<k>.json (+ .txt)   one scored run (and its trajectory)
+    OUT/live/<sequence>__<backend>.json (+ .log)   one live run of --live-check (grade_table_live)
+    OUT/live_check.md                        the live runs against the offline ones
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ import yaml
 RECORDS_DIR = "sequences"
 RESULTS_DIR = "results"
 SCENARIO_SUFFIX = ".scenario.yaml"
+LIVE_DIR = "live"
+LIVE_CHECK_MD = "live_check.md"
+DEFAULT_LIVE_BACKENDS = ("orb_slam3_rgbd",)  # --live-check without backends
 
 
 def scenario_text(scenario: dict[str, Any]) -> str:
