@@ -48,7 +48,6 @@ from grade_common.output_guard import OUTPUT_MARKER, write_marker
 from grade_common.rundir import RUN_YAML, STATUS_KEY, RunLayout, RunStatus, read_run_yaml
 from grade_common.share import shipped_file
 from grade_common.tum import GROUNDTRUTH_TXT
-from grade_common.types import FloatArray
 from grade_eval.io.run import CameraStream
 from grade_eval.io.tum import read_tum
 from grade_eval.report import Row, format_table, write_rows
@@ -74,10 +73,19 @@ from grade_slam.grade_table_files import (
     RECORDS_DIR,
     RESULTS_DIR,
     SCENARIO_SUFFIX,
+    read_json,
     result_stem,
     scenario_text,
 )
 from grade_slam.grade_table_merge import merge_folders
+from grade_slam.grade_table_report import (
+    markdown_table,
+    plot_ate_vs_dynamic,
+    plot_trajectories,
+    segmenter_rows,
+    summary_rows,
+    world_rows,
+)
 from grade_slam.lidar_folder import track_lidar_folder
 from grade_slam.lidar_odometry import LidarOdometryConfig
 from grade_slam.offline import track_camera_folder
@@ -179,13 +187,6 @@ def _remove_stale_partials(folder: Path) -> None:
             path.unlink(missing_ok=True)
 
 
-def _read_json(path: Path) -> dict[str, Any]:
-    data = json.loads(path.read_text())
-    if not isinstance(data, dict):
-        raise SlamError(f"{path}: not a result of this command; move it away and rerun")
-    return data
-
-
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
 
@@ -285,7 +286,7 @@ def sequence_record(
     """The sequence's dynamic-pixel share and segmenter score, measured now unless stored."""
     path = out / RECORDS_DIR / f"{run_dir.name}.json"
     if path.is_file():
-        return _read_json(path)
+        return read_json(path)
     pixels = sequence_pixels(camera_dir(run_dir), masks)
     reference = CameraStream.open(run_dir, _robot(run_dir), CAMERA).trajectory
     record = {
@@ -316,7 +317,7 @@ def track(
     name = result_stem(run_dir.name, backend, repeat)
     result_path = out / RESULTS_DIR / f"{name}.json"
     if result_path.is_file():
-        return _read_json(result_path)
+        return read_json(result_path)
     result_path.parent.mkdir(parents=True, exist_ok=True)
     estimate_path = result_path.with_suffix(".txt")
     estimate_path.unlink(missing_ok=True)  # a killed run's estimate without its score
@@ -385,7 +386,7 @@ def run_table(
         record_path = options.out / RECORDS_DIR / f"{name}.json"
         run_dir = options.out / "runs" / name
         if record_path.is_file() and all(p.is_file() for p in results.values()):
-            record = _read_json(record_path)  # done: its run is not needed again
+            record = read_json(record_path)  # done: its run is not needed again
             masks = None
         else:
             run_dir = simulate(preset, base, seq, options.out)
@@ -413,6 +414,7 @@ def run_table(
                         "repeat": float(repeat),
                         "dynamic_share": record["dynamic_share"],
                         "segmenter_iou": record["segmenter_iou"],
+                        "segmenter_missed": record["segmenter_missed"],
                         "align": result["align"],
                         "frames": float(result["frames"]),
                         "tracked": float(result["tracked"]),
@@ -430,134 +432,6 @@ def run_table(
     return rows
 
 
-def summary_rows(rows: list[Row]) -> list[Row]:
-    """Backend x kind over worlds, seeds and repeats: median ATE and its range, median RPE,
-    the lowest tracking rate, the longest missing time, the mean dynamic-pixel share."""
-    groups: dict[tuple[str, str], list[Row]] = {}
-    for row in rows:
-        groups.setdefault((str(row["backend"]), str(row["kind"])), []).append(row)
-    out: list[Row] = []
-    for (backend, kind), members in groups.items():
-
-        def values(key: str, members: list[Row] = members) -> FloatArray:
-            array = np.array([float(r[key]) for r in members], dtype=np.float64)
-            kept: FloatArray = array[~np.isnan(array)]
-            return kept
-
-        ate, rpe = values("ate_rmse_m"), values("rpe_trans_rmse_m")
-        out.append(
-            {
-                "backend": backend,
-                "kind": kind,
-                "runs": float(len(members)),
-                "dynamic_share": float(np.mean(values("dynamic_share"))),
-                "ate_rmse_m_median": float(np.median(ate)) if len(ate) else math.nan,
-                "ate_rmse_m_min": float(ate.min()) if len(ate) else math.nan,
-                "ate_rmse_m_max": float(ate.max()) if len(ate) else math.nan,
-                "rpe_trans_rmse_m_median": float(np.median(rpe)) if len(rpe) else math.nan,
-                "tracking_rate_min": float(values("tracking_rate").min()),
-                "missing_time_s_max": float(np.max(values("missing_time_s"), initial=0.0)),
-            }
-        )
-    return out
-
-
-def markdown_table(rows: list[Row]) -> str:
-    """Rows as a Markdown table (numbers to 3 decimals)."""
-    if not rows:
-        return ""
-    columns = list(rows[0])
-
-    def cell(value: Any) -> str:
-        return f"{value:.3f}" if isinstance(value, float) else str(value)
-
-    lines = ["| " + " | ".join(columns) + " |", "|" + " --- |" * len(columns)]
-    lines += ["| " + " | ".join(cell(r.get(c, "")) for c in columns) + " |" for r in rows]
-    return "\n".join(lines) + "\n"
-
-
-def segmenter_rows(out: Path, names: list[str]) -> list[Row]:
-    """Per sequence: frames, dynamic and person share, the segmenter's IoU and missed share."""
-    rows: list[Row] = []
-    for name in names:
-        record = _read_json(out / RECORDS_DIR / f"{name}.json")
-        rows.append(
-            {
-                "sequence": name,
-                "frames": float(record["frames"]),
-                "dynamic_share": record["dynamic_share"],
-                "person_share": record["person_share"],
-                "segmenter": str(record["segmenter"]),
-                "segmenter_iou": record["segmenter_iou"],
-                "segmenter_missed": record["segmenter_missed"],
-            }
-        )
-    return rows
-
-
-def plot_ate_vs_dynamic(rows: list[Row], path: Path) -> Path:
-    """ATE RMSE of every run against its sequence's dynamic-pixel share, one colour per backend."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    fig, ax = plt.subplots(figsize=(8.0, 4.5))
-    backends = list(dict.fromkeys(str(r["backend"]) for r in rows))
-    for i, backend in enumerate(backends):
-        mine = [r for r in rows if r["backend"] == backend]
-        x = [100 * float(r["dynamic_share"]) for r in mine]
-        y = [float(r["ate_rmse_m"]) for r in mine]
-        ax.plot(x, y, "o", color=f"C{i % 10}", ms=5, alpha=0.8, label=backend)
-    ax.set_xlabel("dynamic pixels (people + flying objects), mean share of the frame [%]")
-    ax.set_ylabel("ATE RMSE [m]")
-    ax.set_yscale("log")
-    ax.set_title("ATE against the sequence's dynamic-pixel share (one dot per run)")
-    ax.legend(fontsize=8, loc="upper left", bbox_to_anchor=(1.0, 1.0))
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def plot_trajectories(out: Path, name: str, backends: tuple[str, ...], path: Path) -> Path:
-    """Top view of a sequence: the camera's ground truth and each camera backend's first run,
-    aligned (LiDAR backends are drawn against the camera's path: the sensors are 0.2 m apart)."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    record = _read_json(out / RECORDS_DIR / f"{name}.json")
-    fig, ax = plt.subplots(figsize=(6.5, 6.0))
-    ref = np.array(record["reference_xy"])
-    ax.plot(ref[:, 0], ref[:, 1], "k--", lw=1.5, label="ground truth")
-    for i, backend in enumerate(backends):
-        result_path = out / RESULTS_DIR / f"{result_stem(name, backend, 0)}.json"
-        if not result_path.is_file():
-            continue
-        result = _read_json(result_path)
-        xy = np.array(result["estimate_xy"])
-        if len(xy):
-            label = f"{backend} ({result['ate_rmse_m']:.3f} m)"
-            ax.plot(xy[:, 0], xy[:, 1], "-", color=f"C{i % 10}", lw=1, label=label)
-    ax.set_aspect("equal", adjustable="datalim")
-    ax.set_xlabel("x [m]")
-    ax.set_ylabel("y [m]")
-    ax.set_title(f"{name}: {100 * record['dynamic_share']:.1f} % dynamic pixels")
-    ax.legend(fontsize=7)
-    fig.tight_layout()
-    return _save(fig, path)
-
-
-def _save(fig: Any, path: Path) -> Path:
-    import matplotlib.pyplot as plt
-
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with StagedOutput(path, overwrite=True, exists_error=SlamError, announce=False) as tmp:
-        fig.savefig(tmp, format="png", dpi=110)
-    plt.close(fig)
-    return path
-
-
 def write_report(rows: list[Row], preset: GradePreset, options: TableOptions) -> None:
     """table.csv, summary.md and the plots, replacing the previous report of OUT."""
     out = options.out
@@ -566,11 +440,21 @@ def write_report(rows: list[Row], preset: GradePreset, options: TableOptions) ->
     if table.exists():
         table.unlink()  # this command's own report of fewer rows: rewritten from the results
     write_rows(table, rows)
+    worlds = list(dict.fromkeys(str(r["world"]) for r in rows))
     text = [
         "# GRADE table (grade bench slam --grade-table)\n",
         f"{len(names)} sequences of {preset.duration_s:g} s, backends x repeats: "
         f"{list(options.backends)} x {options.repeats}\n",
-        "## Backend x kind\n",
+        *(
+            part
+            for world in worlds
+            for part in (
+                f"## {world}: ATE RMSE [m], median over seeds and runs [min, max]\n",
+                "(tr x): the lowest tracking rate, where a run lost frames\n",
+                markdown_table(world_rows(rows, world)),
+            )
+        ),
+        "## Backend x kind, all worlds\n",
         markdown_table(summary_rows(rows)),
         "## Sequences: dynamic pixels and the learned segmenter\n",
         markdown_table(segmenter_rows(out, names)),

@@ -10,9 +10,13 @@ owner of those names for the table (grade_table) and the merge of tables (grade_
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
 from typing import Any
 
 import yaml
+
+from grade_slam.errors import SlamError
 
 RECORDS_DIR = "sequences"
 RESULTS_DIR = "results"
@@ -31,3 +35,15 @@ def scenario_text(scenario: dict[str, Any]) -> str:
 def result_stem(sequence: str, backend: str, repeat: int) -> str:
     """A scored run's file name without its suffix."""
     return f"{sequence}__{backend}__r{repeat}"
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    """A record or result OUT stores (a JSON object).
+
+    Raises:
+        SlamError: the file holds something else.
+    """
+    data = json.loads(path.read_text())
+    if not isinstance(data, dict):
+        raise SlamError(f"{path}: not a result of this command; move it away and rerun")
+    return data

@@ -32,8 +32,8 @@ from grade_eval.report import Row
 from grade_slam.bench_live import LIDAR_BACKENDS, LIVE_BACKENDS, run_live
 from grade_slam.errors import SlamError
 from grade_slam.grade_sequences import GradePreset, sequence_name, sequence_scenario
-from grade_slam.grade_table import markdown_table
 from grade_slam.grade_table_files import LIVE_CHECK_MD, LIVE_DIR, RESULTS_DIR, result_stem
+from grade_slam.grade_table_report import markdown_table
 
 
 def offline_runs(out: Path, sequence: str, backend: str) -> list[dict[str, Any]]:
