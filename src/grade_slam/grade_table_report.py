@@ -183,10 +183,13 @@ def world_rows(rows: list[Row], world: str) -> list[Row]:
     dynamic: Row = {"backend": "dynamic pixels"}
     segmenter: Row = {"backend": "segmenter IoU / missed"}
     for kind in kinds:
-        dynamic[kind] = f"{100 * mean(kind, 'dynamic_share'):.1f} %"
+        share = mean(kind, "dynamic_share")
+        dynamic[kind] = f"{100 * share:.1f} %"
         iou = mean(kind, "segmenter_iou")
         missed = mean(kind, "segmenter_missed")
-        segmenter[kind] = "-" if math.isnan(iou) else f"{iou:.2f} / {missed:.2f}"
+        # without people an IoU says nothing (0 with a stray false positive, else undefined)
+        no_score = math.isnan(iou) or share == 0.0
+        segmenter[kind] = "-" if no_score else f"{iou:.2f} / {missed:.2f}"
     out = [dynamic, segmenter]
     for backend in backends:
         row: Row = {"backend": backend}
