@@ -37,6 +37,11 @@ def result_stem(sequence: str, backend: str, repeat: int) -> str:
     return f"{sequence}__{backend}__r{repeat}"
 
 
+def result_pattern(sequence: str, backend: str) -> str:
+    """The glob pattern of every repeat's result_stem of `backend` on `sequence`."""
+    return f"{sequence}__{backend}__r*"
+
+
 def read_json(path: Path) -> dict[str, Any]:
     """A record or result OUT stores (a JSON object).
 

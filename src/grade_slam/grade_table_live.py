@@ -32,7 +32,7 @@ from grade_eval.report import Row
 from grade_slam.bench_live import LIDAR_BACKENDS, LIVE_BACKENDS, run_live
 from grade_slam.errors import SlamError
 from grade_slam.grade_sequences import GradePreset, sequence_name, sequence_scenario
-from grade_slam.grade_table_files import LIVE_CHECK_MD, LIVE_DIR, RESULTS_DIR, result_stem
+from grade_slam.grade_table_files import LIVE_CHECK_MD, LIVE_DIR, RESULTS_DIR, result_pattern
 from grade_slam.grade_table_report import markdown_table
 
 
@@ -42,7 +42,7 @@ def offline_runs(out: Path, sequence: str, backend: str) -> list[dict[str, Any]]
     Raises:
         SlamError: the table holds none (run the table first).
     """
-    paths = sorted((out / RESULTS_DIR).glob(f"{result_stem(sequence, backend, 0)[:-1]}*.json"))
+    paths = sorted((out / RESULTS_DIR).glob(f"{result_pattern(sequence, backend)}.json"))
     if not paths:
         raise SlamError(
             f"{out / RESULTS_DIR}: no offline run of {backend} on {sequence}; --live-check "
