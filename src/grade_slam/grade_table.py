@@ -29,7 +29,6 @@ from __future__ import annotations
 
 import argparse
 import enum
-import json
 import math
 import os
 import resource
@@ -76,7 +75,9 @@ from grade_slam.grade_table_files import (
     read_json,
     result_stem,
     scenario_text,
+    write_json,
 )
+from grade_slam.grade_table_live import check_live_backends, live_check, uses_orb_slam3
 from grade_slam.grade_table_merge import merge_folders
 from grade_slam.grade_table_report import (
     markdown_table,
@@ -185,10 +186,6 @@ def _remove_stale_partials(folder: Path) -> None:
             shutil.rmtree(path, ignore_errors=True)
         else:
             path.unlink(missing_ok=True)
-
-
-def _write_json(path: Path, data: dict[str, Any]) -> None:
-    write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
 
 
 def check_scenario(out: Path, name: str, scenario: dict[str, Any]) -> None:
@@ -300,7 +297,7 @@ def sequence_record(
         "reference_xy": np.round(reference.positions_xyz[:, :2], 3).tolist(),
     }
     path.parent.mkdir(parents=True, exist_ok=True)
-    _write_json(path, record)
+    write_json(path, record)
     return record
 
 
@@ -362,7 +359,7 @@ def track(
             else []
         ),
     }
-    _write_json(result_path, result)
+    write_json(result_path, result)
     return result
 
 
@@ -537,8 +534,16 @@ def main_grade_table(args: argparse.Namespace) -> int:
                 preset.world(world)
             keep = [w for w in preset.worlds if w.name in args.worlds]
             preset = GradePreset(**{**preset.__dict__, "worlds": tuple(keep)})
+        live_backends: tuple[str, ...] | None = None
+        if args.live_check is not None:
+            # before the table's hours, not after them
+            live_backends = tuple(args.live_check) or DEFAULT_LIVE_BACKENDS
+            check_live_backends(live_backends, backends)
         vocabulary = args.vocabulary
-        if not args.merge and any(not TABLE_BACKENDS[b].lidar for b in backends):
+        table_needs_vocabulary = not args.merge and any(
+            not TABLE_BACKENDS[b].lidar for b in backends
+        )
+        if table_needs_vocabulary or uses_orb_slam3(live_backends or ()):
             from grade_slam.vocabulary_set import resolve_vocabulary
 
             vocabulary = str(resolve_vocabulary(args.vocabulary, log=print))
@@ -555,11 +560,8 @@ def main_grade_table(args: argparse.Namespace) -> int:
             preset = merge_folders(preset, options.out, backends, args.repeats, list(args.merge))
         rows = run_table(preset, options)
         write_report(rows, preset, options)
-        if args.live_check is not None:
-            from grade_slam.grade_table_live import live_check
-
+        if live_backends is not None:
             args.vocabulary = vocabulary
-            live_backends = tuple(args.live_check) or DEFAULT_LIVE_BACKENDS
             live_check(preset, options.out, live_backends, args)
     except SlamError as err:
         print(f"grade bench slam --grade-table: {err}")

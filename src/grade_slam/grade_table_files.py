@@ -16,6 +16,7 @@ from typing import Any
 
 import yaml
 
+from grade_common.atomic import write_bytes
 from grade_slam.errors import SlamError
 
 RECORDS_DIR = "sequences"
@@ -52,3 +53,8 @@ def read_json(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise SlamError(f"{path}: not a result of this command; move it away and rerun")
     return data
+
+
+def write_json(path: Path, data: dict[str, Any]) -> None:
+    """Store a record or result in OUT, whole (grade_common.atomic)."""
+    write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())

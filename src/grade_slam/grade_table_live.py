@@ -16,7 +16,6 @@ frame depends on it).
 from __future__ import annotations
 
 import argparse
-import json
 import math
 import shutil
 import statistics
@@ -32,7 +31,14 @@ from grade_eval.report import Row
 from grade_slam.bench_live import LIDAR_BACKENDS, LIVE_BACKENDS, run_live
 from grade_slam.errors import SlamError
 from grade_slam.grade_sequences import GradePreset, sequence_name, sequence_scenario
-from grade_slam.grade_table_files import LIVE_CHECK_MD, LIVE_DIR, RESULTS_DIR, result_pattern
+from grade_slam.grade_table_files import (
+    LIVE_CHECK_MD,
+    LIVE_DIR,
+    RESULTS_DIR,
+    read_json,
+    result_pattern,
+    write_json,
+)
 from grade_slam.grade_table_report import markdown_table
 
 
@@ -48,7 +54,7 @@ def offline_runs(out: Path, sequence: str, backend: str) -> list[dict[str, Any]]
             f"{out / RESULTS_DIR}: no offline run of {backend} on {sequence}; --live-check "
             "compares with the table's runs: run the table (with that backend) first"
         )
-    return [json.loads(p.read_text()) for p in paths]
+    return [read_json(p) for p in paths]
 
 
 def comparison_row(kind: str, live: Row, offline: list[dict[str, Any]]) -> Row:
@@ -65,6 +71,29 @@ def comparison_row(kind: str, live: Row, offline: list[dict[str, Any]]) -> Row:
         "offline_tracking_rate_min": min(float(r["tracking_rate"]) for r in offline),
         "live_frames": f"{int(live['frames_received'])}/{int(live['frames_published'])}",
     }
+
+
+def check_live_backends(backends: tuple[str, ...], table: tuple[str, ...] | None = None) -> None:
+    """Refuse a --live-check backend that cannot run live, or (given the table's backends)
+    that the table does not track offline, so has nothing to compare with.
+
+    Raises:
+        SlamError: naming the backends and what is allowed.
+    """
+    unknown = sorted(set(backends) - set(LIVE_BACKENDS))
+    if unknown:
+        raise SlamError(f"--live-check {unknown} unknown; allowed {list(LIVE_BACKENDS)}")
+    missing = sorted(set(backends) - set(table)) if table is not None else []
+    if missing:
+        raise SlamError(
+            f"--live-check {missing}: not among the table's --backends {list(table or ())}, so "
+            "there are no offline runs to compare with; add them to --backends"
+        )
+
+
+def uses_orb_slam3(backends: tuple[str, ...]) -> bool:
+    """Whether any of these live backends runs ORB-SLAM3 (and needs its vocabulary)."""
+    return any(LIVE_BACKENDS[b]["backend"].startswith("orb_slam3") for b in backends)
 
 
 def live_scenario(
@@ -88,9 +117,7 @@ def live_check(
     """Every kind of the preset on its first world and seed, each of `backends` live (args:
     pacing, timeout_s, vocabulary), against the table's offline runs; writes
     OUT/live_check.md and returns its rows."""
-    unknown = sorted(set(backends) - set(LIVE_BACKENDS))
-    if unknown:
-        raise SlamError(f"--live-check {unknown} unknown; allowed {list(LIVE_BACKENDS)}")
+    check_live_backends(backends)
     base = yaml.safe_load(Path(preset.scenario).read_text())
     world, seed = preset.worlds[0].name, preset.seeds[0]
     rows: list[Row] = []
@@ -100,7 +127,7 @@ def live_check(
             offline = offline_runs(out, name, backend)
             path = out / LIVE_DIR / f"{name}__{backend}.json"
             if path.is_file():
-                live: Row = json.loads(path.read_text())
+                live: Row = read_json(path)
             else:
                 data = live_scenario(preset, base, world, kind, seed, backend)
                 with tempfile.TemporaryDirectory(prefix="grade_live_check_") as tmp:
@@ -108,7 +135,7 @@ def live_check(
                     # the slam_node log: why a live run lost track, once the run is gone
                     path.parent.mkdir(parents=True, exist_ok=True)
                     shutil.copyfile(Path(tmp) / f"{name}_slam.log", path.with_suffix(".log"))
-                write_bytes(path, (json.dumps(live, indent=1) + "\n").encode())
+                write_json(path, live)
             row = {"backend": backend, **comparison_row(kind, live, offline)}
             log(
                 f"{name} {backend}: live ATE {float(row['live_ate_rmse_m']):.3f} m, offline "

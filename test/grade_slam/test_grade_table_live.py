@@ -63,3 +63,15 @@ def test_the_live_run_is_set_beside_the_offline_median_and_range(tmp_path: Path)
 def test_a_check_without_the_tables_runs_says_to_run_the_table(tmp_path: Path) -> None:
     with pytest.raises(SlamError, match=r"no offline run of orb_slam3_rgbd on rooms_static_s1"):
         offline_runs(tmp_path, "rooms_static_s1", "orb_slam3_rgbd")
+
+
+def test_live_check_backends_are_checked_against_the_live_ones_and_the_table() -> None:
+    from grade_slam.grade_table_live import check_live_backends, uses_orb_slam3
+
+    check_live_backends(("orb_slam3_rgbd", "kiss_icp"), ("orb_slam3_rgbd", "kiss_icp"))
+    with pytest.raises(SlamError, match=r"--live-check \['orb_slam3_rgbd_learned'\] unknown"):
+        check_live_backends(("orb_slam3_rgbd_learned",), ("orb_slam3_rgbd_learned",))
+    with pytest.raises(SlamError, match=r"not among the table's --backends \['kiss_icp'\]"):
+        check_live_backends(("orb_slam3_rgbd",), ("kiss_icp",))
+    assert uses_orb_slam3(("kiss_icp", "orb_slam3_rgbd_masked"))
+    assert not uses_orb_slam3(("kiss_icp", "genz_icp"))
