@@ -1,10 +1,11 @@
 """One smooth skinned mesh per person: lofted tubes over the skeleton with blended bone weights.
 
-Core module (numpy only). The mesh is built in the skeleton's rest pose (skeleton.rest_positions):
-torso, head, arms, legs and shoes are closed tubes of elliptic rings along the bones; rings near
-a joint are weighted to both bones so the surface bends smoothly (linear blend skinning, as
-MuJoCo's <skin> does). Each vertex belongs to a clothing region (hair, skin, shirt, trousers,
-shoes); its texture coordinate picks that region's column of the person's texture (clothing).
+Core module (numpy and scipy; the skinning pass is compiled by numba: skin_kernel). The mesh is
+built in the skeleton's rest pose (skeleton.rest_positions): torso, head, arms, legs and shoes
+are closed tubes of elliptic rings along the bones; rings near a joint are weighted to both bones
+so the surface bends smoothly (linear blend skinning, as MuJoCo's <skin> does). Each vertex
+belongs to a clothing region (hair, skin, shirt, trousers, shoes); its texture coordinate picks
+that region's column of the person's texture (clothing).
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from grade_common.types import FloatArray
 from grade_people.makehuman.body import makehuman_body
 from grade_people.makehuman.look import Outfit, outfit_texture
 from grade_people.skeleton import JOINT_INDEX, N_JOINTS, BodyParams, rest_positions
+from grade_people.skin_kernel import blend_skin
 
 RING_SEGMENTS = 14
 
@@ -330,10 +332,8 @@ def skin_vertices(mesh: SkinMesh, rest: FloatArray, pos: FloatArray, rot: FloatA
     Args:
         rest: (J, 3) rest joint positions (the bind pose); pos (J, 3), rot (J, 3, 3) posed joints.
     """
-    # sum_j w_vj (p_j + R_j (v - r_j)) = sum_j w_vj (p_j - R_j r_j) + (sum_j w_vj R_j) v: two
-    # matrix products over the joints instead of a (V, J, 3) temporary (10x faster).
+    # sum_j w_vj (p_j + R_j (v - r_j)) = sum_j w_vj (p_j - R_j r_j) + (sum_j w_vj R_j) v: a
+    # pass over each vertex's few bones (skin_kernel) instead of a (V, J, 3) temporary.
     w = mesh.sparse_weights
     shift = pos - np.einsum("jab,jb->ja", rot, rest)  # (J, 3)
-    blend = (w @ rot.reshape(len(rot), 9)).reshape(-1, 3, 3)  # (V, 3, 3)
-    out: FloatArray = w @ shift + np.einsum("vab,vb->va", blend, mesh.vertices)
-    return out
+    return blend_skin(w.indptr, w.indices, w.data, rot, shift, mesh.vertices)

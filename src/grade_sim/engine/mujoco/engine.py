@@ -11,7 +11,7 @@ import dataclasses
 import os
 from collections.abc import Iterator
 from concurrent.futures import Future
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,10 +31,11 @@ from grade_sim.engine.flow import (
     points_before,
     skin_points_before,
 )
-from grade_sim.engine.mujoco import contact_shadows, pixel_kernels, view_cull
+from grade_sim.engine.mujoco import contact_shadows, draw_order, pixel_kernels, view_cull
 from grade_sim.engine.mujoco.contact_shadows import ContactShadows
 from grade_sim.engine.mujoco.probe_shading import ProbeShading
 from grade_sim.engine.mujoco.render_thread import RenderThread
+from grade_sim.engine.mujoco.scene_geoms import SceneGeoms
 from grade_sim.engine.normals import normals_camera
 from grade_sim.engine.pixels import backproject
 from grade_sim.engine.protocol import CameraFrame, RayMesh, RobotState
@@ -161,6 +162,7 @@ class MujocoEngine:
         self._gl: Any = None
         self._con: Any = None
         self._vscene: Any = None
+        self._geoms: SceneGeoms | None = None  # the scene's entries as records (scene_geoms)
         # The state cameras render from: `data`, or the render thread's copy of it.
         self._render_data: Any = self.data
         self._render_thread: RenderThread | None = None
@@ -179,6 +181,8 @@ class MujocoEngine:
         )
         # Leave out of each pass what lies wholly outside the view (view_cull; off: draw all).
         self.cull_unseen = True
+        # Draw the colour pass's entries nearest first (draw_order; off: the scene's own order).
+        self.near_first = True
         pixel_kernels.warm_up()
         if scene.scenario.render.fxaa:
             fxaa.warm_up()
@@ -239,6 +243,7 @@ class MujocoEngine:
         mj.mjr_setBuffer(mj.mjtFramebuffer.mjFB_OFFSCREEN.value, self._con)
         self._con.readDepthMap = mj.mjtDepthMap.mjDEPTH_ZEROFAR
         self._vscene = mj.MjvScene(self.model, maxgeom=max(1000, 2 * self.model.ngeom))
+        self._geoms = SceneGeoms(mj, self._vscene)
         self._vscene.flags[mj.mjtRndFlag.mjRND_SHADOW] = bool(self.scene.scenario.lights.shadows)
         self._vscene.flags[mj.mjtRndFlag.mjRND_REFLECTION] = False
         self._vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX] = self.scene.world.sky is not None
@@ -448,7 +453,8 @@ class MujocoEngine:
         cam = mj.MjvCamera()
         cam.type = mj.mjtCamera.mjCAMERA_FIXED
         cam.fixedcamid = slot.cam_id
-        vscene = self._vscene
+        vscene, entries = self._vscene, self._geoms
+        assert entries is not None
         big_w, big_h = (
             self.scene.scenario.render.supersampled(w),
             self.scene.scenario.render.supersampled(h),
@@ -466,7 +472,7 @@ class MujocoEngine:
         aspect = max(w / h, big_w / big_h)
         culled = False
         if self.cull_unseen and not unseen_shows:
-            view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
+            view_cull.cull_scene(mj, self.model, self._render_data, entries, aspect)
             culled = True
         want_rgb = Stream.RGB in streams
         motion = Stream.FLOW in streams or keep_before
@@ -482,13 +488,15 @@ class MujocoEngine:
             # Antialiasing: RGB drawn larger and averaged down. Depth and masks come from the
             # exact segmentation pass below, never from blended samples.
             big = mj.MjrRect(0, 0, big_w, big_h)
-            mj.mjr_render(big, vscene, self._con)
+            with self._colour_order():
+                mj.mjr_render(big, vscene, self._con)
             big_buf = np.empty((big_h, big_w, 3), dtype=np.uint8)
             mj.mjr_readPixels(big_buf, None, big, self._con)
             small = cv2.resize(big_buf[::-1], (w, h), interpolation=cv2.INTER_AREA)
             out_rgb = np.asarray(small, dtype=np.uint8)
         elif want_rgb or want_depth:
-            mj.mjr_render(rect, vscene, self._con)
+            with self._colour_order():
+                mj.mjr_render(rect, vscene, self._con)
             rgb_buf = np.empty((h, w, 3), dtype=np.uint8) if want_rgb else None
             # The skybox writes depth; with a sky, depth comes from the exact pass below.
             sky = bool(vscene.flags[mj.mjtRndFlag.mjRND_SKYBOX])
@@ -501,7 +509,7 @@ class MujocoEngine:
         exact_depth = want_depth and out_depth is None
         if segment or exact_depth:
             if self.cull_unseen and not culled:
-                view_cull.cull_scene(mj, self.model, self._render_data, vscene, aspect)
+                view_cull.cull_scene(mj, self.model, self._render_data, entries, aspect)
             geoms, seg_depth = self._geom_ids(rect, h, w, exact_depth)
             if seg_depth is not None:
                 out_depth = self._linear_depth(seg_depth, cfg)
@@ -568,6 +576,14 @@ class MujocoEngine:
             return frame, None
         return frame, (points.astype(np.float32), before.astype(np.float32))
 
+    def _colour_order(self) -> AbstractContextManager[None]:
+        """The colour pass's draw order: nearest first (draw_order) unless `near_first` is off."""
+        if not self.near_first:
+            return nullcontext()
+        assert self._geoms is not None
+        eye = np.asarray(self._vscene.camera[0].pos, dtype=np.float64)
+        return draw_order.drawn_nearest_first(self._geoms, eye)
+
     def _geom_ids(
         self, rect: Any, h: int, w: int, with_depth: bool
     ) -> tuple[NDArray[np.int32], NDArray[np.float32] | None]:
@@ -589,14 +605,15 @@ class MujocoEngine:
             mj.mjr_readPixels(seg, seg_depth, rect, self._con)
         finally:
             flags[mj.mjtRndFlag.mjRND_SEGMENT], flags[mj.mjtRndFlag.mjRND_IDCOLOR] = saved
-        ngeom = vscene.ngeom
-        lut = np.full(ngeom + 2, -1, dtype=np.int32)
-        for i in range(ngeom):
-            g = vscene.geoms[i]
-            if g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_GEOM:
-                lut[g.segid + 1] = g.objid
-            elif g.segid >= 0 and g.objtype == mj.mjtObj.mjOBJ_SKIN:
-                lut[g.segid + 1] = -2 - g.objid
+        assert self._geoms is not None
+        entries = self._geoms.records
+        segid, objtype, objid = entries["segid"], entries["objtype"], entries["objid"]
+        lut = np.full(vscene.ngeom + 2, -1, dtype=np.int32)
+        shown = segid >= 0
+        geom = shown & (objtype == int(mj.mjtObj.mjOBJ_GEOM))
+        skin = shown & (objtype == int(mj.mjtObj.mjOBJ_SKIN))
+        lut[segid[geom] + 1] = objid[geom]
+        lut[segid[skin] + 1] = -2 - objid[skin]
         return pixel_kernels.geom_ids(seg, lut), seg_depth
 
     def _skin_vertices(self) -> tuple[FloatArray, ...]:

@@ -22,6 +22,7 @@ import numpy as np
 from numpy.typing import NDArray
 
 from grade_common.types import FloatArray
+from grade_sim.engine.mujoco.scene_geoms import SceneGeoms
 
 MARGIN = 0.1  # relative widening of the frustum and of every bounding sphere
 MARGIN_M = 0.01  # and an absolute one of each sphere
@@ -60,40 +61,27 @@ def outside_view(
     return out
 
 
-def cull_scene(mj: Any, model: Any, data: Any, vscene: Any, aspect: float) -> int:
-    """Sets every geom and skin of `vscene` that lies wholly outside the view of its camera
-    (`vscene.camera[0]`) to mjGEOM_NONE; returns how many. Geoms of the model (their bounding
+def cull_scene(mj: Any, model: Any, data: Any, geoms: SceneGeoms, aspect: float) -> int:
+    """Sets every geom and skin of the scene (`geoms`) that lies wholly outside the view of its
+    camera (`camera[0]`) to mjGEOM_NONE; returns how many. Geoms of the model (their bounding
     sphere: `geom_rbound` about `geom_xpos`) and skins (the sphere about the box of their
     vertices as `mjv_updateScene` placed them) are tested; anything else is kept."""
-    geom_obj = mj.mjtObj.mjOBJ_GEOM
-    skin_obj = mj.mjtObj.mjOBJ_SKIN
-    skin_entries: list[int] = []
-    skin_ids: list[int] = []
-    geom_entries: list[int] = []
-    geom_ids: list[int] = []
-    for i in range(vscene.ngeom):
-        g = vscene.geoms[i]
-        if g.objtype == geom_obj:
-            geom_entries.append(i)
-            geom_ids.append(g.objid)
-        elif g.objtype == skin_obj:
-            skin_entries.append(i)
-            skin_ids.append(g.objid)
-    centers, radii = skin_spheres(vscene, np.asarray(skin_ids, dtype=np.int64))
-    entries = np.asarray(skin_entries, dtype=np.int64)[radii >= 0]
-    centers, radii = centers[radii >= 0], radii[radii >= 0]
-    ids = np.asarray(geom_ids, dtype=np.int64)
+    vscene = geoms.scene
+    entries = geoms.records
+    objtype = entries["objtype"]
+    objid = entries["objid"].astype(np.int64)
+    geom_entries = np.flatnonzero(objtype == int(mj.mjtObj.mjOBJ_GEOM))
+    skin_entries = np.flatnonzero(objtype == int(mj.mjtObj.mjOBJ_SKIN))
+    centers, radii = skin_spheres(vscene, objid[skin_entries])
+    kept_skins = radii >= 0
+    ids = objid[geom_entries]
     rbound = np.asarray(model.geom_rbound)[ids]
     bounded = rbound > 0  # planes (rbound 0) are everywhere
-    all_entries = np.concatenate(
-        [np.asarray(geom_entries, dtype=np.int64)[bounded], np.asarray(entries, dtype=np.int64)]
-    )
-    all_centers = np.concatenate([np.asarray(data.geom_xpos)[ids[bounded]], centers])
-    all_radii = np.concatenate([rbound[bounded], radii])
+    all_entries = np.concatenate([geom_entries[bounded], skin_entries[kept_skins]])
+    all_centers = np.concatenate([np.asarray(data.geom_xpos)[ids[bounded]], centers[kept_skins]])
+    all_radii = np.concatenate([rbound[bounded], radii[kept_skins]])
     culled = all_entries[outside_view(all_centers, all_radii, vscene.camera[0], aspect)]
-    none = mj.mjtGeom.mjGEOM_NONE
-    for i in culled.tolist():
-        vscene.geoms[i].type = none
+    entries["type"][culled] = int(mj.mjtGeom.mjGEOM_NONE)
     return len(culled)
 
 

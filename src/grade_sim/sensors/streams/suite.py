@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from grade_people import skin_kernel
+from grade_sim.actors.people_group import People
 from grade_sim.scene import RobotSetup, Scene
 from grade_sim.sensors import boxes
 from grade_sim.sensors.messages import TopicSpec
@@ -39,6 +41,8 @@ class SensorStreams:
         cameras = {r.model.name: _camera_streams(r, scene, self.start_step) for r in scene.robots}
         if any(r.model.config.cameras for r in scene.robots):
             boxes.warm_up()  # the ground truth's 2D boxes: compiled now, not at a frame
+            if scene.group(People).skinned:
+                skin_kernel.warm_up()  # people's boxes skin them every frame
         lidars = {r.model.name: _lidar_streams(r, scene) for r in scene.robots}
         # Emitted per robot: body, ground truth, cameras, lidars.
         emitted = [
