@@ -1,5 +1,6 @@
-"""The colour pass draws nearest first: the scene's entries are reordered only while it draws,
-depth and masks stay byte-identical, and RGB changes only where coplanar faces tie."""
+"""The colour pass draws objects nearest first: the scene's entries are reordered only while it
+draws, depth and masks stay byte-identical, and RGB changes at most where two objects' coplanar
+faces tie."""
 
 from __future__ import annotations
 
@@ -51,17 +52,22 @@ def test_records_read_what_the_bindings_read() -> None:
         np.testing.assert_array_equal(rec["mat"], g.mat.reshape(-1))
 
 
-def test_entries_are_nearest_first_inside_the_block_and_back_after_it() -> None:
+def test_objects_are_drawn_whole_nearest_first_and_put_back_after_the_block() -> None:
     vscene, geoms = _scene()
     before = geoms.entries.copy()
     eye = np.zeros(3)
-    with draw_order.drawn_nearest_first(geoms, eye):
+    # Centre distances from the eye: 9, 3, 6.08, 1.41. Entries 0 and 1 are parts of one object
+    # (7), drawn together in the scene's order where its nearest part (3 m) puts them.
+    objects = np.array([7, 7, -1, -1])
+    with draw_order.drawn_nearest_first(geoms, eye, objects):
         ids = [vscene.geoms[i].objid for i in range(vscene.ngeom)]
         rgba = [tuple(vscene.geoms[i].rgba) for i in range(vscene.ngeom)]
-    assert ids == [3, 1, 2, 0]  # by distance of the centre from the eye: 1.41, 3, 6.08, 9
-    assert rgba[1] == (0.0, 1.0, 0.0, 1.0)  # whole entries move, not only the named fields
+    assert ids == [3, 0, 1, 2]
+    assert rgba[2] == (0.0, 1.0, 0.0, 1.0)  # whole entries move, not only the named fields
     np.testing.assert_array_equal(geoms.entries, before)
-    with pytest.raises(RuntimeError), draw_order.drawn_nearest_first(geoms, eye):
+    alone = draw_order.nearest_first(geoms, eye, np.full(4, -1))
+    np.testing.assert_array_equal(alone, [3, 1, 2, 0])  # every entry an object of its own
+    with pytest.raises(RuntimeError), draw_order.drawn_nearest_first(geoms, eye, objects):
         raise RuntimeError("a failed render")
     np.testing.assert_array_equal(geoms.entries, before)
 
@@ -97,7 +103,9 @@ def test_nearest_first_keeps_depth_and_masks_and_changes_rgb_only_at_ties(
         pixels += a.rgb.shape[0] * a.rgb.shape[1]
         assert nearest._geoms is not None
         eye = np.asarray(nearest._vscene.camera[0].pos, dtype=np.float64)
-        order = draw_order.nearest_first(nearest._geoms, eye)
+        order = draw_order.nearest_first(nearest._geoms, eye, nearest._entry_objects())
         reordered += not np.array_equal(order, np.arange(len(order)))
     assert reordered  # the colour pass did draw in another order
-    assert changed <= 0.001 * pixels  # z-ties of coplanar faces only
+    # Objects are drawn whole, so faces of one object that tie keep their order; only faces of
+    # two objects touching at exactly the same depth could change.
+    assert changed <= 0.001 * pixels

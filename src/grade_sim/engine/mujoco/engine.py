@@ -582,7 +582,21 @@ class MujocoEngine:
             return nullcontext()
         assert self._geoms is not None
         eye = np.asarray(self._vscene.camera[0].pos, dtype=np.float64)
-        return draw_order.drawn_nearest_first(self._geoms, eye)
+        return draw_order.drawn_nearest_first(self._geoms, eye, self._entry_objects())
+
+    def _entry_objects(self) -> NDArray[np.int64]:
+        """The instance id of each of this frame's scene entries (its object: a geom's or a
+        skin's instance), -1 for entries of no instance (decor, static scenery without one)."""
+        assert self._geoms is not None
+        entries = self._geoms.records
+        objtype, objid = entries["objtype"], entries["objid"].astype(np.int64)
+        out = np.full(len(entries), -1, dtype=np.int64)
+        geom = (objtype == int(self._mj.mjtObj.mjOBJ_GEOM)) & (objid >= 0)
+        skin = (objtype == int(self._mj.mjtObj.mjOBJ_SKIN)) & (objid >= 0)
+        out[geom] = self._geom_instance[objid[geom]]
+        out[skin] = self._skin_instance[objid[skin]]
+        out[out == 0] = -1  # instance 0 is "none"
+        return out
 
     def _geom_ids(
         self, rect: Any, h: int, w: int, with_depth: bool
