@@ -42,8 +42,13 @@ def _window(changed: np.ndarray) -> tuple[int, int]:
     """Top-left corner of the 120x90 window centred on the most changed pixels (inside the
     image)."""
     counts = cv2.boxFilter(changed.astype(np.float32), -1, (121, 91), normalize=False)
-    cy, cx = np.unravel_index(int(np.argmax(counts)), counts.shape)
+    by, bx = np.unravel_index(int(np.argmax(counts)), counts.shape)
     h, w = changed.shape
+    near = changed[max(by - 45, 0) : by + 46, max(bx - 60, 0) : bx + 61]
+    ys, xs = np.nonzero(near)
+    # The box sum is flat around a lone pixel: centre on the changed pixels it holds instead.
+    cy = max(by - 45, 0) + int(ys.mean()) if len(ys) else by
+    cx = max(bx - 60, 0) + int(xs.mean()) if len(xs) else bx
     return int(np.clip(cy - 45, 0, h - 90)), int(np.clip(cx - 60, 0, w - 120))
 
 
