@@ -132,8 +132,9 @@ def test_grade_sim_imports_go_down_its_layers(path: Path) -> None:
 
 
 # What grade_people may use besides the standard library and grade: no engine (MuJoCo), no
-# collision library, no ROS; the simulator drives the people, never the other way round.
-PEOPLE_THIRD_PARTY = frozenset({"numpy", "scipy", "cv2"})
+# collision library, no ROS; the simulator drives the people, never the other way round. numba
+# compiles its per-vertex kernels (skin_kernel), as it does grade_sim's.
+PEOPLE_THIRD_PARTY = frozenset({"numpy", "scipy", "cv2", "numba"})
 PEOPLE_FILES = [p for p in PY_FILES if _package_of(p) == "grade_people"]
 
 
