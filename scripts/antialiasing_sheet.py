@@ -24,7 +24,7 @@ import numpy as np
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 import cv2
-from sheet_kit import write_image
+from sheet_kit import magnified_row, write_image
 
 from grade_replay.fidelity import ssim
 from grade_sim.bench_looks import _pose
@@ -85,14 +85,7 @@ def main() -> None:
         )
     rows = []
     for k in np.linspace(0, args.frames - 1, 3).astype(int):
-        y, x = _window(reference[k])
-        tiles = [
-            cv2.resize(f[k][y : y + 90, x : x + 120], (360, 270), interpolation=cv2.INTER_NEAREST)
-            for f in frames
-        ]
-        rows.append(
-            np.hstack([np.pad(t, ((4, 4), (4, 4), (0, 0)), constant_values=255) for t in tiles])
-        )
+        rows.append(magnified_row([f[k] for f in frames], *_window(reference[k])))
     write_image(args.out, np.vstack(rows))
 
 

@@ -25,7 +25,7 @@ import numpy as np
 os.environ.setdefault("MUJOCO_GL", "egl")
 
 import cv2
-from sheet_kit import write_image
+from sheet_kit import magnified_row, write_image
 
 from grade_replay.fidelity import ssim
 from grade_sim.bench_looks import _pose
@@ -96,15 +96,9 @@ def main() -> None:
     )
     rows = []
     for k in np.argsort(-counts, kind="stable")[:3]:
-        y, x = _window(changed[k])
         mask = np.repeat(changed[k][..., None], 3, axis=2).astype(np.uint8) * 255
-        tiles = [
-            cv2.resize(img[y : y + 90, x : x + 120], (360, 270), interpolation=cv2.INTER_NEAREST)
-            for img in (frames[0][k][0], frames[1][k][0], mask)
-        ]
-        rows.append(
-            np.hstack([np.pad(t, ((4, 4), (4, 4), (0, 0)), constant_values=255) for t in tiles])
-        )
+        images = [frames[0][k][0], frames[1][k][0], mask]
+        rows.append(magnified_row(images, *_window(changed[k])))
     write_image(args.out, np.vstack(rows))
 
 

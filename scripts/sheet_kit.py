@@ -119,6 +119,16 @@ class FreeCameraRenderer:
         self._gl.free()
 
 
+def magnified_row(images: list[np.ndarray], y: int, x: int) -> np.ndarray:
+    """The 120x90 window at (y, x) of each image, magnified 3x without smoothing and framed by
+    4 white pixels, side by side: one row of a before/after sheet."""
+    tiles = [
+        cv2.resize(img[y : y + 90, x : x + 120], (360, 270), interpolation=cv2.INTER_NEAREST)
+        for img in images
+    ]
+    return np.hstack([np.pad(t, ((4, 4), (4, 4), (0, 0)), constant_values=255) for t in tiles])
+
+
 def write_image(path: Path, rgb: np.ndarray) -> None:
     """Writes an RGB sheet (format from the suffix); refuses to replace an existing file and
     moves the file into place only when complete."""

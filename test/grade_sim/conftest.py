@@ -110,6 +110,31 @@ def read_bag() -> Callable[[Path], dict[str, list[tuple[int, str, bytes]]]]:
     return _read_bag
 
 
+def _turning_views(scene: Scene, *engines: MujocoEngine, views: int = 6) -> Iterator[int]:
+    """Poses every engine alike for each of `views` steps spread over the run: the actors as at
+    that step, the first robot at its start, turning on the spot by 60 degrees a view; yields
+    the view's index after posing."""
+    setup = scene.robots[0]
+    names = [j.name for j in setup.model.joints]
+    for turn, step in enumerate(range(0, scene.n_steps, max(1, scene.n_steps // views))):
+        pos, quat = scene.actor_body_poses(step)
+        q = np.zeros(len(names))
+        q[[names.index(a) for a in "xyz"]] = setup.start_xyz
+        q[names.index("yaw")] = setup.start_yaw + turn * np.pi / 3
+        for engine in engines:
+            engine.set_robot_kinematics(setup.model.name, q, np.zeros_like(q), np.zeros_like(q))
+            engine.set_actor_poses(pos, quat)
+            engine.update_kinematic_sensors()
+        yield turn
+
+
+@pytest.fixture(scope="session")
+def turning_views() -> Callable[..., Iterator[int]]:
+    """turning_views(scene, *engines): the engines posed alike, view after view (the robot at
+    its start turning on the spot, the actors moving on)."""
+    return _turning_views
+
+
 @pytest.fixture
 def engine_of() -> Iterator[Callable[[Scene], MujocoEngine]]:
     """Makes MuJoCo engines of scenes and closes them after the test."""

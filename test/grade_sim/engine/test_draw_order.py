@@ -4,7 +4,7 @@ faces tie."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import mujoco
@@ -74,7 +74,9 @@ def test_objects_are_drawn_whole_nearest_first_and_put_back_after_the_block() ->
 
 @pytest.mark.slow
 def test_nearest_first_keeps_depth_and_masks_and_changes_rgb_only_at_ties(
-    small_scenario: Callable[..., Any], engine_of: Callable[[Scene], MujocoEngine]
+    small_scenario: Callable[..., Any],
+    engine_of: Callable[[Scene], MujocoEngine],
+    turning_views: Callable[..., Iterator[int]],
 ) -> None:
     scene = build_scene(small_scenario(people={"count": 4, "body": "skinned"}))
     own, nearest = engine_of(scene), engine_of(scene)
@@ -82,17 +84,8 @@ def test_nearest_first_keeps_depth_and_masks_and_changes_rgb_only_at_ties(
     streams = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE, Stream.SEMANTIC})
     setup = scene.robots[0]
     robot, camera = setup.model.name, setup.model.config.cameras[0].name
-    names = [j.name for j in setup.model.joints]
     changed = pixels = reordered = 0
-    for turn, step in enumerate(range(0, scene.n_steps, max(1, scene.n_steps // 6))):
-        pos, quat = scene.actor_body_poses(step)
-        q = np.zeros(len(names))  # at its start, turning on the spot
-        q[[names.index(a) for a in "xyz"]] = setup.start_xyz
-        q[names.index("yaw")] = setup.start_yaw + turn * np.pi / 3
-        for engine in (own, nearest):
-            engine.set_robot_kinematics(robot, q, np.zeros_like(q), np.zeros_like(q))
-            engine.set_actor_poses(pos, quat)
-            engine.update_kinematic_sensors()
+    for _ in turning_views(scene, own, nearest):
         a = own.render(robot, camera, streams)
         b = nearest.render(robot, camera, streams)
         for name in ("depth_m", "instance", "semantic"):

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -77,6 +77,7 @@ _BAKE = {
 def test_culled_frames_are_byte_identical(
     small_scenario: Callable[..., Any],
     engine_of: Callable[[Scene], MujocoEngine],
+    turning_views: Callable[..., Iterator[int]],
     lights: dict[str, Any],
 ) -> None:
     scene = build_scene(
@@ -91,18 +92,8 @@ def test_culled_frames_are_byte_identical(
     streams = frozenset({Stream.RGB, Stream.DEPTH, Stream.INSTANCE, Stream.SEMANTIC})
     robot = scene.robots[0].model.name
     camera = scene.robots[0].model.config.cameras[0].name
-    setup = scene.robots[0]
-    names = [j.name for j in setup.model.joints]
     culled = 0
-    for turn, step in enumerate(range(0, scene.n_steps, max(1, scene.n_steps // 6))):
-        pos, quat = scene.actor_body_poses(step)
-        q = np.zeros(len(names))  # at its start, turning on the spot
-        q[[names.index(a) for a in "xyz"]] = setup.start_xyz
-        q[names.index("yaw")] = setup.start_yaw + turn * np.pi / 3
-        for engine in (plain, culling):
-            engine.set_robot_kinematics(robot, q, np.zeros_like(q), np.zeros_like(q))
-            engine.set_actor_poses(pos, quat)
-            engine.update_kinematic_sensors()
+    for _ in turning_views(scene, plain, culling):
         a = plain.render(robot, camera, streams)
         b = culling.render(robot, camera, streams)
         culled += _types_culled(culling)
