@@ -10,13 +10,21 @@ then both sides' short runs together (which comes first alternates by pair), and
 is the median over pairs of the per-pair ratios. A run of each side alone gives the absolute
 figures. One short run of each side before the pairs fills the caches a first run fills.
 
+Each run is a session of its own, as if started from its own terminal. Linux shares the CPU
+fairly between sessions (autogroup scheduling), and within one session between threads: in the
+bench's own session, the side that keeps more threads busy (the one with more work) would take
+more than half of the two cores while both run, and its real-time factor would gain from it.
+Ctrl-C reaches the bench only, which passes it on to every run still going.
+
 No ROS and no simulator imports: the sides are commands (argv, environment, folder), so a
 checkout of an older commit with its own environment can be one side.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import statistics
 import subprocess
 import threading
@@ -115,8 +123,37 @@ class Side:
 Runner = Callable[[Side, float, Path], ProcessCost]
 
 
+class _Sessions:
+    """The runs still going. Each leads a session of its own, which the terminal's Ctrl-C does
+    not reach, so the bench passes an interrupt on to them."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._pids: set[int] = set()
+
+    def add(self, pid: int) -> None:
+        with self._lock:
+            self._pids.add(pid)
+
+    def remove(self, pid: int) -> None:
+        with self._lock:
+            self._pids.discard(pid)
+
+    def interrupt(self) -> None:
+        """SIGINT to every running session (each run's whole process group)."""
+        with self._lock:
+            pids = list(self._pids)
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError):  # it ended meanwhile
+                os.killpg(pid, signal.SIGINT)
+
+
+_RUNNING = _Sessions()
+
+
 def run_process(side: Side, duration_s: float, log: Path) -> ProcessCost:
-    """Run the side's command to its end; its wall time and user+sys CPU (with children).
+    """Run the side's command to its end, in a session of its own; its wall time and user+sys
+    CPU (with children).
 
     Raises:
         RuntimeError: when the command fails (the message names its log file).
@@ -129,10 +166,19 @@ def run_process(side: Side, duration_s: float, log: Path) -> ProcessCost:
             env=dict(side.env),
             stdout=out,
             stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
-        # wait4 reaps this child alone and returns its rusage, which includes its own waited-for
-        # children: the same figures as /usr/bin/time, free of the other side's process.
-        _, status, usage = os.wait4(proc.pid, 0)
+        _RUNNING.add(proc.pid)
+        try:
+            # wait4 reaps this child alone and returns its rusage, which includes its own
+            # waited-for children: the same figures as /usr/bin/time, free of the other side's.
+            _, status, usage = os.wait4(proc.pid, 0)
+        except BaseException:  # Ctrl-C while waiting here: the run ends too, then the bench
+            _RUNNING.interrupt()
+            proc.wait()
+            raise
+        finally:
+            _RUNNING.remove(proc.pid)
         wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
@@ -156,8 +202,14 @@ def run_together(
     threads = [threading.Thread(target=one, args=(i,)) for i in range(len(sides))]
     for t in threads:
         t.start()
-    for t in threads:
-        t.join()
+    try:
+        for t in threads:
+            t.join()
+    except BaseException:  # Ctrl-C arrives here, in the main thread: end the runs, then wait
+        _RUNNING.interrupt()
+        for t in threads:
+            t.join()
+        raise
     if errors:
         raise errors[0]
     return [c for c in costs if c is not None]

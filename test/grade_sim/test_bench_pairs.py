@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
 import sys
+import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -152,6 +157,48 @@ def test_run_process_names_the_log_of_a_failure(tmp_path: Path) -> None:
     side = Side("bad", (sys.executable, "-c", "raise SystemExit(3)"), {}, tmp_path)
     with pytest.raises(RuntimeError, match=r"bad: exit status 3; see .*bad\.log"):
         run_process(side, 1, tmp_path / "bad.log")
+
+
+def test_each_run_is_a_session_of_its_own(tmp_path: Path) -> None:
+    # Its own session: the scheduler shares the CPU between the two sides, not between their
+    # threads (autogroup), whatever the number of threads each keeps busy.
+    code = "import os; print(os.getsid(0) == os.getpid() != os.getsid(os.getppid()))"
+    run_process(Side("s", (sys.executable, "-c", code), {}, tmp_path), 1, tmp_path / "s.log")
+    assert (tmp_path / "s.log").read_text().strip() == "True"
+
+
+# A side that waits for SIGINT and says it got it; the bench's script runs two of them together.
+_WAIT_FOR_INT = (
+    "import signal, sys, time, pathlib; "
+    "signal.signal(signal.SIGINT, lambda *a: (print('interrupted', flush=True), sys.exit(0))); "
+    "print('waiting', flush=True); time.sleep(60)"
+)
+
+
+def test_ctrl_c_on_the_bench_ends_the_runs_of_both_sides(tmp_path: Path) -> None:
+    script = textwrap.dedent(
+        f"""
+        import sys
+        from pathlib import Path
+        from grade_sim.bench_pairs import Side, run_together
+        side = (sys.executable, "-c", {_WAIT_FOR_INT!r})
+        root = Path({str(tmp_path)!r})
+        sides = [Side(n, side, {{}}, root) for n in ("a", "b")]
+        run_together(sides, 1, [root / "a.log", root / "b.log"])
+        """
+    )
+    bench = subprocess.Popen([sys.executable, "-c", script], stderr=subprocess.PIPE, text=True)
+    logs = [tmp_path / "a.log", tmp_path / "b.log"]
+    deadline = time.monotonic() + 60
+    while not all(p.exists() and "waiting" in p.read_text() for p in logs):
+        assert time.monotonic() < deadline
+        assert bench.poll() is None
+        time.sleep(0.05)
+    # Ctrl-C in the bench's terminal reaches the bench's process group, never the runs' sessions.
+    os.kill(bench.pid, signal.SIGINT)
+    _, err = bench.communicate(timeout=30)
+    assert "KeyboardInterrupt" in err
+    assert [p.read_text().split() for p in logs] == [["waiting", "interrupted"]] * 2
 
 
 def test_run_together_returns_each_sides_cost(tmp_path: Path) -> None:
