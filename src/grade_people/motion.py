@@ -309,13 +309,17 @@ def pose(
     inp: PoseInputs,
     clips: Sequence[Sequence[RetargetedMotion]] = (),
     hip_over_seat_m: FloatArray | None = None,
+    group_rows: int | None = None,
 ) -> tuple[FloatArray, FloatArray]:
     """World joint positions (N, J, 3) and rotations (N, J, 3, 3) of N people at one instant.
 
     `inp` from pose_inputs / stack_inputs; its time_s drives the idle, look and wave cycles.
     `clips[i]`: person i's BVH clips (people.clips retargeted onto their skeleton), needed when
     a clip's weight is not zero. `hip_over_seat_m`: the seated hips' height over the seat
-    (default: sit_hip_over_seat).
+    (default: sit_hip_over_seat). `group_rows`: the rows come in groups of this many, each a
+    call of its own (the people of one step, several steps in one pass): the ankles' blend
+    with sitting, done for every row of a call where anyone sits, is then done per group, so
+    that each group gets the values of a call with its rows alone.
 
     In steps: the captured gait's rotations (`_gait_rotations`), the walking legs' feet and IK
     (`_walking_legs`), the seated legs (`_seated_legs`), the legs' joint rotations as a blend of
@@ -330,7 +334,7 @@ def pose(
     walking = _walking_legs(bodies, inp, offsets, run, gait)
     seated = _seated_legs(bodies, inp, offsets, w_sit, hip_over_seat_m)
     ang = np.zeros((n, N_JOINTS, 3))  # local roll, pitch, yaw per joint
-    hip_rot, ankle_rot = _leg_rotations(ang, gait.sway, walking, seated)
+    hip_rot, ankle_rot = _leg_rotations(ang, gait.sway, walking, seated, group_rows or n)
     _upper_body_angles(ang, inp, seated.w_sit, gait.amplitude)
     pelvis_z = (1 - seated.w_sit) * walking.pelvis_z + seated.w_sit * seated.pelvis_z
 
@@ -598,11 +602,19 @@ def _seated_legs(
 
 
 def _leg_rotations(
-    ang: FloatArray, sway: FloatArray, walking: _WalkingLegs, seated: _SeatedLegs
+    ang: FloatArray, sway: FloatArray, walking: _WalkingLegs, seated: _SeatedLegs, group_rows: int
 ) -> tuple[dict[str, FloatArray], dict[str, FloatArray]]:
     """The hips' and ankles' rotations (N, 3, 3) per side, walking blended with sitting; the
-    knees' and toes' angles go into `ang`."""
+    knees' and toes' angles go into `ang`. The ankles go through the sitting blend in every
+    group of `group_rows` rows where anyone sits."""
     w_sit = seated.w_sit
+    n = len(w_sit)
+    if n % group_rows:
+        raise ValueError(f"pose: group_rows {group_rows} does not divide the {n} rows")
+    anyone_sits = np.repeat((w_sit > 0).reshape(-1, group_rows).any(axis=1), group_rows)
+    blend: slice | NDArray[np.int64] = (
+        slice(None) if anyone_sits.all() else np.flatnonzero(anyone_sits)
+    )
     hip_rot = {}
     ankle_rot: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
@@ -624,16 +636,19 @@ def _leg_rotations(
         knee_m = euler_to_matrix(np.stack([zeros, ang[:, J["knee_" + side], 1], zeros], 1))
         foot_body = euler_to_matrix(np.stack([zeros, ankle, yaw], 1))
         walk_ankle = np.swapaxes(leg_body @ knee_m, -1, -2) @ foot_body
-        if np.any(w_sit > 0):
-            walk_q = matrices_to_quats(walk_ankle)
+        if anyone_sits.any():
+            b = blend
+            walk_q = matrices_to_quats(walk_ankle[b])
             sit_q = matrices_to_quats(
                 euler_to_matrix(
-                    np.stack([zeros, seated.hip - seated.knee + seated.toe_down, zeros], 1)
+                    np.stack(
+                        [zeros[b], (seated.hip - seated.knee + seated.toe_down)[b], zeros[b]], 1
+                    )
                 )
             )
             sit_q *= np.where(np.einsum("nk,nk->n", sit_q, walk_q) < 0, -1.0, 1.0)[:, None]
-            q = (1 - w_sit)[:, None] * walk_q + w_sit[:, None] * sit_q
-            walk_ankle = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
+            q = (1 - w_sit[b])[:, None] * walk_q + w_sit[b][:, None] * sit_q
+            walk_ankle[b] = quats_to_matrices(q / np.linalg.norm(q, axis=1, keepdims=True))
         ankle_rot[side] = walk_ankle
         ang[:, J["toe_" + side], 1] = (
             -(1 - w_sit) * walking.toe_flat[side] - w_sit * seated.toe_down

@@ -140,6 +140,12 @@ class Scene:
         quaternions (B, 4), the groups' bodies group after group."""
         return stacked_poses(self.groups, step)
 
+    def prepare_actor_poses(self, steps: Sequence[int]) -> None:
+        """Let every group compute these steps' poses together, ahead of actor_body_poses for
+        each (the same values, at a fraction of the cost for people)."""
+        for group in self.groups:
+            group.prepare_poses(steps)
+
     def actor_collisions(
         self, people: Sequence[PersonSpec], timelines: Sequence[PersonTimeline]
     ) -> list[Collision]:

@@ -57,6 +57,12 @@ class ActorGroup(Protocol):
         last step after the end)."""
         ...
 
+    def prepare_poses(self, steps: Sequence[int]) -> None:
+        """Compute the poses of several steps together, before `poses` is asked for each of
+        them (a lidar sweep needs about ten). A group whose poses cost much per call (people's
+        skeletons) does them in one pass, giving the same values; others do nothing."""
+        ...
+
     def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
         """One 3D box per actor at a step; `positions` is this group's slice of the posed
         bodies' positions."""
@@ -108,6 +114,9 @@ class PlannedDefaults:
 
     def shadow_casters(self) -> tuple[ShadowCaster, ...]:
         return ()
+
+    def prepare_poses(self, steps: Sequence[int]) -> None:
+        return None  # a planned actor's pose is a look-up
 
     def obstacles(self, step: int) -> list[RobotObstacle]:
         return []

@@ -127,6 +127,11 @@ class People:
 
     # -- ActorGroup ------------------------------------------------------------------------
     def body_names(self) -> tuple[str, ...]:
+        return self._body_names
+
+    @cached_property
+    def _body_names(self) -> tuple[str, ...]:
+        # Asked for at every actor update (stacked_poses): built once.
         return tuple(f"{p.name}/{part}" for p in self.specs for part in p.body_names())
 
     def body_labels(self) -> tuple[str, ...]:
@@ -165,9 +170,54 @@ class People:
         k = min(step, self.n_steps - 1)
         if self.skinned:
             joint_pos, joint_rot = self.skeleton_poses(k)
-            return joint_pos.reshape(-1, 3), matrices_to_quats(joint_rot).reshape(-1, 4)
+            quats = self._joint_quats.get(k)
+            if quats is None:
+                quats = matrices_to_quats(joint_rot)
+            return joint_pos.reshape(-1, 3), quats.reshape(-1, 4)
         pos, quat = part_poses(*self.rigid_states(k))
         return pos.reshape(-1, 3), quat.reshape(-1, 4)
+
+    def prepare_poses(self, steps: Sequence[int]) -> None:
+        """Skinned people: the skeletons (and joint quaternions) of the steps not kept yet, in
+        one pass of `pose` over people x steps; each row is posed on its own, so the values are
+        those of one step at a time (test_people_prepared_poses), for a fraction of the cost
+        (the pose's ~3 ms a call is mostly numpy's overhead per operation)."""
+        if not self.skinned:
+            return
+        cache = self._last_skeleton
+        todo = sorted({min(int(k), self.n_steps - 1) for k in steps} - cache.keys())
+        if not todo or len(todo) > SKELETON_STEPS_KEPT // 2:
+            return
+        bodies = [p.body for p in self.specs if p.body is not None]
+        inputs = [
+            pose_inputs(t, track, self.dt_s, np.array([k]))
+            for k in todo
+            for t, track in self._tracks_at(k)
+        ]
+        n = len(bodies)
+        joint_pos, joint_rot = pose(
+            bodies * len(todo),
+            stack_inputs(inputs),
+            self.retargeted_clips * len(todo),
+            group_rows=n,
+        )
+        quats = matrices_to_quats(joint_rot)
+        for i, k in enumerate(todo):
+            rows = slice(i * n, (i + 1) * n)
+            self._keep_skeleton(k, joint_pos[rows].copy(), joint_rot[rows].copy())
+            self._keep_quats(k, quats[rows].copy())
+
+    @cached_property
+    def _joint_quats(self) -> dict[int, FloatArray]:
+        """wxyz joint quaternions of the steps `prepare_poses` did (as `_last_skeleton`)."""
+        return {}
+
+    def _keep_quats(self, k: int, quats: FloatArray) -> None:
+        cache = self._joint_quats
+        while len(cache) >= SKELETON_STEPS_KEPT:
+            del cache[next(iter(cache))]
+        quats.setflags(write=False)
+        cache[k] = quats
 
     def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
         """People, in their heading frame: skinned people, the tight box of their skin's
@@ -322,6 +372,12 @@ class People:
         steps = np.array([k])
         inputs = [pose_inputs(t, track, self.dt_s, steps) for t, track in self._tracks_at(k)]
         joint_pos, joint_rot = pose(bodies, stack_inputs(inputs), self.retargeted_clips)
+        return self._keep_skeleton(k, joint_pos, joint_rot)
+
+    def _keep_skeleton(
+        self, k: int, joint_pos: FloatArray, joint_rot: FloatArray
+    ) -> tuple[FloatArray, FloatArray]:
+        cache = self._last_skeleton
         joint_pos.setflags(write=False)
         joint_rot.setflags(write=False)
         while len(cache) >= SKELETON_STEPS_KEPT:

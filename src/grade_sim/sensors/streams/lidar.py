@@ -147,6 +147,8 @@ class LidarStream:
             # Only the steps the cast will ask for (9 of the ~49 for the default 8 segments):
             # the people's poses cost ~4 ms a step, 0.9 CPU s per simulated s for an HDL-64E.
             wanted = np.maximum(pose_steps(times, self._physics_hz)[0], 0)
+        if has_actors:
+            self.scene.prepare_actor_poses([int(k) for k in wanted if k not in self._actor_cache])
         actors = {int(k): self._actor_poses(int(k)) for k in wanted} if has_actors else {}
         return self._poses(
             self._track.copy(),
