@@ -612,9 +612,8 @@ def _leg_rotations(
     if n % group_rows:
         raise ValueError(f"pose: group_rows {group_rows} does not divide the {n} rows")
     anyone_sits = np.repeat((w_sit > 0).reshape(-1, group_rows).any(axis=1), group_rows)
-    blend: slice | NDArray[np.int64] = (
-        slice(None) if anyone_sits.all() else np.flatnonzero(anyone_sits)
-    )
+    # All rows (one group, a call of one step) take the blend as they always did, in place.
+    b: slice | NDArray[np.int64] = slice(None) if anyone_sits.all() else np.flatnonzero(anyone_sits)
     hip_rot = {}
     ankle_rot: dict[str, FloatArray] = {}
     for side, sign in (("l", 1.0), ("r", -1.0)):
@@ -637,7 +636,6 @@ def _leg_rotations(
         foot_body = euler_to_matrix(np.stack([zeros, ankle, yaw], 1))
         walk_ankle = np.swapaxes(leg_body @ knee_m, -1, -2) @ foot_body
         if anyone_sits.any():
-            b = blend
             walk_q = matrices_to_quats(walk_ankle[b])
             sit_q = matrices_to_quats(
                 euler_to_matrix(

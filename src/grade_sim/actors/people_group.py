@@ -170,18 +170,15 @@ class People:
         k = min(step, self.n_steps - 1)
         if self.skinned:
             joint_pos, joint_rot = self.skeleton_poses(k)
-            quats = self._joint_quats.get(k)
-            if quats is None:
-                quats = matrices_to_quats(joint_rot)
-            return joint_pos.reshape(-1, 3), quats.reshape(-1, 4)
+            return joint_pos.reshape(-1, 3), matrices_to_quats(joint_rot).reshape(-1, 4)
         pos, quat = part_poses(*self.rigid_states(k))
         return pos.reshape(-1, 3), quat.reshape(-1, 4)
 
     def prepare_poses(self, steps: Sequence[int]) -> None:
-        """Skinned people: the skeletons (and joint quaternions) of the steps not kept yet, in
-        one pass of `pose` over people x steps; each row is posed on its own, so the values are
-        those of one step at a time (test_people_prepared_poses), for a fraction of the cost
-        (the pose's ~3 ms a call is mostly numpy's overhead per operation)."""
+        """Skinned people: the skeletons of the steps not kept yet, in one pass of `pose` over
+        people x steps; each row is posed on its own, so the values are those of one step at a
+        time (test_people_prepared_poses), for a fraction of the cost (the pose's ~3 ms a call
+        is mostly numpy's overhead per operation)."""
         if not self.skinned:
             return
         cache = self._last_skeleton
@@ -201,23 +198,9 @@ class People:
             self.retargeted_clips * len(todo),
             group_rows=n,
         )
-        quats = matrices_to_quats(joint_rot)
         for i, k in enumerate(todo):
             rows = slice(i * n, (i + 1) * n)
             self._keep_skeleton(k, joint_pos[rows].copy(), joint_rot[rows].copy())
-            self._keep_quats(k, quats[rows].copy())
-
-    @cached_property
-    def _joint_quats(self) -> dict[int, FloatArray]:
-        """wxyz joint quaternions of the steps `prepare_poses` did (as `_last_skeleton`)."""
-        return {}
-
-    def _keep_quats(self, k: int, quats: FloatArray) -> None:
-        cache = self._joint_quats
-        while len(cache) >= SKELETON_STEPS_KEPT:
-            del cache[next(iter(cache))]
-        quats.setflags(write=False)
-        cache[k] = quats
 
     def boxes(self, step: int, positions: FloatArray) -> list[Box3D]:
         """People, in their heading frame: skinned people, the tight box of their skin's
